@@ -1,0 +1,216 @@
+"""Graph capture: ``with numr_array.capture() as g:`` records a block of launches; ``g.replay()`` re-runs them.
+
+While a block is captured on a device:
+
+* every launch on that device runs once and is recorded by the device's Client (a CUDA graph on CUDA, a
+  list of prebound launches on CPU and WebGPU);
+* the device allocator is frozen and every buffer allocated in the block comes from the graph's
+  :class:`Arena`, which lives as long as the graph;
+* every buffer from outside the block that a launch reads or writes is held by the graph (``g.inputs``,
+  ``g.outputs``), so no address baked into the graph can be freed while it can replay;
+* anything that needs the host to read device data raises :class:`CaptureError`, which aborts the
+  capture: the graph is discarded, the allocator unfrozen and the device left usable.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .runtime import Allocator, Buffer, Graph
+
+if TYPE_CHECKING:
+    from ._device import Device
+    from ._tensor import Tensor
+
+
+class CaptureError(RuntimeError):
+    """An operation that cannot be part of a captured graph was called inside ``capture()``."""
+
+
+class Arena:
+    """Scratch memory for the intermediates of one captured graph.
+
+    Its buffers bypass the frozen allocator and are kept (not freed when their tensors go) until the
+    arena itself goes, after the graph that bakes their addresses in.
+    """
+
+    def __init__(self, allocator: Allocator):
+        self._allocator = allocator
+        self._buffers: list[Buffer] = []
+        self.ids: set[int] = set()  # id() of each buffer, stable because the arena keeps them alive
+        self.nbytes = 0
+
+    def allocate(self, nbytes: int) -> Buffer:
+        buf = self._allocator.allocate_unfrozen(nbytes)
+        self._buffers.append(buf)
+        self.ids.add(id(buf))
+        self.nbytes += nbytes
+        return buf
+
+
+class _State:
+    """What the namespace layer consults on every launch while a capture is active."""
+
+    __slots__ = ("device", "arena", "arena_ids", "inputs", "outputs", "seen_in", "seen_out")
+
+    def __init__(self, device: "Device", arena: Arena):
+        self.device = device
+        self.arena = arena
+        self.arena_ids = arena.ids
+        self.inputs: list["Tensor"] = []
+        self.outputs: list["Tensor"] = []
+        self.seen_in: set[int] = set()
+        self.seen_out: set[int] = set()
+
+    def track(self, inputs, outputs) -> None:
+        """Hold every outside tensor a launch reads (inputs) or writes (outputs)."""
+        arena_ids = self.arena_ids
+        for t in inputs:
+            buf = getattr(t, "_buf", None)
+            if buf is not None and id(buf) not in arena_ids and id(buf) not in self.seen_in:
+                self.seen_in.add(id(buf))
+                self.inputs.append(t)
+        for t in outputs:
+            buf = t._buf
+            if id(buf) not in arena_ids and id(buf) not in self.seen_out:
+                self.seen_out.add(id(buf))
+                self.outputs.append(t)
+
+
+#: the capture in progress (one at a time, process-wide), or None
+active: _State | None = None
+
+
+def check_host_read(device: "Device", what: str) -> None:
+    """Raise CaptureError (aborting the capture) if ``what`` would read ``device`` data during its capture."""
+    state = active
+    if state is not None and state.device is device:
+        graph = _current_graph
+        if graph is not None:
+            graph._abort(f"{what} reads device data on the host")
+        raise CaptureError(f"{what}: cannot be captured, it needs the host to read data of {device} "
+                           "(and so cannot be replayed); move it out of the capture() block")
+
+
+def check_not_capturing(what: str) -> None:
+    """Raise CaptureError (aborting the capture) for an operation that no capture may contain."""
+    if active is not None:
+        graph = _current_graph
+        if graph is not None:
+            graph._abort(what)
+        raise CaptureError(f"{what}: not allowed inside a capture() block")
+
+
+_current_graph: "CapturedGraph | None" = None
+
+
+class CapturedGraph:
+    """A captured block: the backend graph, the outside tensors it reads and writes, and its arena.
+
+    Released in that order (graph, then inputs and outputs, then arena), after numr's CapturedGraph, so
+    that no address a graph holds is freed before the graph itself.
+    """
+
+    def __init__(self, device: "Device"):
+        self.device = device
+        self._graph: Graph | None = None
+        self._inputs: list["Tensor"] = []
+        self._outputs: list["Tensor"] = []
+        self._arena: Arena | None = None
+        self._failed: str | None = None
+        self._capturing = False
+
+    @property
+    def inputs(self) -> tuple["Tensor", ...]:
+        """Tensors from outside the block that the graph reads (held while the graph lives)."""
+        return tuple(self._inputs)
+
+    @property
+    def outputs(self) -> tuple["Tensor", ...]:
+        """Tensors from outside the block that the graph writes (held while the graph lives)."""
+        return tuple(self._outputs)
+
+    @property
+    def arena_bytes(self) -> int:
+        return self._arena.nbytes if self._arena is not None else 0
+
+    def replay(self) -> None:
+        """Re-run the recorded launches on the recorded buffers; no validation, promotion or allocation."""
+        graph = self._graph
+        if graph is None:
+            if self._failed:
+                raise CaptureError(f"replay: this capture was aborted ({self._failed}); there is nothing to replay")
+            raise CaptureError("replay: the capture() block has not finished")
+        graph.replay()
+
+    def __enter__(self) -> "CapturedGraph":
+        global active, _current_graph
+        if active is not None:
+            raise CaptureError("capture: nested capture() blocks are not supported")
+        client = self.device.client
+        arena = Arena(client.allocator)
+        state = _State(self.device, arena)
+        client.allocator.freeze()
+        client.arena = arena
+        try:
+            client.begin_capture()
+        except BaseException:
+            client.arena = None
+            client.allocator.unfreeze()
+            raise
+        self._arena = arena
+        self._capturing = True
+        active = state
+        _current_graph = self
+        return self
+
+    def _finish(self) -> _State:
+        global active, _current_graph
+        state = active
+        active = None
+        _current_graph = None
+        self._capturing = False
+        client = self.device.client
+        client.arena = None
+        client.allocator.unfreeze()
+        return state
+
+    def _abort(self, why: str) -> None:
+        if not self._capturing:
+            return
+        self._finish()
+        self.device.client.abort_capture()
+        self._failed = why
+        self._arena = None
+
+    def __exit__(self, exc_type, exc, tb) -> bool:
+        if not self._capturing:  # aborted inside the block by a CaptureError
+            if exc_type is None:
+                raise CaptureError(f"capture: the block was aborted ({self._failed}); no graph was made")
+            return False
+        if exc_type is not None:
+            self._abort(f"{exc_type.__name__} raised inside the block")
+            return False
+        state = self._finish()
+        self._graph = self.device.client.end_capture()
+        self._inputs = state.inputs
+        self._outputs = state.outputs
+        return False
+
+    def __del__(self):
+        # graph first: on CUDA its exec may touch the addresses of the tensors and the arena below it
+        graph = getattr(self, "_graph", None)
+        if graph is not None:
+            graph.release()
+            self._graph = None
+
+    def __repr__(self) -> str:
+        state = "failed" if self._failed else ("capturing" if self._capturing else "ready")
+        return (f"<CapturedGraph on {self.device}: {state}, {len(self._inputs)} inputs, "
+                f"{len(self._outputs)} outputs, arena {self.arena_bytes} bytes>")
+
+
+def capture(device=None) -> CapturedGraph:
+    """Record the array calls of a ``with`` block on ``device`` (default: the default device) for replay."""
+    from ._device import resolve_device
+    return CapturedGraph(resolve_device(device, "capture"))

@@ -1,0 +1,277 @@
+"""Creation functions of the standard."""
+
+from __future__ import annotations
+
+import math
+import operator
+from typing import Any
+
+import numpy as np
+
+from . import _dtypes as dt
+from ._device import Device
+from ._dispatch import check_tensor, device_of, empty as _empty, from_numpy, launch
+from ._tensor import Tensor
+
+__all__ = ["asarray", "empty", "zeros", "ones", "full", "empty_like", "zeros_like", "ones_like", "full_like",
+           "arange", "linspace", "eye", "tril", "triu"]
+
+
+def normalize_shape(shape, func: str) -> tuple[int, ...]:
+    """``shape`` as a tuple of non-negative ints (an int alone means a 1-D shape)."""
+    if isinstance(shape, (int, np.integer)) and not isinstance(shape, bool):
+        shape = (shape,)
+    if not isinstance(shape, (tuple, list)):
+        raise TypeError(f"{func}: shape must be an int or a tuple of ints, got {shape!r}")
+    out = []
+    for n in shape:
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
+            raise TypeError(f"{func}: shape entries must be ints, got {n!r} in {tuple(shape)}")
+        if n < 0:
+            raise ValueError(f"{func}: negative dimension {n} in shape {tuple(shape)}")
+        out.append(int(n))
+    return tuple(out)
+
+
+def _dtype_arg(dtype, func: str) -> dt.DType | None:
+    return None if dtype is None else dt.check_dtype(dtype, func)
+
+
+def _check_dtype_on(dev: Device, dtype: dt.DType, func: str) -> None:
+    if not dev.client.supports_dtype(dtype):
+        raise TypeError(f"{func}: {dtype.name} is not supported on device {dev}")
+
+
+def _fill(t: Tensor, value) -> Tensor:
+    if t.size:
+        launch(t._dev, "fill", (), (t,), {"value": t._dtype.np.type(value)})
+    return t
+
+
+def _host_array(obj, dtype: dt.DType | None, func: str) -> np.ndarray:
+    """``obj`` (a scalar, nested sequence, buffer or host array) as a NumPy array of a standard dtype."""
+    if isinstance(obj, (list, tuple)):
+        obj = _unwrap_nested(obj)
+    try:
+        a = np.asarray(obj, dtype=None if dtype is None else dtype.np)
+    except OverflowError:
+        raise OverflowError(f"{func}: {obj!r} does not fit in {dtype.name if dtype else 'int64'}") from None
+    except (TypeError, ValueError) as e:
+        raise TypeError(f"{func}: cannot make an array from {type(obj).__name__}: {e}") from None
+    if dtype is None:
+        if a.dtype == np.float16:
+            raise TypeError(f"{func}: float16 is not a dtype of the array API standard")
+        if a.dtype.kind == "O" and isinstance(obj, int):
+            raise OverflowError(f"{func}: the Python int {obj} does not fit in int64")
+        if a.dtype.kind == "u" and _is_python_data(obj):
+            raise OverflowError(f"{func}: Python ints beyond int64 need dtype=uint64")
+        dt.from_numpy(a.dtype)  # TypeError for dtypes the standard lacks
+    return a
+
+
+def _is_python_data(obj) -> bool:
+    return isinstance(obj, (int, list, tuple))
+
+
+def _unwrap_nested(seq):
+    """Replace tensors inside nested sequences by host arrays (explicitly, so that any device works)."""
+    out = []
+    for item in seq:
+        if type(item) is Tensor:
+            from ._dispatch import to_numpy
+            out.append(to_numpy(item, "asarray"))
+        elif isinstance(item, (list, tuple)):
+            out.append(_unwrap_nested(item))
+        else:
+            out.append(item)
+    return out
+
+
+def asarray(obj: Any, /, *, dtype=None, device=None, copy: bool | None = None) -> Tensor:
+    """An array from ``obj``: an array, a Python scalar, a nested sequence, or an object with the buffer
+    protocol, ``__array__`` or ``__dlpack__``. ``copy=False`` never copies (ValueError where it must)."""
+    dtype = _dtype_arg(dtype, "asarray")
+    if copy not in (None, True, False):
+        raise ValueError(f"asarray: copy must be True, False or None, got {copy!r}")
+    if type(obj) is Tensor:
+        dev = obj._dev if device is None else device_of(device, "asarray")
+        target = obj._dtype if dtype is None else dtype
+        if dev is obj._dev and target is obj._dtype and not copy:
+            return obj
+        if copy is False:
+            raise ValueError(f"asarray: copy=False but the result needs a copy (to {dev}, {target.name})")
+        from ._data_type_functions import astype
+        return astype(obj.to_device(dev) if dev is not obj._dev else obj, target, copy=True)
+    dev = device_of(device, "asarray")
+    if copy is False:
+        adopt = getattr(dev.client, "adopt", None)
+        if adopt is None or not isinstance(obj, np.ndarray) and not hasattr(obj, "__array__"):
+            raise ValueError(f"asarray: copy=False but {type(obj).__name__} cannot be shared with {dev} without a copy")
+        a = np.asarray(obj)
+        if dtype is not None and a.dtype != dtype.np:
+            raise ValueError(f"asarray: copy=False but the data is {a.dtype}, not {dtype.name}")
+        return adopt(a)
+    if dtype is not None and ((type(obj) is float and dtype.kind not in dt.FLOAT_KINDS)
+                              or (type(obj) is complex and dtype.kind != "complex floating")):
+        raise TypeError(f"asarray: a Python {type(obj).__name__} cannot become a {dtype.name} array")
+    a = _host_array(obj, dtype, "asarray")
+    _check_dtype_on(dev, dtype or dt.from_numpy(a.dtype), "asarray")
+    return from_numpy(a, dev)
+
+
+def empty(shape, *, dtype=None, device=None) -> Tensor:
+    dev = device_of(device, "empty")
+    dtype = _dtype_arg(dtype, "empty") or _default_float(dev)
+    return _empty(dev, normalize_shape(shape, "empty"), dtype)
+
+
+def zeros(shape, *, dtype=None, device=None) -> Tensor:
+    dev = device_of(device, "zeros")
+    dtype = _dtype_arg(dtype, "zeros") or _default_float(dev)
+    return _fill(_empty(dev, normalize_shape(shape, "zeros"), dtype), 0)
+
+
+def ones(shape, *, dtype=None, device=None) -> Tensor:
+    dev = device_of(device, "ones")
+    dtype = _dtype_arg(dtype, "ones") or _default_float(dev)
+    return _fill(_empty(dev, normalize_shape(shape, "ones"), dtype), 1)
+
+
+def _fill_dtype(fill_value, dtype: dt.DType | None, dev: Device, func: str) -> dt.DType:
+    if type(fill_value) not in (bool, int, float, complex):
+        raise TypeError(f"{func}: fill_value must be a Python bool, int, float or complex, got {type(fill_value).__name__}")
+    if dtype is None:
+        from ._info import default_dtypes_of
+        return dt.default_dtype_of_scalar(fill_value, **default_dtypes_of(dev))
+    if not dt.scalar_compatible(dtype, fill_value) and not (type(fill_value) is int and dtype.kind != "bool"):
+        raise TypeError(f"{func}: fill_value {fill_value!r} does not suit dtype {dtype.name}")
+    if dtype.kind in dt.INTEGER_KINDS:
+        info = np.iinfo(dtype.np)
+        if not info.min <= fill_value <= info.max:
+            raise OverflowError(f"{func}: fill_value {fill_value} does not fit in {dtype.name}")
+    return dtype
+
+
+def full(shape, fill_value, *, dtype=None, device=None) -> Tensor:
+    dev = device_of(device, "full")
+    dtype = _fill_dtype(fill_value, _dtype_arg(dtype, "full"), dev, "full")
+    return _fill(_empty(dev, normalize_shape(shape, "full"), dtype), fill_value)
+
+
+def _like(x, dtype, device, func):
+    check_tensor(x, func)
+    dev = x._dev if device is None else device_of(device, func)
+    return dev, (x._dtype if dtype is None else dt.check_dtype(dtype, func))
+
+
+def empty_like(x, /, *, dtype=None, device=None) -> Tensor:
+    dev, dtype = _like(x, dtype, device, "empty_like")
+    return _empty(dev, x._shape, dtype)
+
+
+def zeros_like(x, /, *, dtype=None, device=None) -> Tensor:
+    dev, dtype = _like(x, dtype, device, "zeros_like")
+    return _fill(_empty(dev, x._shape, dtype), 0)
+
+
+def ones_like(x, /, *, dtype=None, device=None) -> Tensor:
+    dev, dtype = _like(x, dtype, device, "ones_like")
+    return _fill(_empty(dev, x._shape, dtype), 1)
+
+
+def full_like(x, /, fill_value, *, dtype=None, device=None) -> Tensor:
+    dev, dtype = _like(x, dtype, device, "full_like")
+    dtype = _fill_dtype(fill_value, dtype, dev, "full_like")
+    return _fill(_empty(dev, x._shape, dtype), fill_value)
+
+
+def _default_float(dev: Device) -> dt.DType:
+    from ._info import default_dtypes_of
+    return default_dtypes_of(dev)["default_float"]
+
+
+def arange(start, /, stop=None, step=1, *, dtype=None, device=None) -> Tensor:
+    """Values start, start+step, ... below stop; ceil((stop-start)/step) of them."""
+    for name, v in (("start", start), ("stop", stop), ("step", step)):
+        if v is not None and (type(v) not in (int, float) and not isinstance(v, (np.integer, np.floating))):
+            raise TypeError(f"arange: {name} must be an int or a float, got {v!r}")
+    if stop is None:
+        start, stop = 0, start
+    if step == 0:
+        raise ValueError("arange: step must not be zero")
+    dev = device_of(device, "arange")
+    dtype = _dtype_arg(dtype, "arange")
+    if dtype is None:
+        from ._info import default_dtypes_of
+        defaults = default_dtypes_of(dev)
+        is_float = any(isinstance(v, (float, np.floating)) for v in (start, stop, step))
+        dtype = defaults["default_float" if is_float else "default_integral"]
+    n = max(0, math.ceil((stop - start) / step))
+    if dtype.kind in dt.INTEGER_KINDS and n:
+        info = np.iinfo(dtype.np)
+        last = start + (n - 1) * step
+        if not (info.min <= start <= info.max and info.min <= last <= info.max):
+            raise OverflowError(f"arange: values from {start} to {last} do not fit in {dtype.name}")
+    out = _empty(dev, (n,), dtype)
+    if n:
+        launch(dev, "arange", (), (out,), {"start": start, "step": step})
+    return out
+
+
+def linspace(start, stop, /, num, *, dtype=None, device=None, endpoint: bool = True) -> Tensor:
+    """``num`` evenly spaced values from start to stop (stop included when endpoint)."""
+    for name, v in (("start", start), ("stop", stop)):
+        if type(v) not in (int, float, complex) and not isinstance(v, (np.number,)):
+            raise TypeError(f"linspace: {name} must be a Python number, got {v!r}")
+    num = operator.index(num)
+    if num < 0:
+        raise ValueError(f"linspace: num must be non-negative, got {num}")
+    dev = device_of(device, "linspace")
+    dtype = _dtype_arg(dtype, "linspace")
+    from ._info import default_dtypes_of
+    defaults = default_dtypes_of(dev)
+    is_complex = isinstance(start, complex) or isinstance(stop, complex)
+    if dtype is None:
+        dtype = defaults["default_complex" if is_complex else "default_float"]
+    elif dtype.kind not in dt.FLOAT_KINDS or (is_complex and dtype.kind != "complex floating"):
+        raise TypeError(f"linspace: dtype must be a floating-point dtype suited to the bounds, got {dtype.name}")
+    out = _empty(dev, (num,), dtype)
+    if num:
+        launch(dev, "linspace", (), (out,), {"start": start, "stop": stop, "endpoint": bool(endpoint)})
+    return out
+
+
+def eye(n_rows: int, n_cols: int | None = None, /, *, k: int = 0, dtype=None, device=None) -> Tensor:
+    """A 2-D array with ones on the k-th diagonal."""
+    n_rows = operator.index(n_rows)
+    n_cols = n_rows if n_cols is None else operator.index(n_cols)
+    k = operator.index(k)
+    if n_rows < 0 or n_cols < 0:
+        raise ValueError(f"eye: sizes must be non-negative, got {n_rows}, {n_cols}")
+    dev = device_of(device, "eye")
+    dtype = _dtype_arg(dtype, "eye") or _default_float(dev)
+    out = _empty(dev, (n_rows, n_cols), dtype)
+    if out.size:
+        launch(dev, "eye", (), (out,), {"k": k})
+    return out
+
+
+def _tri(x, k, func: str, kernel: str) -> Tensor:
+    check_tensor(x, func)
+    if x.ndim < 2:
+        raise ValueError(f"{func}: x must have at least 2 dimensions, got shape {x._shape}")
+    k = operator.index(k)
+    out = _empty(x._dev, x._shape, x._dtype)
+    if out.size:
+        launch(x._dev, kernel, (x,), (out,), {"k": k})
+    return out
+
+
+def tril(x, /, *, k: int = 0) -> Tensor:
+    """x with the elements above the k-th diagonal (of the last two axes) zeroed."""
+    return _tri(x, k, "tril", "tril")
+
+
+def triu(x, /, *, k: int = 0) -> Tensor:
+    """x with the elements below the k-th diagonal (of the last two axes) zeroed."""
+    return _tri(x, k, "triu", "triu")

@@ -1,0 +1,221 @@
+"""Element-wise functions, all generated from one table.
+
+A row says: the function's name, its arity, the dtype kinds it accepts, and how its result dtype follows
+from the (promoted) input dtype. The namespace functions below are made from the rows; each backend
+supplies one kernel per row, under the row's name. Adding an element-wise function is one row here and
+one kernel per backend.
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import NamedTuple
+
+from . import _dtypes as dt
+from ._dispatch import broadcast_shapes, broadcast_to_shape, launch, result
+from ._tensor import Tensor
+
+_ALL = ("bool",) + dt.NUMERIC_KINDS
+_NUMERIC = dt.NUMERIC_KINDS
+_REAL_NUMERIC = dt.INTEGER_KINDS + ("real floating",)
+_INTEGER = dt.INTEGER_KINDS
+_INT_OR_BOOL = ("bool",) + dt.INTEGER_KINDS
+_FLOATING = dt.FLOAT_KINDS
+_REAL_FLOATING = ("real floating",)
+_BOOL = ("bool",)
+
+_KIND_WORDS = {
+    _ALL: "any", _NUMERIC: "numeric", _REAL_NUMERIC: "real numeric", _INTEGER: "integer",
+    _INT_OR_BOOL: "integer or boolean", _FLOATING: "floating-point", _REAL_FLOATING: "real floating-point",
+    _BOOL: "boolean", ("complex floating",): "complex floating-point",
+}
+
+
+class Op(NamedTuple):
+    name: str
+    arity: int
+    kinds: tuple[str, ...]
+    #: "same": the promoted input dtype; "bool": bool; "real": the real dtype of the promoted input dtype
+    result: str = "same"
+
+
+OPS: tuple[Op, ...] = (
+    Op("abs", 1, _NUMERIC, "real"),
+    Op("acos", 1, _FLOATING), Op("acosh", 1, _FLOATING), Op("asin", 1, _FLOATING), Op("asinh", 1, _FLOATING),
+    Op("atan", 1, _FLOATING), Op("atanh", 1, _FLOATING), Op("cos", 1, _FLOATING), Op("cosh", 1, _FLOATING),
+    Op("exp", 1, _FLOATING), Op("expm1", 1, _FLOATING), Op("log", 1, _FLOATING), Op("log1p", 1, _FLOATING),
+    Op("log2", 1, _FLOATING), Op("log10", 1, _FLOATING), Op("sin", 1, _FLOATING), Op("sinh", 1, _FLOATING),
+    Op("sqrt", 1, _FLOATING), Op("tan", 1, _FLOATING), Op("tanh", 1, _FLOATING),
+    Op("bitwise_invert", 1, _INT_OR_BOOL),
+    Op("ceil", 1, _REAL_NUMERIC), Op("floor", 1, _REAL_NUMERIC), Op("trunc", 1, _REAL_NUMERIC),
+    Op("conj", 1, _NUMERIC), Op("imag", 1, ("complex floating",), "real"), Op("real", 1, _NUMERIC, "real"),
+    Op("isfinite", 1, _NUMERIC, "bool"), Op("isinf", 1, _NUMERIC, "bool"), Op("isnan", 1, _NUMERIC, "bool"),
+    Op("logical_not", 1, _BOOL),
+    Op("negative", 1, _NUMERIC), Op("positive", 1, _NUMERIC), Op("reciprocal", 1, _FLOATING),
+    Op("round", 1, _NUMERIC), Op("sign", 1, _NUMERIC), Op("signbit", 1, _REAL_FLOATING, "bool"),
+    Op("square", 1, _NUMERIC),
+    Op("add", 2, _NUMERIC), Op("subtract", 2, _NUMERIC), Op("multiply", 2, _NUMERIC),
+    Op("divide", 2, _FLOATING), Op("pow", 2, _NUMERIC),
+    Op("floor_divide", 2, _REAL_NUMERIC), Op("remainder", 2, _REAL_NUMERIC),
+    Op("maximum", 2, _REAL_NUMERIC), Op("minimum", 2, _REAL_NUMERIC),
+    Op("atan2", 2, _REAL_FLOATING), Op("copysign", 2, _REAL_FLOATING), Op("hypot", 2, _REAL_FLOATING),
+    Op("logaddexp", 2, _REAL_FLOATING), Op("nextafter", 2, _REAL_FLOATING),
+    Op("bitwise_and", 2, _INT_OR_BOOL), Op("bitwise_or", 2, _INT_OR_BOOL), Op("bitwise_xor", 2, _INT_OR_BOOL),
+    Op("bitwise_left_shift", 2, _INTEGER), Op("bitwise_right_shift", 2, _INTEGER),
+    Op("logical_and", 2, _BOOL), Op("logical_or", 2, _BOOL), Op("logical_xor", 2, _BOOL),
+    Op("equal", 2, _ALL, "bool"), Op("not_equal", 2, _ALL, "bool"),
+    Op("greater", 2, _REAL_NUMERIC, "bool"), Op("greater_equal", 2, _REAL_NUMERIC, "bool"),
+    Op("less", 2, _REAL_NUMERIC, "bool"), Op("less_equal", 2, _REAL_NUMERIC, "bool"),
+    Op("clip", 3, _REAL_NUMERIC),
+)
+
+OPS_BY_NAME = {op.name: op for op in OPS}
+_SCALAR_TYPES = (bool, int, float, complex)
+_PROMOTION = dt._PROMOTION
+_BOOL_DT = dt.bool_
+
+
+def _result_dtype(op: Op, dtype: dt.DType) -> dt.DType:
+    r = op.result
+    if r == "same":
+        return dtype
+    if r == "bool":
+        return _BOOL_DT
+    return dt.real_of(dtype)
+
+
+def _kind_error(op: Op, dtype: dt.DType) -> TypeError:
+    return TypeError(f"{op.name}: {dtype.name} is not accepted; {op.name} takes {_KIND_WORDS[op.kinds]} arrays")
+
+
+def _scalar_operand(op: Op, value, dtype: dt.DType):
+    """A Python scalar beside an array of ``dtype``, checked by the standard's rules and cast to ``dtype``."""
+    if type(value) not in _SCALAR_TYPES:
+        raise TypeError(f"{op.name}: operands must be arrays or Python scalars, got {type(value).__name__}")
+    if not dt.scalar_compatible(dtype, value):
+        raise TypeError(f"{op.name}: a Python {type(value).__name__} cannot be combined with a {dtype.name} array")
+    try:
+        return dtype.np.type(value)
+    except OverflowError:
+        raise OverflowError(f"{op.name}: the Python int {value} does not fit in {dtype.name}") from None
+
+
+def _unary(op: Op, x, out):
+    if type(x) is not Tensor:
+        raise TypeError(f"{op.name}: x must be a numr_array array, got {type(x).__name__}")
+    dtype = x._dtype
+    if dtype.kind not in op.kinds:
+        raise _kind_error(op, dtype)
+    dev = x._dev
+    o = result(out, x._shape, _result_dtype(op, dtype), dev, op.name)
+    launch(dev, op.name, (x,), (o,))
+    return o
+
+
+def _binary(op: Op, x1, x2, out):
+    if type(x1) is Tensor:
+        dev = x1._dev
+        if type(x2) is Tensor:
+            if x2._dev is not dev:
+                raise ValueError(f"{op.name}: arrays are on different devices ({dev} and {x2._dev}); "
+                                 "move one explicitly with to_device()")
+            d1 = x1._dtype
+            d2 = x2._dtype
+            dtype = _PROMOTION[d1, d2]
+            if dtype is None:
+                raise TypeError(f"{op.name}: no type promotion between {d1.name} and {d2.name} in the array API standard")
+            if d1.kind not in op.kinds:
+                raise _kind_error(op, d1)
+            if d2.kind not in op.kinds:
+                raise _kind_error(op, d2)
+            s1 = x1._shape
+            s2 = x2._shape
+            if s1 == s2:
+                shape = s1
+            else:
+                shape = broadcast_shapes((s1, s2), op.name)
+                x1 = broadcast_to_shape(x1, shape)
+                x2 = broadcast_to_shape(x2, shape)
+        else:
+            dtype = x1._dtype
+            if dtype.kind not in op.kinds:
+                raise _kind_error(op, dtype)
+            x2 = _scalar_operand(op, x2, dtype)
+            shape = x1._shape
+    elif type(x2) is Tensor:
+        dev = x2._dev
+        dtype = x2._dtype
+        if dtype.kind not in op.kinds:
+            raise _kind_error(op, dtype)
+        x1 = _scalar_operand(op, x1, dtype)
+        shape = x2._shape
+    else:
+        raise TypeError(f"{op.name}: at least one of x1, x2 must be a numr_array array, "
+                        f"got {type(x1).__name__} and {type(x2).__name__}")
+    o = result(out, shape, _result_dtype(op, dtype), dev, op.name)
+    launch(dev, op.name, (x1, x2), (o,))
+    return o
+
+
+def clip(x, /, min=None, max=None, *, out=None):
+    """Clamp each element of ``x`` to [min, max]; min and max are scalars or arrays broadcastable to x."""
+    op = OPS_BY_NAME["clip"]
+    if type(x) is not Tensor:
+        raise TypeError(f"clip: x must be a numr_array array, got {type(x).__name__}")
+    dtype = x._dtype
+    if dtype.kind not in op.kinds:
+        raise _kind_error(op, dtype)
+    dev = x._dev
+    bounds = []
+    shapes = [x._shape]
+    for name, b in (("min", min), ("max", max)):
+        if b is None:
+            bounds.append(None)
+        elif type(b) is Tensor:
+            if b._dev is not dev:
+                raise ValueError(f"clip: {name} is on {b._dev} but x is on {dev}")
+            if b._dtype.kind not in op.kinds:
+                raise _kind_error(op, b._dtype)
+            if _PROMOTION[dtype, b._dtype] is None:
+                raise TypeError(f"clip: no type promotion between x ({dtype.name}) and {name} ({b._dtype.name})")
+            bounds.append(b)
+            shapes.append(b._shape)
+        else:
+            if type(b) not in (int, float) or not dt.scalar_compatible(dtype, b):
+                raise TypeError(f"clip: {name}={b!r} cannot bound a {dtype.name} array")
+            bounds.append(b)
+    shape = broadcast_shapes(shapes, "clip") if len(shapes) > 1 else x._shape
+    if shape != x._shape:
+        raise ValueError(f"clip: min and max must broadcast to the shape of x {x._shape}, not to {shape}")
+    bounds = [broadcast_to_shape(b, shape) if type(b) is Tensor else b for b in bounds]
+    o = result(out, shape, dtype, dev, "clip")
+    launch(dev, "clip", (x, bounds[0], bounds[1]), (o,))
+    return o
+
+
+def _make(op: Op):
+    if op.arity == 1:
+        def f(x, /, *, out=None):
+            return _unary(op, x, out)
+        params = [inspect.Parameter("x", inspect.Parameter.POSITIONAL_ONLY)]
+        doc = f"Element-wise {op.name} of x (accepts {_KIND_WORDS[op.kinds]} dtypes)."
+    else:
+        def f(x1, x2, /, *, out=None):
+            return _binary(op, x1, x2, out)
+        params = [inspect.Parameter("x1", inspect.Parameter.POSITIONAL_ONLY),
+                  inspect.Parameter("x2", inspect.Parameter.POSITIONAL_ONLY)]
+        doc = (f"Element-wise {op.name} of x1 and x2, broadcast together (accepts {_KIND_WORDS[op.kinds]} "
+               "dtypes; either may be a Python scalar).")
+    params.append(inspect.Parameter("out", inspect.Parameter.KEYWORD_ONLY, default=None))
+    f.__name__ = f.__qualname__ = op.name
+    f.__module__ = "numr_array"
+    f.__doc__ = doc + "\n\n``out``: an array of exactly the result's shape and dtype on the same device; returned."
+    f.__signature__ = inspect.Signature(params)
+    return f
+
+
+for _op in OPS:
+    if _op.arity < 3:
+        globals()[_op.name] = _make(_op)
+
+__all__ = [op.name for op in OPS]

@@ -1,0 +1,54 @@
+"""Moving data between devices and out to other libraries: to_device, DLPack, repr."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import _capture
+from ._device import parse_device
+from ._dispatch import from_numpy, to_numpy
+from ._tensor import Tensor
+
+__all__: list[str] = []
+
+# DLPack device types (dlpack.h): kDLCPU, kDLCUDA
+_DLPACK_DEVICE = {"cpu": 1, "cuda": 2}
+
+
+def to_device(x: Tensor, device, /, *, stream=None) -> Tensor:
+    """``x`` on ``device``: x itself when already there, else a copy through the host."""
+    dev = parse_device(device, "to_device")
+    if dev is x._dev:
+        return x
+    _capture.check_not_capturing("to_device")
+    return from_numpy(to_numpy(x, "to_device"), dev, x._dtype)
+
+
+def dlpack_device(x: Tensor) -> tuple[int, int]:
+    kind = x._dev.kind
+    if kind not in _DLPACK_DEVICE:
+        raise BufferError(f"__dlpack_device__: {x._dev} memory has no DLPack device type")
+    return (_DLPACK_DEVICE[kind], x._dev.index)
+
+
+def dlpack_export(x: Tensor, *, stream=None, max_version=None, dl_device=None, copy=None):
+    _capture.check_host_read(x._dev, "__dlpack__")
+    if dl_device is not None and tuple(dl_device) != dlpack_device(x):
+        if tuple(dl_device) == (1, 0) and copy is not False:
+            return np.ascontiguousarray(to_numpy(x, "__dlpack__")).__dlpack__(max_version=max_version)
+        raise BufferError(f"__dlpack__: cannot export {x._dev} memory to DLPack device {dl_device}")
+    exporter = getattr(x._dev.client, "dlpack", None)
+    if exporter is None:
+        raise BufferError(f"__dlpack__: {x._dev} does not export DLPack capsules")
+    return exporter(x, stream=stream, max_version=max_version, copy=copy)
+
+
+def tensor_repr(x: Tensor) -> str:
+    suffix = f"dtype={x._dtype.name}" + ("" if x._dev.kind == "cpu" else f", device={x._dev}")
+    st = _capture.active
+    if st is not None and st.device is x._dev:
+        return f"Tensor(<in capture>, shape={x._shape}, {suffix})"
+    body = np.array2string(to_numpy(x, "repr"), separator=", ", prefix="Tensor(")
+    if x.size == 0:
+        body = f"[], shape={x._shape}"
+    return f"Tensor({body}, {suffix})"

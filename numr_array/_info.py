@@ -1,0 +1,51 @@
+"""The inspection API: ``__array_namespace_info__()``."""
+
+from __future__ import annotations
+
+from . import _dtypes as dt
+from ._device import Device, available_devices, default_device, resolve_device
+
+__all__ = ["__array_namespace_info__"]
+
+
+def default_dtypes_of(dev: Device) -> dict[str, dt.DType]:
+    """The default dtypes on ``dev``: float64 where the device supports it, else float32."""
+    client = dev.client
+    f64 = client.supports_dtype(dt.float64)
+    return {
+        "default_float": dt.float64 if f64 else dt.float32,
+        "default_complex": dt.complex128 if f64 and client.supports_dtype(dt.complex128) else dt.complex64,
+        "default_integral": dt.int64 if client.supports_dtype(dt.int64) else dt.int32,
+    }
+
+
+class Info:
+    """What this library and each of its devices support."""
+
+    __module__ = "numr_array"
+
+    def capabilities(self, *, device=None) -> dict:
+        resolve_device(device, "capabilities")
+        return {"boolean indexing": True, "data-dependent shapes": True, "max dimensions": 64}
+
+    def default_device(self) -> Device:
+        return default_device()
+
+    def default_dtypes(self, *, device=None) -> dict[str, object]:
+        d = default_dtypes_of(resolve_device(device, "default_dtypes"))
+        return {"real floating": d["default_float"], "complex floating": d["default_complex"],
+                "integral": d["default_integral"], "indexing": d["default_integral"]}
+
+    def dtypes(self, *, device=None, kind=None) -> dict[str, dt.DType]:
+        client = resolve_device(device, "dtypes").client
+        supported = [d for d in dt.ALL_DTYPES if client.supports_dtype(d)]
+        if kind is not None:
+            supported = [d for d in supported if dt.isdtype(d, kind)]
+        return {d.name: d for d in supported}
+
+    def devices(self) -> list[Device]:
+        return available_devices()
+
+
+def __array_namespace_info__() -> Info:
+    return Info()

@@ -1,0 +1,18 @@
+"""Every namespace function in one module, for the Tensor methods (which cannot import the package)."""
+
+from ._creation import *  # noqa: F401,F403
+from ._data_type_functions import *  # noqa: F401,F403
+from ._elementwise import *  # noqa: F401,F403
+from ._elementwise import clip  # noqa: F401
+from ._linear_algebra_functions import *  # noqa: F401,F403
+from ._searching import *  # noqa: F401,F403
+from ._manipulation import *  # noqa: F401,F403
+from ._statistical import *  # noqa: F401,F403
+from ._utility import *  # noqa: F401,F403
+from ._sorting import *  # noqa: F401,F403
+from ._set_functions import *  # noqa: F401,F403
+from ._indexing import getitem, setitem  # noqa: F401
+from ._host import to_device, tensor_repr, dlpack_export, dlpack_device  # noqa: F401
+from ._dispatch import to_numpy  # noqa: F401
+
+SUPPORTED_VERSIONS = ("2021.12", "2022.12", "2023.12", "2024.12", "2025.12")

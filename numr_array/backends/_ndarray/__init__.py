@@ -1,0 +1,24 @@
+"""Kernels for backends whose native arrays follow NumPy's API (NumPy on CPU, CuPy on CUDA).
+
+Each family module exposes ``kernels(m) -> dict[name, kernel]`` over an array module ``m``; a kernel is
+``kernel(ins, outs, params)``: ``ins`` are native arrays (views of the input tensors, already broadcast by
+the namespace), NumPy scalars or None, ``outs`` native views of the output tensors to write into, and
+``params`` the launch's frozen parameters. Kernels never allocate results or validate arguments.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+
+
+def make_kernels(m) -> dict:
+    """Every kernel of every family module in this package, bound to the array module ``m``."""
+    table: dict = {}
+    for info in sorted(pkgutil.iter_modules(__path__), key=lambda i: i.name):
+        family = importlib.import_module(f"{__name__}.{info.name}")
+        for name, kernel in family.kernels(m).items():
+            if name in table:
+                raise RuntimeError(f"kernel {name!r} is defined by two family modules")
+            table[name] = kernel
+    return table

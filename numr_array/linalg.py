@@ -1,0 +1,3 @@
+"""The linalg extension (being written)."""
+
+__all__: list[str] = []

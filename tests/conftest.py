@@ -1,0 +1,26 @@
+"""Test configuration: hypothesis profiles and the device under test.
+
+``NUMR_TEST_DEVICE`` (default: ``NUMR_DEVICE``, else cpu) picks the device most tests run on. In CI
+(``CI`` set) hypothesis is derandomized so that a run cannot flake.
+"""
+
+import os
+
+import pytest
+from hypothesis import HealthCheck, settings
+
+settings.register_profile("ci", derandomize=True, deadline=None, max_examples=40,
+                          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+settings.register_profile("dev", deadline=None, max_examples=60,
+                          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+settings.register_profile("thorough", deadline=None, max_examples=500,
+                          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev"))
+
+
+@pytest.fixture(scope="session")
+def device():
+    """The device under test, as a numr_array Device."""
+    import numr_array as xp
+    return xp._device.parse_device(
+        os.environ.get("NUMR_TEST_DEVICE", os.environ.get("NUMR_DEVICE", "cpu")))
