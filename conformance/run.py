@@ -95,6 +95,8 @@ def _parse_args(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
     p.add_argument("--module", default=MODULE,
                    help=f"array module under test (default {MODULE}; another one, e.g. "
                         f"array_api_strict, only to check the runner itself)")
+    p.add_argument("--update-docs", action="store_true",
+                   help="rewrite this device kind's results table in docs/conformance.md")
     p.add_argument("--python", default=sys.executable,
                    help="interpreter that runs pytest (default: this one)")
     p.add_argument("--show-failures", type=int, default=30,
@@ -328,6 +330,36 @@ def print_summary(s: dict, show: int) -> None:
     w("=" * 78 + "\n")
 
 
+DOCS = REPO_ROOT / "docs" / "conformance.md"
+
+
+def update_docs(s: dict, docs: Path = DOCS) -> bool:
+    """Replace the table between ``<!-- results:<kind>:begin/end -->`` in docs/conformance.md."""
+    kind = s["device_kind"]
+    begin, end = f"<!-- results:{kind}:begin -->", f"<!-- results:{kind}:end -->"
+    if not docs.is_file():
+        return False
+    text = docs.read_text(encoding="utf-8")
+    if begin not in text or end not in text:
+        return False
+    commit = s["suite_commit"] or "?"
+    link = (f"[`{commit[:12]}`](https://github.com/data-apis/array-api-tests/commit/{commit})"
+            if s["suite_commit"] else "?")
+    failed = str(s["failed"]) + (f" (+{s['errors']} errors)" if s["errors"] else "")
+    table = (
+        "| passed | failed | xfailed | skipped | suite commit | max-examples | date |\n"
+        "| --- | --- | --- | --- | --- | --- | --- |\n"
+        f"| {s['passed']} | {failed} | {s['xfailed']} | {s['skipped']} | {link} | "
+        f"{s['max_examples']} | {s['date']} |\n"
+    )
+    if s["device"] != kind:
+        table += f"\nRun on device `{s['device']}`.\n"
+    head, rest = text.split(begin, 1)
+    _, tail = rest.split(end, 1)
+    docs.write_text(f"{head}{begin}\n{table}{end}{tail}", encoding="utf-8")
+    return True
+
+
 # --------------------------------------------------------------------------------------
 # main
 # --------------------------------------------------------------------------------------
@@ -494,6 +526,14 @@ def main(argv: list[str] | None = None) -> int:
     json_path.parent.mkdir(parents=True, exist_ok=True)
     json_path.write_text(json.dumps(out, indent=2) + "\n", encoding="utf-8")
     print_summary(s, args.show_failures)
+    if args.update_docs:
+        if args.module != MODULE or extra:
+            print("warning: not updating docs: only a full-suite run of numr_array (no extra "
+                  "pytest args) goes into docs/conformance.md", file=sys.stderr)
+        elif update_docs(s):
+            print(f"updated the {kind} table in {DOCS.relative_to(REPO_ROOT)}")
+        else:
+            print(f"warning: no results:{kind} table in {DOCS}", file=sys.stderr)
 
     if no_report:  # pytest could not run at all (usage error, import error of the module)
         return next((r for r in rcs if r not in (0, 1)), 3)

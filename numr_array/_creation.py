@@ -10,7 +10,8 @@ import numpy as np
 
 from . import _dtypes as dt
 from ._device import Device
-from ._dispatch import check_tensor, device_of, empty as _empty, from_numpy, launch
+from ._dispatch import check_tensor, device_of, empty as _empty, launch
+from ._host import upload
 from ._tensor import Tensor
 
 __all__ = ["asarray", "empty", "zeros", "ones", "full", "empty_like", "zeros_like", "ones_like", "full_like",
@@ -116,7 +117,7 @@ def asarray(obj: Any, /, *, dtype=None, device=None, copy: bool | None = None) -
         raise TypeError(f"asarray: a Python {type(obj).__name__} cannot become a {dtype.name} array")
     a = _host_array(obj, dtype, "asarray")
     _check_dtype_on(dev, dtype or dt.from_numpy(a.dtype), "asarray")
-    return from_numpy(a, dev)
+    return upload(a, dev)
 
 
 def empty(shape, *, dtype=None, device=None) -> Tensor:

@@ -14,7 +14,7 @@ import numpy as np
 from . import _capture
 from . import _dtypes as dt
 from ._device import Device, resolve_device
-from ._tensor import Tensor, contiguous_strides, _size
+from ._tensor import _STRIDES, Tensor, contiguous_strides
 
 __all__ = [
     "check_tensor", "check_same_device", "check_axis", "check_axes", "broadcast_shapes", "broadcast_to_shape",
@@ -96,7 +96,7 @@ def make_view(x: Tensor, shape: tuple[int, ...], strides: tuple[int, ...], offse
 
 def empty(dev: Device, shape: tuple[int, ...], dtype: dt.DType) -> Tensor:
     """A new C-contiguous tensor (uninitialised): from the capture arena while capturing."""
-    buf, view = dev.client.alloc_tensor(shape, dtype)
+    buf, view = (dev._client or dev.client).alloc_tensor(shape, dtype)
     return Tensor(buf, dtype, shape, contiguous_strides(shape), 0, dev, view)
 
 
@@ -109,15 +109,19 @@ def check_out(out, shape: tuple[int, ...], dtype: dt.DType, dev: Device, func: s
     if out._shape != shape:
         raise ValueError(f"{func}: out has shape {out._shape} but the result has shape {shape}")
     if out._dev is not dev:
-        raise ValueError(f"{func}: out is on {out._dev} but the inputs are on {dev}")
+        raise ValueError(f"{func}: out is on device {out._dev} but the inputs are on device {dev}")
     return out
 
 
 def result(out, shape: tuple[int, ...], dtype: dt.DType, dev: Device, func: str) -> Tensor:
     """The tensor a call writes its result into: ``out`` validated, or a new one."""
     if out is None:
-        return empty(dev, shape, dtype)
+        buf, view = (dev._client or dev.client).alloc_tensor(shape, dtype)
+        return Tensor(buf, dtype, shape, _STRIDES.get(shape) or contiguous_strides(shape), 0, dev, view)
     return check_out(out, shape, dtype, dev, func)
+
+
+_NO_PARAMS: dict = {}
 
 
 def launch(dev: Device, kernel: str, inputs: Sequence, outputs: Sequence[Tensor], params: dict | None = None) -> None:
@@ -125,7 +129,7 @@ def launch(dev: Device, kernel: str, inputs: Sequence, outputs: Sequence[Tensor]
     state = _capture.active
     if state is not None and state.device is dev:
         state.track(inputs, outputs)
-    dev.client.launch(kernel, inputs, outputs, params if params is not None else {})
+    (dev._client or dev.client).launch(kernel, inputs, outputs, _NO_PARAMS if params is None else params)
 
 
 def to_numpy(x: Tensor, func: str) -> np.ndarray:

@@ -137,13 +137,14 @@ def scalar_compatible(dtype: DType, value) -> bool:
     return False
 
 
-def default_dtype_of_scalar(value, default_float: DType = float64, default_int: DType = int64,
+def default_dtype_of_scalar(value, default_float: DType = float64, default_integral: DType = int64,
                             default_complex: DType = complex128) -> DType:
+    """The dtype a Python scalar gets alone (``asarray(1.5)``, ``full(s, 1)``): the device's defaults."""
     t = type(value)
     if t is bool:
         return bool_
     if t is int:
-        return default_int
+        return default_integral
     if t is float:
         return default_float
     if t is complex:

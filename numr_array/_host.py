@@ -6,7 +6,7 @@ import numpy as np
 
 from . import _capture
 from ._device import parse_device
-from ._dispatch import from_numpy, to_numpy
+from ._dispatch import from_numpy, make_view, to_numpy
 from ._tensor import Tensor
 
 __all__: list[str] = []
@@ -15,13 +15,20 @@ __all__: list[str] = []
 _DLPACK_DEVICE = {"cpu": 1, "cuda": 2}
 
 
+def upload(a: np.ndarray, dev, dtype=None) -> Tensor:
+    """A new tensor on ``dev`` holding a copy of the host array ``a`` (cast to ``dtype`` if given), with a's shape."""
+    t = from_numpy(a, dev, dtype)
+    # _dispatch.from_numpy goes through np.ascontiguousarray, which turns 0-D arrays into shape (1,)
+    return t if t._shape == a.shape else make_view(t, a.shape, (), 0)
+
+
 def to_device(x: Tensor, device, /, *, stream=None) -> Tensor:
     """``x`` on ``device``: x itself when already there, else a copy through the host."""
     dev = parse_device(device, "to_device")
     if dev is x._dev:
         return x
     _capture.check_not_capturing("to_device")
-    return from_numpy(to_numpy(x, "to_device"), dev, x._dtype)
+    return upload(to_numpy(x, "to_device"), dev, x._dtype)
 
 
 def dlpack_device(x: Tensor) -> tuple[int, int]:

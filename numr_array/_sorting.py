@@ -1,3 +1,36 @@
-"""(being written)"""
+"""Sorting functions: sort and argsort.
 
-__all__: list[str] = []
+Order: ascending puts NaNs last, descending puts them first (NaN sorts as the largest value, as in
+``searchsorted``); a stable sort keeps equal elements (including -0.0 and +0.0) in their original order in
+both directions.
+"""
+
+from __future__ import annotations
+
+from ._dispatch import check_axis, check_tensor, launch, result
+from ._statistical import _REAL_NUMERIC, check_flag, check_kind, index_dtype
+from ._tensor import Tensor
+
+__all__ = ["argsort", "sort"]
+
+
+def _sort(kernel: str, x, axis, descending, stable, out, index: bool) -> Tensor:
+    check_tensor(x, kernel)
+    check_kind(x, _REAL_NUMERIC, "real numeric", kernel)
+    axis = check_axis(axis, x.ndim, kernel)
+    descending = check_flag(descending, "descending", kernel)
+    stable = check_flag(stable, "stable", kernel)
+    o = result(out, x._shape, index_dtype(x._dev) if index else x._dtype, x._dev, kernel)
+    if o.size:
+        launch(x._dev, kernel, (x,), (o,), {"axis": axis, "descending": descending, "stable": stable})
+    return o
+
+
+def sort(x, /, *, axis: int = -1, descending: bool = False, stable: bool = True, out=None) -> Tensor:
+    """A copy of ``x`` sorted along ``axis``."""
+    return _sort("sort", x, axis, descending, stable, out, False)
+
+
+def argsort(x, /, *, axis: int = -1, descending: bool = False, stable: bool = True, out=None) -> Tensor:
+    """The indices that sort ``x`` along ``axis``."""
+    return _sort("argsort", x, axis, descending, stable, out, True)

@@ -1,3 +1,208 @@
-"""(being written)"""
+"""Statistical functions: the reductions max, min, mean, prod, sum, std, var, and cumulative_sum and
+cumulative_prod.
 
-__all__: list[str] = []
+Each one validates its arguments, works out the result's shape and dtype, allocates it (or checks
+``out=``) and launches one kernel of the ``reductions`` family with the normalised axes. The reduction
+helpers here (``reduction_args``, ``reduced_shape``, ``check_flag``, ``index_dtype``) are shared with the
+utility, searching, sorting and set modules.
+"""
+
+from __future__ import annotations
+
+import math
+
+from . import _dtypes as dt
+from ._device import Device
+from ._dispatch import check_axes, check_axis, check_tensor, launch, make_view, result
+from ._info import default_dtypes_of
+from ._tensor import Tensor
+
+__all__ = ["cumulative_prod", "cumulative_sum", "max", "mean", "min", "prod", "std", "sum", "var"]
+
+_REAL_NUMERIC = dt.INTEGER_KINDS + ("real floating",)
+# the order of kinds a dtype= argument may move up (but not down) from the input's: casting complex to
+# real or floating to integer inside a sum would silently drop parts of the data
+_KIND_RANK = {"signed integer": 1, "unsigned integer": 1, "real floating": 2, "complex floating": 3}
+_UNSIGNED_OF_BITS = {32: dt.uint32, 64: dt.uint64}
+
+
+def check_flag(value, name: str, func: str) -> bool:
+    """A boolean keyword argument (keepdims, descending, ...); TypeError for anything but a bool."""
+    if type(value) is not bool:
+        raise TypeError(f"{func}: {name} must be a bool, got {value!r}")
+    return value
+
+
+def check_kind(x: Tensor, kinds: tuple[str, ...], words: str, func: str) -> None:
+    if x._dtype.kind not in kinds:
+        raise TypeError(f"{func}: {x._dtype.name} is not accepted; {func} takes {words} arrays")
+
+
+def reduced_shape(shape: tuple[int, ...], axes: tuple[int, ...], keepdims: bool) -> tuple[int, ...]:
+    """The shape of a reduction of ``shape`` over ``axes``."""
+    if keepdims:
+        return tuple(1 if i in axes else n for i, n in enumerate(shape))
+    return tuple(n for i, n in enumerate(shape) if i not in axes)
+
+
+def reduction_args(x, axis, keepdims, func: str) -> tuple[tuple[int, ...], bool, int]:
+    """Checked (axes, keepdims, number of elements each result reduces) of a reduction of ``x``."""
+    check_tensor(x, func)
+    axes = check_axes(axis, x.ndim, func)
+    keepdims = check_flag(keepdims, "keepdims", func)
+    return axes, keepdims, math.prod(x._shape[a] for a in axes)
+
+
+def index_dtype(dev: Device) -> dt.DType:
+    """The default array index dtype on ``dev``."""
+    return default_dtypes_of(dev)["default_integral"]
+
+
+def _accumulation_dtype(x: Tensor, dtype, func: str) -> dt.DType:
+    """The result dtype of sum, prod and the cumulative functions (the standard's ``dtype=`` rules)."""
+    src = x._dtype
+    if dtype is not None:
+        dt.check_dtype(dtype, func)
+        if dtype.kind not in _KIND_RANK or _KIND_RANK[dtype.kind] < _KIND_RANK[src.kind]:
+            raise TypeError(f"{func}: cannot accumulate {src.name} values in {dtype.name}")
+        if not x._dev.client.supports_dtype(dtype):
+            raise TypeError(f"{func}: {dtype.name} is not supported on device {x._dev}")
+        return dtype
+    if src.kind not in dt.INTEGER_KINDS:
+        return src
+    default = index_dtype(x._dev)
+    if src.kind == "unsigned integer":
+        default = _UNSIGNED_OF_BITS[default.bits]
+    return src if src.bits > default.bits else default
+
+
+def _reduce(kernel: str, x: Tensor, axes: tuple[int, ...], keepdims: bool, dtype: dt.DType, out,
+            func: str, params: dict | None = None) -> Tensor:
+    o = result(out, reduced_shape(x._shape, axes, keepdims), dtype, x._dev, func)
+    if o.size:
+        launch(x._dev, kernel, (x,), (o,), {"axis": axes, "keepdims": keepdims, **(params or {})})
+    return o
+
+
+def _fill_nan(x: Tensor, axes: tuple[int, ...], keepdims: bool, out, func: str) -> Tensor:
+    """The result of a mean, var or std over no elements (or too few for the correction): all NaN."""
+    o = result(out, reduced_shape(x._shape, axes, keepdims), x._dtype, x._dev, func)
+    if o.size:
+        launch(x._dev, "fill", (), (o,), {"value": x._dtype.np.type(complex(math.nan, math.nan)
+                                                                        if x._dtype.kind == "complex floating"
+                                                                        else math.nan)})
+    return o
+
+
+def _extremum(kernel: str, x, axis, keepdims, out) -> Tensor:
+    axes, keepdims, count = reduction_args(x, axis, keepdims, kernel)
+    check_kind(x, _REAL_NUMERIC, "real numeric", kernel)
+    if count == 0:
+        raise ValueError(f"{kernel}: the reduction over axes {axes} of an array of shape {x._shape} has no "
+                         "elements, and so no " + ("maximum" if kernel == "max" else "minimum"))
+    return _reduce(kernel, x, axes, keepdims, x._dtype, out, kernel)
+
+
+def max(x, /, *, axis: int | tuple[int, ...] | None = None, keepdims: bool = False, out=None) -> Tensor:
+    """The largest element of ``x`` over ``axis`` (NaN propagates); ValueError over zero elements."""
+    return _extremum("max", x, axis, keepdims, out)
+
+
+def min(x, /, *, axis: int | tuple[int, ...] | None = None, keepdims: bool = False, out=None) -> Tensor:
+    """The smallest element of ``x`` over ``axis`` (NaN propagates); ValueError over zero elements."""
+    return _extremum("min", x, axis, keepdims, out)
+
+
+def _accumulate(kernel: str, x, axis, dtype, keepdims, out) -> Tensor:
+    axes, keepdims, _ = reduction_args(x, axis, keepdims, kernel)
+    check_kind(x, dt.NUMERIC_KINDS, "numeric", kernel)
+    return _reduce(kernel, x, axes, keepdims, _accumulation_dtype(x, dtype, kernel), out, kernel)
+
+
+def sum(x, /, *, axis: int | tuple[int, ...] | None = None, dtype: dt.DType | None = None,
+        keepdims: bool = False, out=None) -> Tensor:
+    """The sum of ``x`` over ``axis``; integers accumulate in the default integer dtype of their signedness
+    unless ``dtype`` says otherwise; the empty sum is 0."""
+    return _accumulate("sum", x, axis, dtype, keepdims, out)
+
+
+def prod(x, /, *, axis: int | tuple[int, ...] | None = None, dtype: dt.DType | None = None,
+         keepdims: bool = False, out=None) -> Tensor:
+    """The product of ``x`` over ``axis`` (dtype rules as :func:`sum`); the empty product is 1."""
+    return _accumulate("prod", x, axis, dtype, keepdims, out)
+
+
+def mean(x, /, *, axis: int | tuple[int, ...] | None = None, keepdims: bool = False, out=None) -> Tensor:
+    """The arithmetic mean of the floating-point array ``x`` over ``axis``; NaN over zero elements."""
+    axes, keepdims, count = reduction_args(x, axis, keepdims, "mean")
+    check_kind(x, dt.FLOAT_KINDS, "floating-point", "mean")
+    if count == 0:
+        return _fill_nan(x, axes, keepdims, out, "mean")
+    return _reduce("mean", x, axes, keepdims, x._dtype, out, "mean")
+
+
+def _moment(kernel: str, x, axis, correction, keepdims, out) -> Tensor:
+    axes, keepdims, count = reduction_args(x, axis, keepdims, kernel)
+    check_kind(x, ("real floating",), "real floating-point", kernel)
+    if type(correction) not in (int, float):
+        raise TypeError(f"{kernel}: correction must be an int or a float, got {correction!r}")
+    if not correction >= 0:
+        raise ValueError(f"{kernel}: correction must be non-negative, got {correction!r}")
+    if count - correction <= 0:
+        return _fill_nan(x, axes, keepdims, out, kernel)
+    return _reduce(kernel, x, axes, keepdims, x._dtype, out, kernel, {"correction": correction})
+
+
+def var(x, /, *, axis: int | tuple[int, ...] | None = None, correction: int | float = 0.0,
+        keepdims: bool = False, out=None) -> Tensor:
+    """The variance of ``x`` over ``axis``, dividing by (M - correction); NaN where that is <= 0."""
+    return _moment("var", x, axis, correction, keepdims, out)
+
+
+def std(x, /, *, axis: int | tuple[int, ...] | None = None, correction: int | float = 0.0,
+        keepdims: bool = False, out=None) -> Tensor:
+    """The standard deviation of ``x`` over ``axis`` (the square root of :func:`var`)."""
+    return _moment("std", x, axis, correction, keepdims, out)
+
+
+def _cumulative(kernel: str, identity: int, x, axis, dtype, include_initial, out) -> Tensor:
+    check_tensor(x, kernel)
+    check_kind(x, dt.NUMERIC_KINDS, "numeric", kernel)
+    include_initial = check_flag(include_initial, "include_initial", kernel)
+    if x.ndim == 0:
+        raise ValueError(f"{kernel}: x must have at least one dimension, got a 0-D array")
+    if axis is None:
+        if x.ndim > 1:
+            raise ValueError(f"{kernel}: axis is required for an array of {x.ndim} dimensions (shape {x._shape})")
+        axis = 0
+    axis = check_axis(axis, x.ndim, kernel)
+    dtype = _accumulation_dtype(x, dtype, kernel)
+    shape = x._shape
+    if include_initial:
+        shape = shape[:axis] + (shape[axis] + 1,) + shape[axis + 1:]
+    o = result(out, shape, dtype, x._dev, kernel)
+    if not o.size:
+        return o
+    body = o
+    if include_initial:
+        st = o._strides[axis]
+        body = make_view(o, x._shape, o._strides, o._offset + st)
+    if body.size:
+        launch(x._dev, kernel, (x,), (body,), {"axis": axis})
+    if include_initial:
+        # written after the body, so that an ``out`` overlapping x cannot change what the kernel reads
+        head = make_view(o, shape[:axis] + (1,) + shape[axis + 1:], o._strides, o._offset)
+        launch(x._dev, "fill", (), (head,), {"value": dtype.np.type(identity)})
+    return o
+
+
+def cumulative_sum(x, /, *, axis: int | None = None, dtype: dt.DType | None = None,
+                   include_initial: bool = False, out=None) -> Tensor:
+    """Running sums of ``x`` along ``axis`` (dtype rules as :func:`sum`); ``include_initial`` prepends 0."""
+    return _cumulative("cumulative_sum", 0, x, axis, dtype, include_initial, out)
+
+
+def cumulative_prod(x, /, *, axis: int | None = None, dtype: dt.DType | None = None,
+                    include_initial: bool = False, out=None) -> Tensor:
+    """Running products of ``x`` along ``axis`` (dtype rules as :func:`sum`); ``include_initial`` prepends 1."""
+    return _cumulative("cumulative_prod", 1, x, axis, dtype, include_initial, out)

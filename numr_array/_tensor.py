@@ -150,6 +150,14 @@ class Tensor:
     def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
         return _ns.dlpack_export(self, stream=stream, max_version=max_version, dl_device=dl_device, copy=copy)
 
+    @property
+    def __cuda_array_interface__(self) -> dict:
+        """CUDA tensors' memory for CuPy, PyTorch and Numba, without a copy (AttributeError elsewhere)."""
+        export = getattr(self._dev.client, "cuda_array_interface", None)
+        if export is None:
+            raise AttributeError(f"__cuda_array_interface__: {self._dev} tensors are not in CUDA memory")
+        return export(self)
+
     def __dlpack_device__(self) -> tuple[int, int]:
         return _ns.dlpack_device(self)
 

@@ -86,7 +86,11 @@ class Allocator(ABC):
         """Account for memory a backend obtained itself (in a shape it can use directly) as a Buffer."""
         if self._frozen:
             raise AllocatorFrozenError(f"allocate({nbytes}): the allocator is frozen while a graph is captured")
-        return self._track(handle, nbytes)
+        in_use = self._in_use = self._in_use + nbytes
+        self._count += 1
+        if in_use > self._peak:
+            self._peak = in_use
+        return Buffer(handle, nbytes, self)
 
     def allocate_unfrozen(self, nbytes: int) -> Buffer:
         return self._track(self._raw_allocate(nbytes), nbytes)

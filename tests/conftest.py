@@ -24,3 +24,12 @@ def device():
     import numr_array as xp
     return xp._device.parse_device(
         os.environ.get("NUMR_TEST_DEVICE", os.environ.get("NUMR_DEVICE", "cpu")))
+
+
+@pytest.fixture
+def fake_backend(monkeypatch):
+    """Register tests/fake_backend.py as device kind 'fake' (two CPU-like devices) for one test."""
+    from numr_array import backends
+    monkeypatch.setitem(backends.BACKEND_MODULES, "fake", "tests.fake_backend")
+    yield
+    backends._runtimes.pop("fake", None)

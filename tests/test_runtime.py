@@ -1,0 +1,156 @@
+"""The Runtime layer: devices, the allocator's accounting and freeze, copies, events, backend discovery."""
+
+import gc
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import numr_array as xp
+from numr_array import backends
+from numr_array._device import parse_device
+from numr_array.runtime import AllocatorFrozenError
+
+from .strategies import DEVICE
+
+
+def test_device_strings_round_trip():
+    cpu = parse_device("cpu")
+    assert str(cpu) == "cpu" and repr(cpu) == "cpu"
+    assert parse_device(cpu) is cpu
+    assert cpu == "cpu" and cpu != "cuda:0"
+    assert str(parse_device("cuda:0")) == "cuda:0"
+    assert str(parse_device("webgpu:1")) == "webgpu:1"
+
+
+@pytest.mark.parametrize("bad", ["gpu", "cuda:x", "cuda:", "cpu:1", "webgpu:-1", ""])
+def test_bad_device_names_raise_value_error(bad):
+    with pytest.raises(ValueError, match="device"):
+        xp.zeros(3, device=bad)
+
+
+def test_bad_device_type_raises_type_error():
+    with pytest.raises(TypeError, match="device"):
+        xp.zeros(3, device=0)
+
+
+def test_unavailable_device_raises_value_error():
+    with pytest.raises(ValueError, match="cuda:7"):
+        xp.zeros(3, device="cuda:7")
+
+
+def test_devices_lists_cpu_first():
+    devs = xp.__array_namespace_info__().devices()
+    assert devs[0] == "cpu"
+    assert all(isinstance(d, xp.Device) for d in devs)
+
+
+def test_missing_backend_library_is_absent(monkeypatch):
+    monkeypatch.setitem(backends.BACKEND_MODULES, "webgpu", "numr_array_no_such_module")
+    monkeypatch.setattr(backends, "_runtimes", {})
+    assert all(d.kind != "webgpu" for d in xp.__array_namespace_info__().devices())
+    assert xp.add(xp.ones(2), 1.0).shape == (2,)  # nothing else notices
+
+
+def test_numr_device_env_picks_default():
+    code = "import numr_array as xp; print(xp.ones(2).device, xp.__array_namespace_info__().default_device())"
+    env = dict(os.environ, NUMR_DEVICE="cpu", PYTHONPATH=os.getcwd())
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["cpu", "cpu"]
+    env["NUMR_DEVICE"] = "tpu:0"
+    bad = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert bad.returncode != 0 and "NUMR_DEVICE" in bad.stderr
+
+
+def test_mixing_devices_raises_value_error(fake_backend):
+    a = xp.ones(3, device="cpu")
+    b = xp.ones(3, device="fake:1")
+    assert b.device == "fake:1"
+    for call in (lambda: a + b, lambda: xp.add(a, b), lambda: xp.matmul(a, b), lambda: xp.where(a > 0, a, b)):
+        with pytest.raises(ValueError, match="device"):
+            call()
+    out = xp.zeros(3, device="fake:0")
+    with pytest.raises(ValueError, match="device"):
+        xp.add(b, b, out=out)
+    assert np.array_equal(np.asarray(b.to_device("cpu") + a), [2, 2, 2])  # explicit transfer works
+
+
+def test_allocator_accounts_bytes_and_peak():
+    alloc = parse_device(DEVICE).client.allocator
+    gc.collect()
+    before = alloc.stats()
+    x = xp.empty((1000,), dtype=xp.float64, device=DEVICE)
+    during = alloc.stats()
+    assert during.bytes_in_use == before.bytes_in_use + 8000
+    assert during.allocations == before.allocations + 1
+    assert during.peak_bytes >= during.bytes_in_use
+    del x
+    gc.collect()
+    after = alloc.stats()
+    assert after.bytes_in_use == before.bytes_in_use
+    assert after.peak_bytes >= during.bytes_in_use
+
+
+def test_views_share_the_buffer_and_keep_it_alive():
+    alloc = parse_device(DEVICE).client.allocator
+    gc.collect()
+    base = alloc.stats().bytes_in_use
+    x = xp.arange(12, dtype=xp.float32, device=DEVICE)
+    v = xp.reshape(x, (3, 4))[1:, ::-1].mT if hasattr(xp, "reshape") else x[::2]
+    assert v._buf is x._buf
+    del x
+    gc.collect()
+    assert alloc.stats().bytes_in_use == base + 48  # the view holds the whole buffer
+    del v
+    gc.collect()
+    assert alloc.stats().bytes_in_use == base
+
+
+def test_frozen_allocator_refuses_allocation():
+    alloc = parse_device(DEVICE).client.allocator
+    alloc.freeze()
+    try:
+        assert alloc.is_frozen
+        with pytest.raises(AllocatorFrozenError):
+            alloc.allocate(16)
+    finally:
+        alloc.unfreeze()
+    assert not alloc.is_frozen
+    assert alloc.allocate(16).nbytes == 16
+
+
+def test_copies_through_the_client():
+    client = parse_device(DEVICE).client
+    src = np.arange(16, dtype=np.int32)
+    a = client.allocator.allocate(64)
+    b = client.allocator.allocate(64)
+    client.copy_to_device(src, a, 0)
+    client.copy_within_device(a, 16, b, 0, 48)
+    out = np.zeros(12, np.int32)
+    client.copy_from_device(b, 0, out)
+    assert np.array_equal(out, src[4:])
+    ev = client.record_event()
+    out2 = np.zeros(4, np.int32)
+    client.copy_from_device_pipelined(a, 8, out2, ev)
+    assert np.array_equal(out2, src[2:6])
+
+
+def test_copy_strided_makes_views_contiguous():
+    client = parse_device(DEVICE).client
+    a = np.arange(24, dtype=np.float64).reshape(4, 6)
+    x = xp.asarray(a, device=DEVICE)
+    v = x[::-1, 1::2]
+    dst = xp.empty(v.shape, dtype=v.dtype, device=DEVICE)
+    client.copy_strided(v, dst)
+    assert dst.is_contiguous() and not v.is_contiguous()
+    assert np.array_equal(np.asarray(dst.to_device("cpu")), a[::-1, 1::2])
+
+
+def test_client_interface_members():
+    rt = backends.get_runtime(parse_device(DEVICE).kind)
+    assert isinstance(rt.name, str) and isinstance(rt.supports_graph_capture, bool)
+    client = parse_device(DEVICE).client
+    client.synchronize()
+    client.raw_handle  # the escape hatch exists (None on CPU, where NumPy needs no handle)
