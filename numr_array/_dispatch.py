@@ -91,7 +91,9 @@ def broadcast_to_shape(x: Tensor, shape: tuple[int, ...]) -> Tensor:
 
 
 def make_view(x: Tensor, shape: tuple[int, ...], strides: tuple[int, ...], offset: int) -> Tensor:
-    return Tensor(x._buf, x._dtype, shape, strides, offset, x._dev)
+    """A view of ``x``'s buffer. An empty view gets offset 0: its offset is never read, and one past the end
+    of the buffer (``x[..., ::-1]`` of shape (0, 3)) is rejected by backends that check it (NumPy's ndarray)."""
+    return Tensor(x._buf, x._dtype, shape, strides, 0 if 0 in shape else offset, x._dev)
 
 
 def empty(dev: Device, shape: tuple[int, ...], dtype: dt.DType) -> Tensor:

@@ -43,8 +43,8 @@ class Info:
             supported = [d for d in supported if dt.isdtype(d, kind)]
         return {d.name: d for d in supported}
 
-    def devices(self) -> list[Device]:
-        return available_devices()
+    def devices(self) -> tuple[Device, ...]:
+        return tuple(available_devices())
 
 
 def __array_namespace_info__() -> Info:

@@ -11,8 +11,11 @@ from ._statistical import *  # noqa: F401,F403
 from ._utility import *  # noqa: F401,F403
 from ._sorting import *  # noqa: F401,F403
 from ._set_functions import *  # noqa: F401,F403
+from ._advanced_indexing import *  # noqa: F401,F403
+from ._dlpack import *  # noqa: F401,F403
 from ._indexing import getitem, setitem  # noqa: F401
 from ._host import to_device, tensor_repr, dlpack_export, dlpack_device  # noqa: F401
 from ._dispatch import to_numpy  # noqa: F401
+from ._numpy_compat import *  # noqa: F401,F403
 
 SUPPORTED_VERSIONS = ("2021.12", "2022.12", "2023.12", "2024.12", "2025.12")

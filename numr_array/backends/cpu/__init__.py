@@ -6,8 +6,9 @@ from typing import Sequence
 
 import numpy as np
 
+from ... import _dtypes as dt
 from ...runtime import Allocator, Buffer, Client, Graph, Runtime
-from ..._tensor import Tensor
+from ..._tensor import Tensor, contiguous_strides
 from .._ndarray import make_kernels
 
 
@@ -76,6 +77,16 @@ class CpuClient(Client):
         except MemoryError:
             raise MemoryError(f"cpu: cannot allocate an array of shape {shape} and dtype {dtype.name}") from None
         return self.allocator.track(arr, arr.nbytes), arr
+
+    def adopt(self, a: np.ndarray) -> Tensor:
+        """A tensor over the memory of the host array ``a``, without a copy (C-contiguous, writable only)."""
+        if not (a.flags.c_contiguous and a.flags.writeable):
+            raise ValueError("asarray: copy=False needs a C-contiguous, writable host array; this one is "
+                             f"{'not C-contiguous' if not a.flags.c_contiguous else 'read-only'}")
+        dtype = dt.from_numpy(a.dtype)
+        # no owner: the memory belongs to ``a`` (kept alive by the handle), not to our allocator
+        buf = Buffer(a.reshape(-1), a.nbytes, None)
+        return Tensor(buf, dtype, a.shape, contiguous_strides(a.shape), 0, self.device, a)
 
     @staticmethod
     def _bytes(buf: Buffer) -> np.ndarray:
