@@ -57,8 +57,6 @@ def check_axes(axis, ndim: int, func: str) -> tuple[int, ...]:
         if len(set(axes)) != len(axes):
             raise ValueError(f"{func}: repeated axis in {axis}")
         return axes
-    if ndim == 0 and type(axis) is int and axis in (0, -1):
-        raise IndexError(f"{func}: axis {axis} is out of bounds for a 0-D array")
     return (check_axis(axis, ndim, func),)
 
 

@@ -4,23 +4,22 @@ from __future__ import annotations
 
 from . import _capture
 from . import _dtypes as dt
-from ._dispatch import (broadcast_shapes, broadcast_to_shape, check_axis, check_tensor, empty, launch, result,
-                        to_numpy)
-from ._statistical import _REAL_NUMERIC, _reduce, check_flag, check_kind, index_dtype, reduction_args
+from ._device import Device
+from ._dispatch import broadcast_shapes, broadcast_to_shape, check_tensor, empty, launch, result, to_numpy
+from ._statistical import REAL_NUMERIC_KINDS, check_kind, index_dtype, reduction, reduction_args
 from ._tensor import Tensor
 
 __all__ = ["argmax", "argmin", "count_nonzero", "nonzero", "searchsorted", "where"]
 
 
 def _arg_extremum(kernel: str, x, axis, keepdims, out) -> Tensor:
-    check_tensor(x, kernel)
-    check_kind(x, _REAL_NUMERIC, "real numeric", kernel)
-    if axis is not None:
-        axis = check_axis(axis, x.ndim, kernel)
+    if isinstance(axis, tuple):
+        raise TypeError(f"{kernel}: axis must be an int or None, got {axis!r}")
     axes, keepdims, count = reduction_args(x, axis, keepdims, kernel)
+    check_kind(x, REAL_NUMERIC_KINDS, "real numeric", kernel)
     if count == 0:
         raise ValueError(f"{kernel}: the search over axes {axes} of an array of shape {x._shape} has no elements")
-    return _reduce(kernel, x, axes, keepdims, index_dtype(x._dev), out, kernel)
+    return reduction(kernel, x, axes, keepdims, index_dtype(x._dev), out, kernel)
 
 
 def argmax(x, /, *, axis: int | None = None, keepdims: bool = False, out=None) -> Tensor:
@@ -37,7 +36,7 @@ def count_nonzero(x, /, *, axis: int | tuple[int, ...] | None = None, keepdims: 
                   out=None) -> Tensor:
     """How many elements of ``x`` over ``axis`` are non-zero (True; complex: either part non-zero)."""
     axes, keepdims, _ = reduction_args(x, axis, keepdims, "count_nonzero")
-    return _reduce("count_nonzero", x, axes, keepdims, index_dtype(x._dev), out, "count_nonzero")
+    return reduction("count_nonzero", x, axes, keepdims, index_dtype(x._dev), out, "count_nonzero")
 
 
 def nonzero(x, /) -> tuple[Tensor, ...]:
@@ -49,7 +48,7 @@ def nonzero(x, /) -> tuple[Tensor, ...]:
         raise ValueError("nonzero: x must have at least one dimension, got a 0-D array")
     dev = x._dev
     _capture.check_host_read(dev, "nonzero")
-    count = _reduce("count_nonzero", x, tuple(range(x.ndim)), False, index_dtype(dev), None, "nonzero")
+    count = reduction("count_nonzero", x, tuple(range(x.ndim)), False, index_dtype(dev), None, "nonzero")
     n = int(to_numpy(count, "nonzero"))
     outs = tuple(empty(dev, (n,), index_dtype(dev)) for _ in range(x.ndim))
     if n:
@@ -57,28 +56,37 @@ def nonzero(x, /) -> tuple[Tensor, ...]:
     return outs
 
 
+def scalar_tensor(value, dtype: dt.DType, dev: Device, func: str) -> Tensor:
+    """A 0-D tensor holding the Python scalar ``value`` (already checked to suit ``dtype``), for the
+    kernels whose native functions take arrays only; OverflowError when an int does not fit."""
+    try:
+        v = dtype.np.type(value)
+    except OverflowError:
+        raise OverflowError(f"{func}: the Python int {value} does not fit in {dtype.name}") from None
+    t = empty(dev, (), dtype)
+    launch(dev, "fill", (), (t,), {"value": v})
+    return t
+
+
 def searchsorted(x1, x2, /, *, side: str = "left", sorter=None, out=None) -> Tensor:
     """Indices at which the elements of ``x2`` (an array or a Python int or float) would be inserted into
     the ascending 1-D array ``x1`` (ascending once indexed by ``sorter``) to keep it sorted."""
     check_tensor(x1, "searchsorted", "x1")
-    check_kind(x1, _REAL_NUMERIC, "real numeric", "searchsorted")
+    check_kind(x1, REAL_NUMERIC_KINDS, "real numeric", "searchsorted")
     if x1.ndim != 1:
         raise ValueError(f"searchsorted: x1 must be 1-D, got shape {x1._shape}")
     dev = x1._dev
     if type(x2) is Tensor:
         if x2._dev is not dev:
-            raise ValueError(f"searchsorted: x2 is on {x2._dev} but x1 is on {dev}")
-        check_kind(x2, _REAL_NUMERIC, "real numeric", "searchsorted")
+            raise ValueError(f"searchsorted: x2 is on device {x2._dev} but x1 is on device {dev}")
+        check_kind(x2, REAL_NUMERIC_KINDS, "real numeric", "searchsorted")
         dt.promote(x1._dtype, x2._dtype, "searchsorted")
         shape = x2._shape
     elif type(x2) in (int, float):
         if not dt.scalar_compatible(x1._dtype, x2):
             raise TypeError(f"searchsorted: a Python {type(x2).__name__} cannot be searched for in a "
                             f"{x1._dtype.name} array")
-        try:
-            x2 = x1._dtype.np.type(x2)
-        except OverflowError:
-            raise OverflowError(f"searchsorted: the Python int {x2} does not fit in {x1._dtype.name}") from None
+        x2 = scalar_tensor(x2, x1._dtype, dev, "searchsorted")
         shape = ()
     else:
         raise TypeError(f"searchsorted: x2 must be an array or a Python int or float, got {type(x2).__name__}")
@@ -87,7 +95,7 @@ def searchsorted(x1, x2, /, *, side: str = "left", sorter=None, out=None) -> Ten
     if sorter is not None:
         check_tensor(sorter, "searchsorted", "sorter")
         if sorter._dev is not dev:
-            raise ValueError(f"searchsorted: sorter is on {sorter._dev} but x1 is on {dev}")
+            raise ValueError(f"searchsorted: sorter is on device {sorter._dev} but x1 is on device {dev}")
         check_kind(sorter, dt.INTEGER_KINDS, "integer", "searchsorted")
         if sorter._shape != x1._shape:
             raise ValueError(f"searchsorted: sorter has shape {sorter._shape} but x1 has shape {x1._shape}")

@@ -13,6 +13,7 @@ from typing import NamedTuple
 from . import _capture
 from . import _dtypes as dt
 from ._dispatch import check_tensor, empty, launch, result, to_numpy
+from ._searching import scalar_tensor
 from ._statistical import check_flag, index_dtype
 from ._tensor import Tensor
 
@@ -40,7 +41,8 @@ def _unique(x, func: str, want: tuple[str, ...]) -> dict[str, Tensor]:
     """values and the ``want``ed extras (indices, inverse_indices, counts) of the unique values of x.
 
     One kernel sorts the flattened x and marks where each run of equal values starts; the host reads
-    how many runs there are, and a second kernel gathers the results into tensors of exactly that size."""
+    how many runs there are, and a second kernel gathers the results into tensors of exactly that size.
+    The values are x's own elements at their first occurrences (so -0.0 if it comes before +0.0)."""
     check_tensor(x, func)
     dev = x._dev
     _capture.check_host_read(dev, func)
@@ -49,16 +51,15 @@ def _unique(x, func: str, want: tuple[str, ...]) -> dict[str, Tensor]:
     if n == 0:
         k = 0
     else:
-        ordered = empty(dev, (n,), x._dtype)
         perm = empty(dev, (n,), idx)
         starts = empty(dev, (n,), dt.bool_)
         count = empty(dev, (), idx)
-        launch(dev, "unique_sort", (x,), (ordered, perm, starts, count))
+        launch(dev, "unique_sort", (x,), (perm, starts, count))
         k = int(to_numpy(count, func))
     shapes = {"values": (k,), "indices": (k,), "inverse_indices": x._shape, "counts": (k,)}
     res = {name: empty(dev, shapes[name], x._dtype if name == "values" else idx) for name in ("values",) + want}
     if n:
-        launch(dev, "unique_gather", (ordered, perm, starts), tuple(res.values()), {"want": want})
+        launch(dev, "unique_gather", (x, perm, starts), tuple(res.values()), {"want": want})
     return res
 
 
@@ -107,18 +108,11 @@ def isin(x1, x2, /, *, invert: bool = False, out=None) -> Tensor:
     dev = arrays[0]._dev
     if len(arrays) == 2:
         if b._dev is not dev:
-            raise ValueError(f"isin: x2 is on {b._dev} but x1 is on {dev}")
+            raise ValueError(f"isin: x2 is on device {b._dev} but x1 is on device {dev}")
         dt.promote(a._dtype, b._dtype, "isin")
     dtype = arrays[0]._dtype
-    values = []
-    for t, v in ((a, x1), (b, x2)):
-        if t is None:
-            try:
-                t = dtype.np.type(v)
-            except OverflowError:
-                raise OverflowError(f"isin: the Python int {v} does not fit in {dtype.name}") from None
-        values.append(t)
     o = result(out, () if a is None else a._shape, dt.bool_, dev, "isin")
     if o.size:
+        values = [scalar_tensor(v, dtype, dev, "isin") if t is None else t for t, v in ((a, x1), (b, x2))]
         launch(dev, "isin", values, (o,), {"invert": invert})
     return o

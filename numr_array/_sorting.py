@@ -8,7 +8,7 @@ both directions.
 from __future__ import annotations
 
 from ._dispatch import check_axis, check_tensor, launch, result
-from ._statistical import _REAL_NUMERIC, check_flag, check_kind, index_dtype
+from ._statistical import REAL_NUMERIC_KINDS, check_flag, check_kind, index_dtype
 from ._tensor import Tensor
 
 __all__ = ["argsort", "sort"]
@@ -16,7 +16,7 @@ __all__ = ["argsort", "sort"]
 
 def _sort(kernel: str, x, axis, descending, stable, out, index: bool) -> Tensor:
     check_tensor(x, kernel)
-    check_kind(x, _REAL_NUMERIC, "real numeric", kernel)
+    check_kind(x, REAL_NUMERIC_KINDS, "real numeric", kernel)
     axis = check_axis(axis, x.ndim, kernel)
     descending = check_flag(descending, "descending", kernel)
     stable = check_flag(stable, "stable", kernel)

@@ -3,8 +3,8 @@ cumulative_prod.
 
 Each one validates its arguments, works out the result's shape and dtype, allocates it (or checks
 ``out=``) and launches one kernel of the ``reductions`` family with the normalised axes. The reduction
-helpers here (``reduction_args``, ``reduced_shape``, ``check_flag``, ``index_dtype``) are shared with the
-utility, searching, sorting and set modules.
+helpers here (``reduction_args``, ``reduction``, ``check_flag``, ``check_kind``, ``index_dtype``) are shared
+with the utility, searching, sorting and set modules.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from ._tensor import Tensor
 
 __all__ = ["cumulative_prod", "cumulative_sum", "max", "mean", "min", "prod", "std", "sum", "var"]
 
-_REAL_NUMERIC = dt.INTEGER_KINDS + ("real floating",)
+REAL_NUMERIC_KINDS = dt.INTEGER_KINDS + ("real floating",)
 # the order of kinds a dtype= argument may move up (but not down) from the input's: casting complex to
 # real or floating to integer inside a sum would silently drop parts of the data
 _KIND_RANK = {"signed integer": 1, "unsigned integer": 1, "real floating": 2, "complex floating": 3}
@@ -70,14 +70,15 @@ def _accumulation_dtype(x: Tensor, dtype, func: str) -> dt.DType:
         return dtype
     if src.kind not in dt.INTEGER_KINDS:
         return src
-    default = index_dtype(x._dev)
+    default = default_dtypes_of(x._dev)["default_integral"]
     if src.kind == "unsigned integer":
         default = _UNSIGNED_OF_BITS[default.bits]
     return src if src.bits > default.bits else default
 
 
-def _reduce(kernel: str, x: Tensor, axes: tuple[int, ...], keepdims: bool, dtype: dt.DType, out,
-            func: str, params: dict | None = None) -> Tensor:
+def reduction(kernel: str, x: Tensor, axes: tuple[int, ...], keepdims: bool, dtype: dt.DType, out,
+              func: str, params: dict | None = None) -> Tensor:
+    """Run the reduction ``kernel`` of x over ``axes`` into ``out`` (checked) or a new tensor of ``dtype``."""
     o = result(out, reduced_shape(x._shape, axes, keepdims), dtype, x._dev, func)
     if o.size:
         launch(x._dev, kernel, (x,), (o,), {"axis": axes, "keepdims": keepdims, **(params or {})})
@@ -87,20 +88,19 @@ def _reduce(kernel: str, x: Tensor, axes: tuple[int, ...], keepdims: bool, dtype
 def _fill_nan(x: Tensor, axes: tuple[int, ...], keepdims: bool, out, func: str) -> Tensor:
     """The result of a mean, var or std over no elements (or too few for the correction): all NaN."""
     o = result(out, reduced_shape(x._shape, axes, keepdims), x._dtype, x._dev, func)
+    nan = complex(math.nan, math.nan) if x._dtype.kind == "complex floating" else math.nan
     if o.size:
-        launch(x._dev, "fill", (), (o,), {"value": x._dtype.np.type(complex(math.nan, math.nan)
-                                                                        if x._dtype.kind == "complex floating"
-                                                                        else math.nan)})
+        launch(x._dev, "fill", (), (o,), {"value": x._dtype.np.type(nan)})
     return o
 
 
 def _extremum(kernel: str, x, axis, keepdims, out) -> Tensor:
     axes, keepdims, count = reduction_args(x, axis, keepdims, kernel)
-    check_kind(x, _REAL_NUMERIC, "real numeric", kernel)
+    check_kind(x, REAL_NUMERIC_KINDS, "real numeric", kernel)
     if count == 0:
         raise ValueError(f"{kernel}: the reduction over axes {axes} of an array of shape {x._shape} has no "
                          "elements, and so no " + ("maximum" if kernel == "max" else "minimum"))
-    return _reduce(kernel, x, axes, keepdims, x._dtype, out, kernel)
+    return reduction(kernel, x, axes, keepdims, x._dtype, out, kernel)
 
 
 def max(x, /, *, axis: int | tuple[int, ...] | None = None, keepdims: bool = False, out=None) -> Tensor:
@@ -116,7 +116,7 @@ def min(x, /, *, axis: int | tuple[int, ...] | None = None, keepdims: bool = Fal
 def _accumulate(kernel: str, x, axis, dtype, keepdims, out) -> Tensor:
     axes, keepdims, _ = reduction_args(x, axis, keepdims, kernel)
     check_kind(x, dt.NUMERIC_KINDS, "numeric", kernel)
-    return _reduce(kernel, x, axes, keepdims, _accumulation_dtype(x, dtype, kernel), out, kernel)
+    return reduction(kernel, x, axes, keepdims, _accumulation_dtype(x, dtype, kernel), out, kernel)
 
 
 def sum(x, /, *, axis: int | tuple[int, ...] | None = None, dtype: dt.DType | None = None,
@@ -138,7 +138,7 @@ def mean(x, /, *, axis: int | tuple[int, ...] | None = None, keepdims: bool = Fa
     check_kind(x, dt.FLOAT_KINDS, "floating-point", "mean")
     if count == 0:
         return _fill_nan(x, axes, keepdims, out, "mean")
-    return _reduce("mean", x, axes, keepdims, x._dtype, out, "mean")
+    return reduction("mean", x, axes, keepdims, x._dtype, out, "mean")
 
 
 def _moment(kernel: str, x, axis, correction, keepdims, out) -> Tensor:
@@ -150,7 +150,7 @@ def _moment(kernel: str, x, axis, correction, keepdims, out) -> Tensor:
         raise ValueError(f"{kernel}: correction must be non-negative, got {correction!r}")
     if count - correction <= 0:
         return _fill_nan(x, axes, keepdims, out, kernel)
-    return _reduce(kernel, x, axes, keepdims, x._dtype, out, kernel, {"correction": correction})
+    return reduction(kernel, x, axes, keepdims, x._dtype, out, kernel, {"correction": correction})
 
 
 def var(x, /, *, axis: int | tuple[int, ...] | None = None, correction: int | float = 0.0,

@@ -6,7 +6,7 @@ import operator
 
 from . import _dtypes as dt
 from ._dispatch import check_axis, check_tensor, launch, result
-from ._statistical import _reduce, check_kind, reduction_args
+from ._statistical import reduction, check_kind, reduction_args
 from ._tensor import Tensor
 
 __all__ = ["all", "any", "diff"]
@@ -15,13 +15,13 @@ __all__ = ["all", "any", "diff"]
 def all(x, /, *, axis: int | tuple[int, ...] | None = None, keepdims: bool = False, out=None) -> Tensor:
     """Whether every element of ``x`` over ``axis`` is true (non-zero; NaN counts as true); True when empty."""
     axes, keepdims, _ = reduction_args(x, axis, keepdims, "all")
-    return _reduce("all", x, axes, keepdims, dt.bool_, out, "all")
+    return reduction("all", x, axes, keepdims, dt.bool_, out, "all")
 
 
 def any(x, /, *, axis: int | tuple[int, ...] | None = None, keepdims: bool = False, out=None) -> Tensor:
     """Whether some element of ``x`` over ``axis`` is true (non-zero; NaN counts as true); False when empty."""
     axes, keepdims, _ = reduction_args(x, axis, keepdims, "any")
-    return _reduce("any", x, axes, keepdims, dt.bool_, out, "any")
+    return reduction("any", x, axes, keepdims, dt.bool_, out, "any")
 
 
 def diff(x, /, *, axis: int = -1, n: int = 1, prepend: Tensor | None = None, append: Tensor | None = None,
@@ -43,19 +43,16 @@ def diff(x, /, *, axis: int = -1, n: int = 1, prepend: Tensor | None = None, app
             continue
         check_tensor(extra, "diff", name)
         if extra._dev is not x._dev:
-            raise ValueError(f"diff: {name} is on {extra._dev} but x is on {x._dev}")
+            raise ValueError(f"diff: {name} is on device {extra._dev} but x is on device {x._dev}")
         dtype = dt.promote(dtype, extra._dtype, "diff")
-        if extra.ndim != x.ndim or _shapes_differ(extra._shape, x._shape, axis):
+        es = extra._shape
+        if len(es) != x.ndim or es[:axis] + es[axis + 1:] != x._shape[:axis] + x._shape[axis + 1:]:
             raise ValueError(f"diff: {name} has shape {extra._shape}, which must match x's shape {x._shape} "
                              f"except along axis {axis}")
-        length += extra._shape[axis]
+        length += es[axis]
     shape = x._shape[:axis] + (max(length - n, 0),) + x._shape[axis + 1:]
     o = result(out, shape, dtype, x._dev, "diff")
     if o.size:
         launch(x._dev, "diff", (x, prepend, append), (o,), {"axis": axis, "n": n})
     return o
 
-
-def _shapes_differ(a: tuple[int, ...], b: tuple[int, ...], skip: int) -> bool:
-    """Whether the shapes ``a`` and ``b`` (of one length) differ anywhere but at index ``skip``."""
-    return a[:skip] != b[:skip] or a[skip + 1:] != b[skip + 1:]

@@ -1,0 +1,93 @@
+"""Searching, sorting and set kernels: argmax, argmin, count_nonzero, nonzero, searchsorted, sort,
+argsort, unique_sort / unique_gather and isin."""
+
+from __future__ import annotations
+
+
+def kernels(m) -> dict:
+    def arg_extremum(f):
+        def kernel(ins, outs, p):
+            axes = p["axis"]
+            o = outs[0]
+            # one axis, or all of them (the flattened array); the output's shape already has keepdims
+            r = f(ins[0], axis=axes[0] if len(axes) == 1 else None)
+            m.copyto(o, m.reshape(r, o.shape), casting="unsafe")
+        return kernel
+
+    def count_nonzero(ins, outs, p):
+        o = outs[0]
+        m.sum(ins[0] != 0, axis=p["axis"], keepdims=p["keepdims"], dtype=o.dtype, out=o)
+
+    def nonzero(ins, outs, p):
+        for o, idx in zip(outs, m.nonzero(ins[0])):
+            m.copyto(o, idx, casting="unsafe")
+
+    def searchsorted(ins, outs, p):
+        x1, x2, sorter = ins
+        m.copyto(outs[0], m.searchsorted(x1, x2, side=p["side"], sorter=sorter), casting="unsafe")
+
+    def sort(ins, outs, p):
+        x = ins[0]
+        axis = p["axis"]
+        # kind=None is NumPy's fastest sort (CuPy's only sort is stable)
+        kind = "stable" if p["stable"] else None
+        if p["descending"]:
+            # sorting the reversed array ascending and reversing back keeps equal elements in order
+            r = m.flip(m.sort(m.flip(x, axis), axis=axis, kind=kind), axis)
+        else:
+            r = m.sort(x, axis=axis, kind=kind)
+        m.copyto(outs[0], r)
+
+    def argsort(ins, outs, p):
+        x = ins[0]
+        o = outs[0]
+        axis = p["axis"]
+        kind = "stable" if p["stable"] else None
+        if p["descending"]:
+            # as in sort: the indices of the reversed array, reversed and mapped back to x's positions
+            r = m.flip(m.argsort(m.flip(x, axis), axis=axis, kind=kind), axis)
+            m.subtract(x.shape[axis] - 1, r, out=o, casting="unsafe")
+        else:
+            m.copyto(o, m.argsort(x, axis=axis, kind=kind), casting="unsafe")
+
+    def unique_sort(ins, outs, p):
+        # outs: the permutation that sorts the flattened x (stably, so that a run's first element is its
+        # first occurrence), where each run of equal values starts in that order, and the number of runs.
+        # NaN != NaN, so each NaN starts its own run. Adding 0 turns -0.0 into +0.0 so that signed zeros
+        # make one run even for sorts that order them by their bits (radix sorts on GPUs).
+        perm, starts, count = outs
+        keys = m.reshape(ins[0], (-1,))
+        if keys.dtype.kind in "fc":
+            keys = keys + keys.dtype.type(0)
+        order = m.argsort(keys, kind="stable")
+        m.copyto(perm, order, casting="unsafe")
+        ordered = keys[order]
+        starts[0] = True
+        m.not_equal(ordered[1:], ordered[:-1], out=starts[1:])
+        m.sum(starts, dtype=count.dtype, out=count)
+
+    def unique_gather(ins, outs, p):
+        x, perm, starts = ins
+        run_starts = m.nonzero(starts)[0]
+        first = m.take(perm, run_starts)  # the first occurrence in x of each unique value
+        values, *extras = outs
+        m.take(m.reshape(x, (-1,)), first, out=values)
+        for name, o in zip(p["want"], extras):
+            if name == "indices":
+                m.copyto(o, first, casting="unsafe")
+            elif name == "counts":
+                m.subtract(run_starts[1:], run_starts[:-1], out=o[:-1], casting="unsafe")
+                o[-1] = starts.shape[0] - run_starts[-1]
+            else:  # inverse_indices: the run number of each sorted element, scattered back to x's order
+                inverse = m.empty(perm.shape, o.dtype)
+                inverse[perm] = m.cumsum(starts, dtype=o.dtype) - 1
+                m.copyto(o, m.reshape(inverse, o.shape))
+
+    def isin(ins, outs, p):
+        m.copyto(outs[0], m.isin(ins[0], ins[1], invert=p["invert"]))
+
+    return {
+        "argmax": arg_extremum(m.argmax), "argmin": arg_extremum(m.argmin), "count_nonzero": count_nonzero,
+        "nonzero": nonzero, "searchsorted": searchsorted, "sort": sort, "argsort": argsort,
+        "unique_sort": unique_sort, "unique_gather": unique_gather, "isin": isin,
+    }

@@ -1,0 +1,514 @@
+"""Statistical functions (max, min, mean, prod, sum, std, var, cumulative_sum, cumulative_prod): differential
+tests against NumPy on the device under test, their special cases, ``out=`` and their errors.
+
+The helpers at the top (element strategies, axis strategies, result comparison) are shared with the
+utility, searching, sorting and set tests."""
+
+import contextlib
+import math
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import given, strategies as st
+
+import numr_array as xp
+
+from .strategies import (ALL, COMPLEX, DEVICE, FLOAT, INTEGER, NUMERIC, REAL_FLOAT, REAL_NUMERIC, SIGNED,
+                         np_arrays, shapes, supported, to_np, views)
+
+SPECIAL_FLOATS = [math.nan, math.inf, -math.inf, 0.0, -0.0]
+
+
+def elements(dtype, bound: float = 1e3):
+    """Element strategy: the whole range for bools and integers; for floating dtypes, values in
+    [-bound, bound] mixed with NaN, infinities and signed zeros (bounded, so that sums cannot overflow
+    and the order in which a device adds them cannot change inf or NaN into a finite value)."""
+    if dtype.kind not in ("real floating", "complex floating"):
+        return None
+    width = 32 if dtype in (xp.float32, xp.complex64) else 64
+    real = st.floats(-bound, bound, width=width) | st.sampled_from(SPECIAL_FLOATS)
+    if dtype.kind == "complex floating":
+        return st.builds(complex, real, real)
+    return real
+
+
+@st.composite
+def arrays(draw, dtypes, shape=None, bound: float = 1e3, min_dims=0, max_dims=4, min_side=0, max_side=5):
+    """(tensor, NumPy array of the same values): contiguous or a strided/reversed view."""
+    dtype = draw(st.sampled_from(supported(dtypes)))
+    if shape is None:
+        shape = draw(shapes(min_dims=min_dims, max_dims=max_dims, min_side=min_side, max_side=max_side))
+    a = draw(np_arrays(dtype, shape, elements(dtype, bound)))
+    return draw(views(a)), a
+
+
+@st.composite
+def axes(draw, ndim: int, tuples: bool = True):
+    """An ``axis=`` argument: None, an int in [-ndim, ndim), or (with ``tuples``) a tuple of distinct axes."""
+    options = [st.none()]
+    if ndim:
+        options.append(st.integers(-ndim, ndim - 1))
+        if tuples:
+            options.append(st.lists(st.integers(0, ndim - 1), unique=True).flatmap(
+                lambda ax: st.tuples(*[st.sampled_from([a, a - ndim]) for a in ax])))
+    elif tuples:
+        options.append(st.just(()))
+    return draw(st.one_of(options))
+
+
+def np_axis(axis):
+    return axis if axis is None or isinstance(axis, int) else tuple(axis)
+
+
+def tolerance(dtype, scale: float = 1.0) -> dict:
+    """assert_allclose tolerances for a result of ``dtype`` computed from values of magnitude ``scale``:
+    devices may add in another order than NumPy."""
+    rtol = 1e-5 if dtype in (xp.float32, xp.complex64) else 1e-12
+    return {"rtol": rtol, "atol": rtol * scale}
+
+
+def assert_result(t, expected, dtype, scale: float = 1.0):
+    """``t`` is a tensor of ``dtype`` with ``expected``'s shape and values (NaN where NaN, inf where inf)."""
+    assert type(t) is xp.Tensor
+    assert t.dtype == dtype, (t.dtype, dtype)
+    expected = np.asarray(expected)
+    assert t.shape == expected.shape, (t.shape, expected.shape)
+    got = to_np(t)
+    if dtype.kind in ("real floating", "complex floating"):
+        np.testing.assert_allclose(got, expected.astype(dtype.np), equal_nan=True, **tolerance(dtype, scale))
+    else:
+        np.testing.assert_array_equal(got, expected.astype(dtype.np), strict=True)
+
+
+def magnitude(a: np.ndarray) -> float:
+    """The sum of the finite magnitudes in ``a``: the scale of rounding differences in sums over it."""
+    m = np.abs(a.astype(np.complex128) if a.dtype.kind == "c" else a.astype(np.float64))
+    return float(np.sum(m[np.isfinite(m)])) + 1.0
+
+
+@contextlib.contextmanager
+def quiet():
+    """Silence NumPy's warnings (empty slices, inf - inf) while it computes an expected value."""
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        yield
+
+
+def arr(values, dtype=None):
+    return xp.asarray(values, dtype=dtype, device=DEVICE)
+
+
+def accumulation_dtype(dtype):
+    """The standard's default result dtype of sum and prod (the default integer dtypes are 64-bit here)."""
+    if dtype in SIGNED:
+        return xp.int64
+    if dtype in INTEGER:
+        return xp.uint64
+    return dtype
+
+
+# --- sum, prod ---------------------------------------------------------------------------------------
+
+def dtype_args(dtype):
+    """dtype= values accepted for an input of ``dtype``: None, or a dtype of the same or a higher kind."""
+    rank = {"signed integer": 1, "unsigned integer": 1, "real floating": 2, "complex floating": 3}
+    return st.none() | st.sampled_from(supported([d for d in NUMERIC if rank[d.kind] >= rank[dtype.kind]]))
+
+
+@pytest.mark.parametrize("name", ["sum", "prod"])
+@given(data=st.data())
+def test_sum_prod_match_numpy(name, data):
+    # prod: small values and sides, so that float products stay finite whatever the order
+    bound, max_side = (1e3, 5) if name == "sum" else (2.0, 3)
+    t, a = data.draw(arrays(NUMERIC, bound=bound, max_side=max_side))
+    axis = data.draw(axes(a.ndim))
+    keepdims = data.draw(st.booleans())
+    dtype = data.draw(dtype_args(t.dtype))
+    kw = {} if dtype is None else {"dtype": dtype}
+    got = getattr(xp, name)(t, axis=axis, keepdims=keepdims, **kw)
+    rdtype = dtype or accumulation_dtype(t.dtype)
+    with quiet():
+        expected = getattr(np, name)(a.astype(rdtype.np), axis=np_axis(axis), keepdims=keepdims)
+    assert_result(got, expected, rdtype, magnitude(a) ** (1 if name == "sum" else a.size or 1))
+
+
+def test_sum_prod_empty_and_defaults():
+    e = xp.zeros((0, 3), dtype=xp.float32, device=DEVICE)
+    assert_result(xp.sum(e), 0.0, xp.float32)
+    assert_result(xp.prod(e, axis=0), [1.0, 1.0, 1.0], xp.float32)
+    assert_result(xp.sum(e, axis=1), np.zeros(0), xp.float32)
+    assert_result(xp.sum(arr([1, 2], dtype=xp.int8)), 3, xp.int64)
+    assert_result(xp.prod(arr([200, 2], dtype=xp.uint8)), 400, xp.uint64)
+    assert_result(xp.sum(arr([100, 100], dtype=xp.int8), dtype=xp.int8), -56, xp.int8)  # wraps in the asked dtype
+    assert_result(xp.sum(arr([1, 2], dtype=xp.int32), dtype=xp.float32), 3.0, xp.float32)
+    assert_result(xp.sum(arr([1.5, 2.5]), dtype=xp.complex128), 4.0 + 0j, xp.complex128)
+    assert_result(xp.sum(arr([[1 + 2j, 3 - 1j]], dtype=xp.complex64), axis=-1), [4 + 1j], xp.complex64)
+
+
+def test_sum_nan_and_inf():
+    assert math.isnan(float(xp.sum(arr([1.0, math.nan]))))
+    assert math.isnan(float(xp.sum(arr([math.inf, -math.inf]))))
+    assert float(xp.sum(arr([math.inf, 1.0]))) == math.inf
+    assert math.isnan(float(xp.prod(arr([math.inf, 0.0]))))
+
+
+# --- max, min -------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", ["max", "min"])
+@given(data=st.data())
+def test_max_min_match_numpy(name, data):
+    t, a = data.draw(arrays(REAL_NUMERIC))
+    axis = data.draw(axes(a.ndim))
+    keepdims = data.draw(st.booleans())
+    count = a.size if axis is None else math.prod(a.shape[i] for i in np.atleast_1d(axis))
+    if count == 0:
+        with pytest.raises(ValueError, match=name):
+            getattr(xp, name)(t, axis=axis, keepdims=keepdims)
+        return
+    got = getattr(xp, name)(t, axis=axis, keepdims=keepdims)
+    expected = getattr(np, name)(a, axis=np_axis(axis), keepdims=keepdims)
+    assert_result(got, expected, t.dtype)
+
+
+def test_max_min_propagate_nan():
+    x = arr([[1.0, math.nan, 3.0], [-math.inf, 0.0, 2.0]])
+    assert_result(xp.max(x, axis=1), [math.nan, 2.0], xp.float64)
+    assert_result(xp.min(x, axis=0), [-math.inf, math.nan, 2.0], xp.float64)
+    assert math.isnan(float(xp.max(x)))
+
+
+def test_max_min_of_nothing_raise_value_error():
+    for shape, axis in [((0,), None), ((3, 0), 1), ((0, 0), 0), ((2, 0, 3), (0, 1))]:
+        e = xp.zeros(shape, device=DEVICE)
+        for f in (xp.max, xp.min):
+            with pytest.raises(ValueError, match="no elements"):
+                f(e, axis=axis)
+    assert xp.max(xp.zeros((0, 3), device=DEVICE), axis=1).shape == (0,)  # nothing to reduce, nothing to fail
+
+
+# --- mean, var, std ---------------------------------------------------------------------------------
+
+@given(data=st.data())
+def test_mean_matches_numpy(data):
+    t, a = data.draw(arrays(FLOAT))
+    axis = data.draw(axes(a.ndim))
+    keepdims = data.draw(st.booleans())
+    got = xp.mean(t, axis=axis, keepdims=keepdims)
+    with quiet():
+        expected = np.mean(a, axis=np_axis(axis), keepdims=keepdims)
+    if a.dtype.kind == "c":
+        # NumPy's complex mean makes both parts NaN when one is; the standard lets either happen
+        g = to_np(got)
+        nan = np.isnan(expected)
+        assert np.array_equal(np.isnan(g), nan)
+        expected = np.where(nan, g, expected)
+    assert_result(got, expected, t.dtype, 1e3)
+
+
+@pytest.mark.parametrize("name", ["var", "std"])
+@given(data=st.data())
+def test_var_std_match_numpy(name, data):
+    t, a = data.draw(arrays(REAL_FLOAT))
+    axis = data.draw(axes(a.ndim))
+    keepdims = data.draw(st.booleans())
+    correction = data.draw(st.sampled_from([0, 1, 0.5, 2.0]))
+    got = getattr(xp, name)(t, axis=axis, correction=correction, keepdims=keepdims)
+    count = a.size if axis is None else math.prod(a.shape[i] for i in np.atleast_1d(axis))
+    with quiet():
+        expected = getattr(np, name)(a, axis=np_axis(axis), ddof=correction, keepdims=keepdims)
+    if count - correction <= 0:
+        expected = np.full_like(expected, np.nan)
+    scale = 1e6 if name == "var" else 1e3
+    assert_result(got, expected, t.dtype, scale)
+
+
+def test_mean_var_std_special_cases():
+    e = xp.zeros((0, 2), dtype=xp.float32, device=DEVICE)
+    assert_result(xp.mean(e), math.nan, xp.float32)
+    assert_result(xp.mean(e, axis=0, keepdims=True), [[math.nan, math.nan]], xp.float32)
+    m = xp.mean(xp.zeros(0, dtype=xp.complex64, device=DEVICE))
+    assert math.isnan(complex(m).real) and math.isnan(complex(m).imag)
+    x = arr([1.0, 2.0, 4.0])
+    assert_result(xp.var(x, correction=3), math.nan, xp.float64)
+    assert_result(xp.std(x, correction=2.5), (14 / 3 / 0.5) ** 0.5, xp.float64)  # squared deviations: 14/3
+    assert_result(xp.var(x, correction=1), np.var([1.0, 2.0, 4.0], ddof=1), xp.float64)
+    assert math.isnan(float(xp.var(arr([1.0, math.nan]))))
+    assert math.isnan(float(xp.std(arr([1.0, math.inf]))))
+    assert math.isnan(float(xp.mean(arr([1.0, math.nan]))))
+    assert_result(xp.mean(arr([1 + 1j, 3 + 3j])), 2 + 2j, xp.complex128)
+
+
+# --- cumulative_sum, cumulative_prod -------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", ["cumulative_sum", "cumulative_prod"])
+@given(data=st.data())
+def test_cumulative_match_numpy(name, data):
+    bound, max_side = (1e3, 5) if name == "cumulative_sum" else (2.0, 3)
+    t, a = data.draw(arrays(NUMERIC, bound=bound, min_dims=1, max_side=max_side))
+    axis = data.draw(st.integers(-a.ndim, a.ndim - 1)) if a.ndim > 1 else data.draw(st.sampled_from([None, 0, -1]))
+    include_initial = data.draw(st.booleans())
+    dtype = data.draw(dtype_args(t.dtype))
+    kw = {"include_initial": include_initial} | ({} if axis is None else {"axis": axis}) | \
+        ({} if dtype is None else {"dtype": dtype})
+    got = getattr(xp, name)(t, **kw)
+    rdtype = dtype or accumulation_dtype(t.dtype)
+    ax = 0 if axis is None else axis
+    with quiet():
+        expected = (np.cumsum if name == "cumulative_sum" else np.cumprod)(a.astype(rdtype.np), axis=ax)
+    if include_initial:
+        ident = np.full(a.shape[:ax % a.ndim] + (1,) + a.shape[ax % a.ndim + 1:], 0 if name == "cumulative_sum" else 1,
+                        rdtype.np)
+        expected = np.concatenate([ident, expected], axis=ax)
+    assert_result(got, expected, rdtype, magnitude(a) ** (1 if name == "cumulative_sum" else a.size or 1))
+
+
+def test_cumulative_examples():
+    x = arr([[1, 2, 3], [4, 5, 6]], dtype=xp.int16)
+    assert_result(xp.cumulative_sum(x, axis=1), [[1, 3, 6], [4, 9, 15]], xp.int64)
+    assert_result(xp.cumulative_prod(x, axis=0, include_initial=True), [[1, 1, 1], [1, 2, 3], [4, 10, 18]], xp.int64)
+    assert_result(xp.cumulative_sum(arr([], dtype=xp.float32), include_initial=True), [0.0], xp.float32)
+    assert_result(xp.cumulative_sum(xp.zeros((2, 0), device=DEVICE), axis=1, include_initial=True),
+                  [[0.0], [0.0]], xp.float64)
+    assert_result(xp.cumulative_sum(arr([1.0, math.inf, -math.inf, 1.0])), [1.0, math.inf, math.nan, math.nan],
+                  xp.float64)
+
+
+def test_cumulative_errors():
+    x = arr([[1.0, 2.0]])
+    with pytest.raises(ValueError, match="axis is required"):
+        xp.cumulative_sum(x)
+    with pytest.raises(ValueError, match="0-D"):
+        xp.cumulative_prod(arr(1.0))
+    with pytest.raises(IndexError):
+        xp.cumulative_sum(x, axis=2)
+    with pytest.raises(TypeError):
+        xp.cumulative_sum(arr([True]))
+    with pytest.raises(TypeError):
+        xp.cumulative_sum(arr([1.0]), dtype=xp.int64)
+    with pytest.raises(TypeError):
+        xp.cumulative_sum(arr([1.0]), include_initial=1)
+
+
+# --- out= -------------------------------------------------------------------------------------------
+
+REDUCTIONS = [("sum", {}), ("prod", {}), ("max", {}), ("min", {}), ("mean", {}), ("var", {"correction": 1}),
+              ("std", {})]
+
+
+@pytest.mark.parametrize("name,kw", REDUCTIONS)
+@given(data=st.data())
+def test_out_receives_the_result(name, kw, data):
+    t, a = data.draw(arrays(REAL_FLOAT, min_dims=1, min_side=1, bound=2.0))
+    axis = data.draw(axes(a.ndim))
+    keepdims = data.draw(st.booleans())
+    expected = getattr(xp, name)(t, axis=axis, keepdims=keepdims, **kw)
+    # out= as a non-contiguous view of a larger tensor, to show the kernel writes through its strides
+    big = xp.full(expected.shape + (2,), 7.0, dtype=t.dtype, device=DEVICE)
+    out = big[..., 0]
+    r = getattr(xp, name)(t, axis=axis, keepdims=keepdims, out=out, **kw)
+    assert r is out
+    assert_result(out, to_np(expected), t.dtype)
+    assert np.all(to_np(big[..., 1]) == 7.0)
+
+
+@pytest.mark.parametrize("name", ["cumulative_sum", "cumulative_prod"])
+def test_out_cumulative(name):
+    x = arr([[1.0, 2.0], [3.0, 4.0]])
+    big = xp.full((2, 6), 7.0, device=DEVICE)
+    out = big[:, ::2]
+    r = getattr(xp, name)(x, axis=1, include_initial=True, out=out)
+    assert r is out
+    assert_result(out, to_np(getattr(xp, name)(x, axis=1, include_initial=True)), xp.float64)
+    assert np.all(to_np(big[:, 1::2]) == 7.0)
+
+
+@pytest.mark.parametrize("name,kw", REDUCTIONS + [("cumulative_sum", {"axis": 0})])
+def test_bad_out_raises_and_touches_nothing(name, kw):
+    x = arr([[1.0, 2.0], [3.0, 4.0]])
+    f = getattr(xp, name)
+    shape = (2, 2) if name.startswith("cumulative") else ()
+    bad = [(xp.zeros(shape, dtype=xp.float32, device=DEVICE), TypeError),
+           (xp.zeros((5,), device=DEVICE), ValueError),
+           (to_np(x), TypeError)]
+    for out, exc in bad:
+        before = np.array(to_np(out)) if isinstance(out, xp.Tensor) else None
+        with pytest.raises(exc, match=name):
+            f(x, out=out, **kw)
+        if before is not None:
+            assert np.array_equal(to_np(out), before)
+    assert np.array_equal(to_np(x), [[1.0, 2.0], [3.0, 4.0]])
+
+
+def test_out_aliasing_the_input():
+    x = arr([1.0, 2.0, 3.0])
+    assert xp.cumulative_sum(x, out=x) is x
+    assert_result(x, [1.0, 3.0, 6.0], xp.float64)
+
+
+# --- errors ------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name,dtypes", [
+    ("sum", [xp.bool]), ("prod", [xp.bool]), ("max", [xp.bool] + COMPLEX), ("min", [xp.bool] + COMPLEX),
+    ("mean", [xp.bool] + INTEGER), ("var", [xp.bool] + INTEGER + COMPLEX), ("std", [xp.bool] + INTEGER + COMPLEX),
+])
+def test_wrong_dtype_kind_raises_type_error(name, dtypes):
+    for dtype in supported(dtypes):
+        with pytest.raises(TypeError, match=name):
+            getattr(xp, name)(xp.ones(3, dtype=dtype, device=DEVICE))
+
+
+@pytest.mark.parametrize("name", ["sum", "prod", "max", "min", "mean", "var", "std"])
+def test_argument_errors(name):
+    f = getattr(xp, name)
+    x = xp.ones((2, 3), device=DEVICE)
+    with pytest.raises(IndexError):
+        f(x, axis=2)
+    with pytest.raises(IndexError):
+        f(x, axis=(0, -3))
+    with pytest.raises(ValueError, match="repeated"):
+        f(x, axis=(1, -1))
+    with pytest.raises(TypeError):
+        f(x, axis=1.0)
+    with pytest.raises(TypeError):
+        f(x, keepdims=1)
+    with pytest.raises(TypeError):
+        f(np.ones(3))
+    with pytest.raises(IndexError):
+        f(arr(1.0), axis=0)
+
+
+def test_dtype_and_correction_errors():
+    x = xp.ones(3, dtype=xp.float64, device=DEVICE)
+    with pytest.raises(TypeError):
+        xp.sum(x, dtype=xp.int64)  # floating to integer
+    with pytest.raises(TypeError):
+        xp.prod(xp.ones(3, dtype=xp.complex64, device=DEVICE), dtype=xp.float64)
+    with pytest.raises(TypeError):
+        xp.sum(x, dtype="float64")
+    with pytest.raises(TypeError):
+        xp.sum(x, dtype=xp.bool)
+    with pytest.raises(ValueError):
+        xp.var(x, correction=-1)
+    with pytest.raises(TypeError):
+        xp.std(x, correction="1")
+    with pytest.raises(TypeError):
+        xp.std(x, correction=True)
+
+
+def test_0d_and_empty_tuple_axis():
+    x = arr(2.5)
+    for name in ("sum", "prod", "max", "min", "mean"):
+        assert_result(getattr(xp, name)(x), 2.5, xp.float64)
+        assert_result(getattr(xp, name)(x, axis=()), 2.5, xp.float64)
+    y = arr([[1.0, 2.0]])
+    assert_result(xp.sum(y, axis=()), [[1.0, 2.0]], xp.float64)
+    assert_result(xp.var(x), 0.0, xp.float64)
+
+
+def test_reductions_capture_and_replay():
+    x = arr([[1.0, 2.0], [3.0, 4.0]])
+    with xp.capture(device=DEVICE) as g:
+        s = xp.sum(x, axis=0)
+        m = xp.max(x)
+        c = xp.cumulative_sum(x, axis=1, include_initial=True)
+    x[...] = arr([[10.0, 20.0], [30.0, 40.0]])
+    g.replay()
+    assert_result(s, [40.0, 60.0], xp.float64)
+    assert_result(m, 40.0, xp.float64)
+    assert_result(c, [[0.0, 10.0, 30.0], [0.0, 30.0, 70.0]], xp.float64)
+
+
+def test_cross_device_out_raises(fake_backend):
+    x = xp.ones(3, device="fake:0")
+    with pytest.raises(ValueError, match="device"):
+        xp.sum(x, out=xp.zeros((), device="fake:1"))
+
+
+# --- all, any, diff (utility functions) --------------------------------------------------------------
+
+@pytest.mark.parametrize("name", ["all", "any"])
+@given(data=st.data())
+def test_all_any_match_numpy(name, data):
+    # small ints and floats mixed with zeros, so that both outcomes happen
+    t, a = data.draw(arrays(ALL, bound=1.0))
+    axis = data.draw(axes(a.ndim))
+    keepdims = data.draw(st.booleans())
+    got = getattr(xp, name)(t, axis=axis, keepdims=keepdims)
+    assert_result(got, getattr(np, name)(a, axis=np_axis(axis), keepdims=keepdims), xp.bool)
+
+
+def test_all_any_special_cases():
+    assert bool(xp.all(arr([math.nan, math.inf, -math.inf])))
+    assert bool(xp.any(arr([0.0, -0.0, math.nan])))
+    assert not bool(xp.any(arr([0.0, -0.0])))
+    assert bool(xp.all(arr([1j, 1.0 + 0j])))
+    assert not bool(xp.all(arr([1j, 0j])))
+    e = xp.zeros((2, 0), device=DEVICE)
+    assert_result(xp.all(e, axis=1), [True, True], xp.bool)
+    assert_result(xp.any(e, axis=1, keepdims=True), [[False], [False]], xp.bool)
+    assert_result(xp.all(e), True, xp.bool)
+    out = xp.ones((3,), dtype=xp.bool, device=DEVICE)
+    assert xp.any(arr([[0, 1, 0], [0, 0, 0]]), axis=0, out=out) is out
+    assert_result(out, [False, True, False], xp.bool)
+    with pytest.raises(TypeError):
+        xp.all(xp.ones(3, device=DEVICE), out=xp.ones((), device=DEVICE))
+    with pytest.raises(IndexError):
+        xp.any(xp.ones(3, device=DEVICE), axis=1)
+
+
+@given(data=st.data())
+def test_diff_matches_numpy(data):
+    t, a = data.draw(arrays(NUMERIC, min_dims=1))
+    axis = data.draw(st.integers(-a.ndim, a.ndim - 1))
+    n = data.draw(st.integers(0, 3))
+    kw, parts = {}, [a]
+    for name in ("prepend", "append"):
+        if data.draw(st.booleans()):
+            side = data.draw(st.integers(0, 2))
+            shape = a.shape[:axis % a.ndim] + (side,) + a.shape[axis % a.ndim + 1:]
+            dtype = data.draw(st.sampled_from(supported([d for d in NUMERIC if xp.can_cast(d, t.dtype)])))
+            e, ea = data.draw(arrays([dtype], shape=shape))
+            kw[name] = e
+            parts.insert(0 if name == "prepend" else len(parts), ea)
+    got = xp.diff(t, axis=axis, n=n, **kw)
+    # joined first: np.diff ignores prepend and append when n is 0, the standard does not
+    with quiet():
+        expected = np.diff(np.concatenate(parts, axis=axis, dtype=t.dtype.np), axis=axis, n=n)
+    assert_result(got, expected, t.dtype, 1e3)
+
+
+def test_diff_examples_and_errors():
+    x = arr([[1, 4, 9], [2, 2, 2]], dtype=xp.int16)
+    assert_result(xp.diff(x), [[3, 5], [0, 0]], xp.int16)
+    assert_result(xp.diff(x, axis=0), [[1, -2, -7]], xp.int16)
+    assert_result(xp.diff(x, n=2), [[2], [0]], xp.int16)
+    assert_result(xp.diff(x, n=5), np.zeros((2, 0)), xp.int16)
+    assert_result(xp.diff(x, n=0), to_np(x), xp.int16)
+    pre = arr([[0], [0]], dtype=xp.int8)
+    assert_result(xp.diff(x, prepend=pre, append=arr([[10], [1]], dtype=xp.int32)),
+                  [[1, 3, 5, 1], [2, 0, 0, -1]], xp.int32)  # promoted with int32
+    assert_result(xp.diff(arr([1.0, math.inf, math.inf])), [math.inf, math.nan], xp.float64)
+    out = xp.zeros((2, 2), dtype=xp.int16, device=DEVICE)
+    assert xp.diff(x, out=out) is out
+    assert_result(out, [[3, 5], [0, 0]], xp.int16)
+    with pytest.raises(ValueError, match="prepend"):
+        xp.diff(x, prepend=arr([0, 0, 0], dtype=xp.int16))
+    with pytest.raises(ValueError, match="append"):
+        xp.diff(x, axis=0, append=arr([[0, 0]], dtype=xp.int16).T)
+    with pytest.raises(TypeError):
+        xp.diff(x, prepend=arr([[0.5], [0.5]]))
+    with pytest.raises(TypeError):
+        xp.diff(x, append=[[1], [2]])
+    with pytest.raises(TypeError):
+        xp.diff(arr([True, False]))
+    with pytest.raises(ValueError):
+        xp.diff(x, n=-1)
+    with pytest.raises(TypeError):
+        xp.diff(x, n=1.0)
+    with pytest.raises(IndexError):
+        xp.diff(x, axis=2)
+    with pytest.raises(IndexError):
+        xp.diff(arr(1.0))
+    with pytest.raises(ValueError, match="shape"):
+        xp.diff(x, out=xp.zeros((2, 3), dtype=xp.int16, device=DEVICE))
