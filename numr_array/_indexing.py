@@ -147,6 +147,16 @@ def basic_view(x: Tensor, entries: list) -> Tensor:
 
 def getitem(x: Tensor, key) -> Tensor:
     """``x[key]``: a view for ints, slices, None and Ellipsis; a gathered copy for index arrays."""
+    if type(key) is slice and x._shape:
+        # the commonest key, x[a:b:c], without the general parser (which reports any error in it)
+        try:
+            start, stop, step = key.indices(x._shape[0])
+        except (TypeError, ValueError):
+            pass
+        else:
+            st = x._strides[0]
+            return make_view(x, (len(range(start, stop, step)),) + x._shape[1:], (st * step,) + x._strides[1:],
+                             x._offset + start * st)
     entries, has_array = parse_key(x, key, "__getitem__")
     if has_array:
         return gather(x, entries, "__getitem__")
