@@ -7,7 +7,6 @@ from ._device import Device  # noqa: F401
 from ._tensor import Tensor  # noqa: F401
 from ._capture import CaptureError, CapturedGraph, capture  # noqa: F401
 from ._namespace import *  # noqa: F401,F403
-from ._namespace import clip  # noqa: F401
 from ._info import __array_namespace_info__  # noqa: F401
 from . import linalg, fft  # noqa: F401
 

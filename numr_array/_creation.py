@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import math
-import operator
 from typing import Any
 
 import numpy as np
 
 from . import _dtypes as dt
 from ._device import Device
-from ._dispatch import check_tensor, device_of, empty as _empty, launch
+from ._data_type_functions import astype
+from ._dispatch import check_tensor, device_of, empty as _empty, launch, to_numpy
+from ._dlpack import from_dlpack
 from ._host import upload
+from ._info import default_dtypes_of
 from ._tensor import Tensor
 
 __all__ = ["asarray", "empty", "zeros", "ones", "full", "empty_like", "zeros_like", "ones_like", "full_like",
@@ -32,6 +34,13 @@ def normalize_shape(shape, func: str) -> tuple[int, ...]:
             raise ValueError(f"{func}: negative dimension {n} in shape {tuple(shape)}")
         out.append(int(n))
     return tuple(out)
+
+
+def _int_arg(v, name: str, func: str) -> int:
+    """An integer argument (a Python or NumPy int, not a bool); TypeError naming ``func`` otherwise."""
+    if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
+        raise TypeError(f"{func}: {name} must be an int, got {v!r}")
+    return int(v)
 
 
 def _dtype_arg(dtype, func: str) -> dt.DType | None:
@@ -57,16 +66,19 @@ def _host_array(obj, dtype: dt.DType | None, func: str) -> np.ndarray:
         a = np.asarray(obj, dtype=None if dtype is None else dtype.np)
     except OverflowError:
         raise OverflowError(f"{func}: {obj!r} does not fit in {dtype.name if dtype else 'int64'}") from None
-    except (TypeError, ValueError) as e:
+    except ValueError as e:  # ragged nesting, or a value the dtype cannot hold
+        raise ValueError(f"{func}: cannot make an array from {type(obj).__name__}: {e}") from None
+    except TypeError as e:
         raise TypeError(f"{func}: cannot make an array from {type(obj).__name__}: {e}") from None
     if dtype is None:
-        if a.dtype == np.float16:
-            raise TypeError(f"{func}: float16 is not a dtype of the array API standard")
         if a.dtype.kind == "O" and isinstance(obj, int):
             raise OverflowError(f"{func}: the Python int {obj} does not fit in int64")
         if a.dtype.kind == "u" and _is_python_data(obj):
             raise OverflowError(f"{func}: Python ints beyond int64 need dtype=uint64")
-        dt.from_numpy(a.dtype)  # TypeError for dtypes the standard lacks
+        try:
+            dt.from_numpy(a.dtype)
+        except TypeError as e:  # float16, strings, objects, ...
+            raise TypeError(f"{func}: cannot make an array from {type(obj).__name__}: {e}") from None
     return a
 
 
@@ -74,12 +86,29 @@ def _is_python_data(obj) -> bool:
     return isinstance(obj, (int, list, tuple))
 
 
+# NumPy's dtypes for Python ints, floats and complex numbers, and the default dtypes they stand for
+_NUMPY_DEFAULTS = {np.dtype(np.int64): "default_integral", np.dtype(np.float64): "default_float",
+                   np.dtype(np.complex128): "default_complex"}
+
+
+def _device_defaults(a: np.ndarray, dev: Device, func: str) -> np.ndarray:
+    """Python data ``a`` (converted by NumPy) in ``dev``'s default dtypes, which may be narrower than NumPy's."""
+    which = _NUMPY_DEFAULTS.get(a.dtype)
+    target = None if which is None else default_dtypes_of(dev)[which]
+    if target is None or target.np == a.dtype:
+        return a
+    if target.kind in dt.INTEGER_KINDS and a.size:
+        info = np.iinfo(target.np)
+        if a.min() < info.min or a.max() > info.max:
+            raise OverflowError(f"{func}: values beyond {target.name}, the default integer dtype on {dev}")
+    return a.astype(target.np)
+
+
 def _unwrap_nested(seq):
     """Replace tensors inside nested sequences by host arrays (explicitly, so that any device works)."""
     out = []
     for item in seq:
         if type(item) is Tensor:
-            from ._dispatch import to_numpy
             out.append(to_numpy(item, "asarray"))
         elif isinstance(item, (list, tuple)):
             out.append(_unwrap_nested(item))
@@ -92,7 +121,7 @@ def asarray(obj: Any, /, *, dtype=None, device=None, copy: bool | None = None) -
     """An array from ``obj``: an array, a Python scalar, a nested sequence, or an object with the buffer
     protocol, ``__array__`` or ``__dlpack__``. ``copy=False`` never copies (ValueError where it must)."""
     dtype = _dtype_arg(dtype, "asarray")
-    if copy not in (None, True, False):
+    if copy is not None and type(copy) is not bool:
         raise ValueError(f"asarray: copy must be True, False or None, got {copy!r}")
     if type(obj) is Tensor:
         dev = obj._dev if device is None else device_of(device, "asarray")
@@ -101,12 +130,13 @@ def asarray(obj: Any, /, *, dtype=None, device=None, copy: bool | None = None) -
             return obj
         if copy is False:
             raise ValueError(f"asarray: copy=False but the result needs a copy (to {dev}, {target.name})")
-        from ._data_type_functions import astype
         return astype(obj.to_device(dev) if dev is not obj._dev else obj, target, copy=True)
+    if not isinstance(obj, np.ndarray) and hasattr(obj, "__dlpack__") and hasattr(obj, "__dlpack_device__"):
+        return _from_dlpack_object(obj, dtype, device, copy)
     dev = device_of(device, "asarray")
     if copy is False:
         adopt = getattr(dev.client, "adopt", None)
-        if adopt is None or not isinstance(obj, np.ndarray) and not hasattr(obj, "__array__"):
+        if adopt is None or dev.kind != "cpu" or not (isinstance(obj, np.ndarray) or hasattr(obj, "__array__")):
             raise ValueError(f"asarray: copy=False but {type(obj).__name__} cannot be shared with {dev} without a copy")
         a = np.asarray(obj)
         if dtype is not None and a.dtype != dtype.np:
@@ -116,8 +146,20 @@ def asarray(obj: Any, /, *, dtype=None, device=None, copy: bool | None = None) -
                               or (type(obj) is complex and dtype.kind != "complex floating")):
         raise TypeError(f"asarray: a Python {type(obj).__name__} cannot become a {dtype.name} array")
     a = _host_array(obj, dtype, "asarray")
+    if dtype is None and (_is_python_data(obj) or type(obj) in (float, complex)):
+        a = _device_defaults(a, dev, "asarray")
     _check_dtype_on(dev, dtype or dt.from_numpy(a.dtype), "asarray")
     return upload(a, dev)
+
+
+def _from_dlpack_object(obj, dtype: dt.DType | None, device, copy: bool | None) -> Tensor:
+    """asarray of another library's array (CuPy, PyTorch, ...): through DLPack, shared where allowed."""
+    t = from_dlpack(obj, device=device, copy=copy)
+    if dtype is None or dtype is t._dtype:
+        return t
+    if copy is False:
+        raise ValueError(f"asarray: copy=False but the data is {t._dtype.name}, not {dtype.name}")
+    return astype(t, dtype, copy=False)
 
 
 def empty(shape, *, dtype=None, device=None) -> Tensor:
@@ -140,9 +182,9 @@ def ones(shape, *, dtype=None, device=None) -> Tensor:
 
 def _fill_dtype(fill_value, dtype: dt.DType | None, dev: Device, func: str) -> dt.DType:
     if type(fill_value) not in (bool, int, float, complex):
-        raise TypeError(f"{func}: fill_value must be a Python bool, int, float or complex, got {type(fill_value).__name__}")
+        raise TypeError(f"{func}: fill_value must be a Python bool, int, float or complex, "
+                        f"got {type(fill_value).__name__}")
     if dtype is None:
-        from ._info import default_dtypes_of
         return dt.default_dtype_of_scalar(fill_value, **default_dtypes_of(dev))
     if not dt.scalar_compatible(dtype, fill_value) and not (type(fill_value) is int and dtype.kind != "bool"):
         raise TypeError(f"{func}: fill_value {fill_value!r} does not suit dtype {dtype.name}")
@@ -187,15 +229,25 @@ def full_like(x, /, fill_value, *, dtype=None, device=None) -> Tensor:
 
 
 def _default_float(dev: Device) -> dt.DType:
-    from ._info import default_dtypes_of
     return default_dtypes_of(dev)["default_float"]
+
+
+def _arange_number(v, name: str) -> int | float:
+    """An arange bound or step as a Python int or float (NumPy scalars accepted)."""
+    if type(v) is int or isinstance(v, np.integer):
+        return int(v)
+    if type(v) is float or isinstance(v, np.floating):
+        if not math.isfinite(v):
+            raise ValueError(f"arange: {name} must be finite, got {v!r}")
+        return float(v)
+    raise TypeError(f"arange: {name} must be an int or a float, got {v!r}")
 
 
 def arange(start, /, stop=None, step=1, *, dtype=None, device=None) -> Tensor:
     """Values start, start+step, ... below stop; ceil((stop-start)/step) of them."""
-    for name, v in (("start", start), ("stop", stop), ("step", step)):
-        if v is not None and (type(v) not in (int, float) and not isinstance(v, (np.integer, np.floating))):
-            raise TypeError(f"arange: {name} must be an int or a float, got {v!r}")
+    start = _arange_number(start, "start")
+    stop = None if stop is None else _arange_number(stop, "stop")
+    step = _arange_number(step, "step")
     if stop is None:
         start, stop = 0, start
     if step == 0:
@@ -203,11 +255,13 @@ def arange(start, /, stop=None, step=1, *, dtype=None, device=None) -> Tensor:
     dev = device_of(device, "arange")
     dtype = _dtype_arg(dtype, "arange")
     if dtype is None:
-        from ._info import default_dtypes_of
         defaults = default_dtypes_of(dev)
-        is_float = any(isinstance(v, (float, np.floating)) for v in (start, stop, step))
+        is_float = any(type(v) is float for v in (start, stop, step))
         dtype = defaults["default_float" if is_float else "default_integral"]
-    n = max(0, math.ceil((stop - start) / step))
+    if type(start) is int and type(stop) is int and type(step) is int:
+        n = max(0, -((start - stop) // step))  # ceil((stop - start) / step), exactly
+    else:
+        n = max(0, math.ceil((stop - start) / step))
     if dtype.kind in dt.INTEGER_KINDS and n:
         info = np.iinfo(dtype.np)
         last = start + (n - 1) * step
@@ -224,12 +278,11 @@ def linspace(start, stop, /, num, *, dtype=None, device=None, endpoint: bool = T
     for name, v in (("start", start), ("stop", stop)):
         if type(v) not in (int, float, complex) and not isinstance(v, (np.number,)):
             raise TypeError(f"linspace: {name} must be a Python number, got {v!r}")
-    num = operator.index(num)
+    num = _int_arg(num, "num", "linspace")
     if num < 0:
         raise ValueError(f"linspace: num must be non-negative, got {num}")
     dev = device_of(device, "linspace")
     dtype = _dtype_arg(dtype, "linspace")
-    from ._info import default_dtypes_of
     defaults = default_dtypes_of(dev)
     is_complex = isinstance(start, complex) or isinstance(stop, complex)
     if dtype is None:
@@ -244,9 +297,9 @@ def linspace(start, stop, /, num, *, dtype=None, device=None, endpoint: bool = T
 
 def eye(n_rows: int, n_cols: int | None = None, /, *, k: int = 0, dtype=None, device=None) -> Tensor:
     """A 2-D array with ones on the k-th diagonal."""
-    n_rows = operator.index(n_rows)
-    n_cols = n_rows if n_cols is None else operator.index(n_cols)
-    k = operator.index(k)
+    n_rows = _int_arg(n_rows, "n_rows", "eye")
+    n_cols = n_rows if n_cols is None else _int_arg(n_cols, "n_cols", "eye")
+    k = _int_arg(k, "k", "eye")
     if n_rows < 0 or n_cols < 0:
         raise ValueError(f"eye: sizes must be non-negative, got {n_rows}, {n_cols}")
     dev = device_of(device, "eye")
@@ -261,7 +314,7 @@ def _tri(x, k, func: str, kernel: str) -> Tensor:
     check_tensor(x, func)
     if x.ndim < 2:
         raise ValueError(f"{func}: x must have at least 2 dimensions, got shape {x._shape}")
-    k = operator.index(k)
+    k = _int_arg(k, "k", func)
     out = _empty(x._dev, x._shape, x._dtype)
     if out.size:
         launch(x._dev, kernel, (x,), (out,), {"k": k})

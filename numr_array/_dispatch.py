@@ -153,7 +153,7 @@ def from_numpy(a: np.ndarray, dev: Device, dtype: dt.DType | None = None) -> Ten
     """A new tensor on ``dev`` holding a copy of the host array ``a`` (cast to ``dtype`` if given)."""
     if dtype is None:
         dtype = dt.from_numpy(a.dtype)
-    a = np.ascontiguousarray(a, dtype=dtype.np)
+    a = np.asarray(a, dtype=dtype.np, order="C")  # (np.ascontiguousarray would make 0-D arrays 1-D)
     t = empty(dev, a.shape, dtype)
     if a.nbytes:
         dev.client.copy_to_device(a, t._buf, 0)

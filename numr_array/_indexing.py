@@ -172,6 +172,8 @@ def setitem_value(x: Tensor, value, func: str):
         if dt._PROMOTION[value._dtype, x._dtype] is not x._dtype:
             raise TypeError(f"{func}: cannot write {value._dtype.name} values into a {x._dtype.name} array")
         return value
+    if isinstance(value, np.generic) and value.dtype.kind in "biufc":
+        value = value.item()  # a NumPy scalar (np.float64 is even a float) is written as its Python value
     if type(value) not in _SCALARS:
         raise TypeError(f"{func}: value must be an array or a Python scalar, got {type(value).__name__}")
     if not dt.scalar_compatible(x._dtype, value):

@@ -1,5 +1,12 @@
-"""Every namespace function in one module, for the Tensor methods (which cannot import the package)."""
+"""Every namespace function in one module, for the Tensor methods (which cannot import the package).
 
+``__all__`` is the public namespace: the union of the family modules' ``__all__``. The internal helpers
+imported below it (getitem, to_numpy, ...) are for the Tensor methods only.
+"""
+
+from . import (_advanced_indexing, _creation, _data_type_functions, _dlpack, _elementwise,
+               _linear_algebra_functions, _manipulation, _numpy_compat, _searching, _set_functions, _sorting,
+               _statistical, _utility)
 from ._creation import *  # noqa: F401,F403
 from ._data_type_functions import *  # noqa: F401,F403
 from ._elementwise import *  # noqa: F401,F403
@@ -13,9 +20,14 @@ from ._sorting import *  # noqa: F401,F403
 from ._set_functions import *  # noqa: F401,F403
 from ._advanced_indexing import *  # noqa: F401,F403
 from ._dlpack import *  # noqa: F401,F403
+from ._numpy_compat import *  # noqa: F401,F403
 from ._indexing import getitem, setitem  # noqa: F401
 from ._host import to_device, tensor_repr, dlpack_export, dlpack_device  # noqa: F401
 from ._dispatch import to_numpy  # noqa: F401
-from ._numpy_compat import *  # noqa: F401,F403
+
+__all__ = sorted({name for module in (_creation, _data_type_functions, _elementwise, _linear_algebra_functions,
+                                      _searching, _manipulation, _statistical, _utility, _sorting, _set_functions,
+                                      _advanced_indexing, _dlpack, _numpy_compat)
+                  for name in module.__all__} | {"clip"})
 
 SUPPORTED_VERSIONS = ("2021.12", "2022.12", "2023.12", "2024.12", "2025.12")

@@ -1,3 +1,373 @@
-"""The linalg extension (being written)."""
+"""The ``linalg`` extension of the array API standard (2025.12): the 25 functions, batched over leading
+dimensions, with the standard's result namedtuples.
 
-__all__: list[str] = []
+Every function validates (dtype, shape, arguments), computes the result shapes and dtypes and broadcasts
+its operands before the one kernel launch, so a call that fails on its arguments touches nothing. A
+matrix the computation cannot handle (singular for inv/solve/matrix_power with n < 0, not positive-definite
+for cholesky, no convergence) raises :class:`LinAlgError`, a ValueError, naming the function: the standard
+leaves this unspecified, and an exception is more useful than a result full of NaNs.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from typing import Literal, NamedTuple
+
+import numpy as np
+
+from . import _dtypes as dt
+from ._dispatch import broadcast_shapes, broadcast_to_shape, check_axes, check_tensor, empty, launch, make_view
+from ._elementwise import multiply
+from ._info import default_dtypes_of
+from ._linear_algebra_functions import matmul, negative_axis, numeric_pair, tensordot, vecdot
+from ._manipulation import matrix_transpose
+from ._statistical import _accumulation_dtype as accumulation_dtype, reduction
+from ._tensor import Tensor
+
+__all__ = [
+    "cholesky", "cross", "det", "diagonal", "eigh", "eigvalsh", "eig", "eigvals", "inv", "matmul",
+    "matrix_norm", "matrix_power", "matrix_rank", "matrix_transpose", "outer", "pinv", "qr", "slogdet",
+    "solve", "svd", "svdvals", "tensordot", "trace", "vecdot", "vector_norm",
+]
+
+#: raised for matrices the computation cannot handle; NumPy's class (CuPy raises the same one), so code
+#: catching numpy.linalg.LinAlgError or ValueError also catches it
+LinAlgError = np.linalg.LinAlgError
+
+
+class EighResult(NamedTuple):
+    eigenvalues: Tensor
+    eigenvectors: Tensor
+
+
+class EigResult(NamedTuple):
+    eigenvalues: Tensor
+    eigenvectors: Tensor
+
+
+class QRResult(NamedTuple):
+    Q: Tensor
+    R: Tensor
+
+
+class SlogdetResult(NamedTuple):
+    sign: Tensor
+    logabsdet: Tensor
+
+
+class SVDResult(NamedTuple):
+    U: Tensor
+    S: Tensor
+    Vh: Tensor
+
+
+# --- shared checks and launching ---------------------------------------------------------------------
+
+def _matrices(x, func: str, square: bool = False, name: str = "x") -> Tensor:
+    """``x`` validated as a floating-point matrix or stack of matrices (square ones if ``square``)."""
+    check_tensor(x, func, name)
+    if x._dtype.kind not in dt.FLOAT_KINDS:
+        raise TypeError(f"{func}: {name} must have a floating-point dtype, got {x._dtype.name}")
+    if x.ndim < 2:
+        raise ValueError(f"{func}: {name} must be a matrix or a stack of matrices (at least 2-D), got shape {x._shape}")
+    if square and x._shape[-1] != x._shape[-2]:
+        raise ValueError(f"{func}: {name} must be a square matrix or a stack of them, got shape {x._shape}")
+    return x
+
+
+def _run(func: str, kernel: str, inputs: tuple, outputs: tuple[Tensor, ...], params: dict | None = None,
+         trouble: str = "the computation failed") -> None:
+    """Launch ``kernel`` unless every output is empty; a LinAlgError from the backend names ``func``."""
+    if not any(o.size for o in outputs):
+        return
+    try:
+        launch(outputs[0]._dev, kernel, inputs, outputs, params)
+    except LinAlgError as e:
+        raise LinAlgError(f"{func}: {trouble} ({e})") from None
+
+
+def _rtol(rtol, x: Tensor, func: str) -> tuple[Tensor | None, float | None, tuple[int, ...]]:
+    """``rtol=`` of matrix_rank/pinv as (array operand, Python value, batch shape of the result)."""
+    batch = x._shape[:-2]
+    if rtol is None:
+        # the standard's default: max(M, N) * eps of x's real dtype
+        return None, max(x._shape[-2:]) * float(np.finfo(dt.real_of(x._dtype).np).eps), batch
+    if type(rtol) is Tensor:
+        if rtol._dtype.kind != "real floating":
+            raise TypeError(f"{func}: rtol must have a real floating-point dtype, got {rtol._dtype.name}")
+        if rtol._dev is not x._dev:
+            raise ValueError(f"{func}: rtol is on {rtol._dev} but x is on {x._dev}")
+        batch = broadcast_shapes((batch, rtol._shape), func)
+        return broadcast_to_shape(rtol, batch), None, batch
+    if isinstance(rtol, bool) or not isinstance(rtol, (int, float)):
+        raise TypeError(f"{func}: rtol must be a float, an array or None, got {rtol!r}")
+    if not rtol >= 0:
+        raise ValueError(f"{func}: rtol must be non-negative, got {rtol}")
+    return None, float(rtol), batch
+
+
+def _int_arg(value, func: str, name: str) -> int:
+    if isinstance(value, bool):
+        raise TypeError(f"{func}: {name} must be an int, got {value!r}")
+    try:
+        return operator.index(value)
+    except TypeError:
+        raise TypeError(f"{func}: {name} must be an int, got {value!r}") from None
+
+
+# --- decompositions ----------------------------------------------------------------------------------
+
+def cholesky(x, /, *, upper: bool = False) -> Tensor:
+    """The lower (or, with ``upper``, upper) Cholesky factor of each Hermitian positive-definite matrix."""
+    _matrices(x, "cholesky", square=True)
+    o = empty(x._dev, x._shape, x._dtype)
+    _run("cholesky", "cholesky", (x,), (o,), {"upper": bool(upper)}, "a matrix of x is not positive-definite")
+    return o
+
+
+def eigh(x, /) -> EighResult:
+    """Eigenvalues (real, ascending) and orthonormal eigenvectors (columns) of each Hermitian matrix."""
+    _matrices(x, "eigh", square=True)
+    w = empty(x._dev, x._shape[:-1], dt.real_of(x._dtype))
+    v = empty(x._dev, x._shape, x._dtype)
+    _run("eigh", "eigh", (x,), (w, v))
+    return EighResult(w, v)
+
+
+def eigvalsh(x, /) -> Tensor:
+    """Eigenvalues (real, ascending) of each Hermitian matrix."""
+    _matrices(x, "eigvalsh", square=True)
+    w = empty(x._dev, x._shape[:-1], dt.real_of(x._dtype))
+    _run("eigvalsh", "eigvalsh", (x,), (w,))
+    return w
+
+
+def eig(x, /) -> EigResult:
+    """Eigenvalues and eigenvectors (columns) of each general square matrix, complex even for real x."""
+    _matrices(x, "eig", square=True)
+    dtype = dt.complex_of(x._dtype)
+    w = empty(x._dev, x._shape[:-1], dtype)
+    v = empty(x._dev, x._shape, dtype)
+    _run("eig", "eig", (x,), (w, v))
+    return EigResult(w, v)
+
+
+def eigvals(x, /) -> Tensor:
+    """Eigenvalues of each general square matrix, complex even for real x."""
+    _matrices(x, "eigvals", square=True)
+    w = empty(x._dev, x._shape[:-1], dt.complex_of(x._dtype))
+    _run("eigvals", "eigvals", (x,), (w,))
+    return w
+
+
+def qr(x, /, *, mode: Literal["reduced", "complete"] = "reduced") -> QRResult:
+    """Q (orthonormal columns) and R (upper triangular) with x = QR, for each matrix; K = min(M, N)."""
+    _matrices(x, "qr")
+    if mode not in ("reduced", "complete"):
+        raise ValueError(f"qr: mode must be 'reduced' or 'complete', got {mode!r}")
+    *batch, m, n = x._shape
+    k = m if mode == "complete" else min(m, n)
+    q = empty(x._dev, (*batch, m, k), x._dtype)
+    r = empty(x._dev, (*batch, k, n), x._dtype)
+    _run("qr", "qr", (x,), (q, r), {"mode": mode})
+    return QRResult(q, r)
+
+
+def svd(x, /, *, full_matrices: bool = True) -> SVDResult:
+    """U, S (descending) and Vh with x = U diag(S) Vh, for each matrix."""
+    _matrices(x, "svd")
+    *batch, m, n = x._shape
+    k = min(m, n)
+    full = bool(full_matrices)
+    u = empty(x._dev, (*batch, m, m if full else k), x._dtype)
+    s = empty(x._dev, (*batch, k), dt.real_of(x._dtype))
+    vh = empty(x._dev, (*batch, n if full else k, n), x._dtype)
+    _run("svd", "svd", (x,), (u, s, vh), {"full_matrices": full})
+    return SVDResult(u, s, vh)
+
+
+def svdvals(x, /) -> Tensor:
+    """The singular values of each matrix, in descending order."""
+    _matrices(x, "svdvals")
+    s = empty(x._dev, x._shape[:-2] + (min(x._shape[-2:]),), dt.real_of(x._dtype))
+    _run("svdvals", "svdvals", (x,), (s,))
+    return s
+
+
+# --- determinants, inverses, solves --------------------------------------------------------------------
+
+def det(x, /) -> Tensor:
+    """The determinant of each square matrix."""
+    _matrices(x, "det", square=True)
+    o = empty(x._dev, x._shape[:-2], x._dtype)
+    _run("det", "det", (x,), (o,))
+    return o
+
+
+def slogdet(x, /) -> SlogdetResult:
+    """sign and log|det| of each square matrix (sign 0 and logabsdet -inf where det is 0)."""
+    _matrices(x, "slogdet", square=True)
+    sign = empty(x._dev, x._shape[:-2], x._dtype)
+    logabsdet = empty(x._dev, x._shape[:-2], dt.real_of(x._dtype))
+    _run("slogdet", "slogdet", (x,), (sign, logabsdet))
+    return SlogdetResult(sign, logabsdet)
+
+
+def inv(x, /) -> Tensor:
+    """The inverse of each square matrix; LinAlgError when one is singular."""
+    _matrices(x, "inv", square=True)
+    o = empty(x._dev, x._shape, x._dtype)
+    _run("inv", "inv", (x,), (o,), trouble="a matrix of x is singular")
+    return o
+
+
+def solve(x1, x2, /) -> Tensor:
+    """X with x1 X = x2 for each square x1; x2 is a vector when 1-D, else a stack of (M, K) matrices."""
+    _matrices(x1, "solve", square=True, name="x1")
+    check_tensor(x2, "solve", "x2")
+    if x2._dtype.kind not in dt.FLOAT_KINDS:
+        raise TypeError(f"solve: x2 must have a floating-point dtype, got {x2._dtype.name}")
+    dev, dtype = numeric_pair(x1, x2, "solve")
+    m = x1._shape[-1]
+    if x2.ndim == 0 or (x2._shape[-1] if x2.ndim == 1 else x2._shape[-2]) != m:
+        raise ValueError(f"solve: x2 of shape {x2._shape} does not match the {m}x{m} matrices of x1")
+    if x2.ndim == 1:
+        # one vector for every matrix: solve it as an (M, 1) matrix and write the column into the result
+        batch = x1._shape[:-2]
+        o = empty(dev, batch + (m,), dtype)
+        b = make_view(x2, (m, 1), (x2._strides[0], 0), x2._offset)
+        o_cols = make_view(o, batch + (m, 1), o._strides + (1,), 0)
+    else:
+        batch = broadcast_shapes((x1._shape[:-2], x2._shape[:-2]), "solve")
+        o = o_cols = empty(dev, batch + x2._shape[-2:], dtype)
+        b = x2
+    a = broadcast_to_shape(x1, batch + (m, m))
+    b = broadcast_to_shape(b, batch + b._shape[-2:])
+    _run("solve", "solve", (a, b), (o_cols,), trouble="a matrix of x1 is singular")
+    return o
+
+
+def matrix_power(x, n: int, /) -> Tensor:
+    """Each square matrix raised to the integer power n (the inverse's power for n < 0, I for n = 0)."""
+    _matrices(x, "matrix_power", square=True)
+    n = _int_arg(n, "matrix_power", "n")
+    o = empty(x._dev, x._shape, x._dtype)
+    _run("matrix_power", "matrix_power", (x,), (o,), {"n": n}, "a matrix of x is singular")
+    return o
+
+
+def pinv(x, /, *, rtol: float | Tensor | None = None) -> Tensor:
+    """The Moore-Penrose pseudo-inverse (..., N, M) of each matrix; singular values at most rtol times the
+    largest count as zero."""
+    _matrices(x, "pinv")
+    rtol_array, rtol_value, batch = _rtol(rtol, x, "pinv")
+    *_, m, n = x._shape
+    o = empty(x._dev, batch + (n, m), x._dtype)
+    _run("pinv", "pinv", (broadcast_to_shape(x, batch + (m, n)), rtol_array), (o,), {"rtol": rtol_value})
+    return o
+
+
+def matrix_rank(x, /, *, rtol: float | Tensor | None = None) -> Tensor:
+    """The number of singular values above rtol times the largest, for each matrix (default integer dtype)."""
+    _matrices(x, "matrix_rank")
+    rtol_array, rtol_value, batch = _rtol(rtol, x, "matrix_rank")
+    o = empty(x._dev, batch, default_dtypes_of(x._dev)["default_integral"])
+    _run("matrix_rank", "matrix_rank", (broadcast_to_shape(x, batch + x._shape[-2:]), rtol_array), (o,),
+         {"rtol": rtol_value})
+    return o
+
+
+# --- norms ---------------------------------------------------------------------------------------------
+
+_MATRIX_ORDS = ("fro", "nuc", 1, -1, 2, -2, math.inf, -math.inf)
+
+
+def _real_number(value) -> bool:
+    return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_))
+
+
+def matrix_norm(x, /, *, keepdims: bool = False, ord: int | float | str | None = "fro") -> Tensor:
+    """The ``ord`` norm of each matrix: 'fro', 'nuc', 1/-1 (max/min column sum), 2/-2 (max/min singular
+    value), inf/-inf (max/min row sum)."""
+    _matrices(x, "matrix_norm")
+    if ord is None:
+        ord = "fro"
+    if not (isinstance(ord, str) or _real_number(ord)) or ord not in _MATRIX_ORDS:
+        raise ValueError(f"matrix_norm: ord must be one of 'fro', 'nuc', 1, -1, 2, -2, inf, -inf; got {ord!r}")
+    *batch, m, n = x._shape
+    if not isinstance(ord, str) and {-1: n, -math.inf: m, -2: min(m, n)}.get(ord) == 0:
+        # a minimum over no columns, rows or singular values has no value (NumPy raises alike)
+        raise ValueError(f"matrix_norm: ord={ord} of a matrix of shape {(m, n)} is a minimum over nothing")
+    shape = tuple(batch) + ((1, 1) if keepdims else ())
+    o = empty(x._dev, shape, dt.real_of(x._dtype))
+    _run("matrix_norm", "matrix_norm", (x,), (o,), {"ord": ord if isinstance(ord, str) else float(ord)})
+    return o
+
+
+def vector_norm(x, /, *, axis: int | tuple[int, ...] | None = None, keepdims: bool = False,
+                ord: int | float = 2) -> Tensor:
+    """The ``ord`` norm of the vectors along ``axis`` (all axes when None): p-norms for any real p, with
+    inf/-inf the max/min magnitude and 0 the count of non-zeros."""
+    check_tensor(x, "vector_norm")
+    if x._dtype.kind not in dt.FLOAT_KINDS:
+        raise TypeError(f"vector_norm: x must have a floating-point dtype, got {x._dtype.name}")
+    if not _real_number(ord) or math.isnan(ord):
+        raise ValueError(f"vector_norm: ord must be a real number (or inf, -inf), got {ord!r}")
+    axes = check_axes(axis, x.ndim, "vector_norm")
+    if ord == -math.inf and math.prod(x._shape[a] for a in axes) == 0:
+        raise ValueError(f"vector_norm: ord=-inf over the empty axes {axes} of shape {x._shape} "
+                         "is a minimum over nothing")
+    shape = tuple(1 if i in axes else s for i, s in enumerate(x._shape) if keepdims or i not in axes)
+    o = empty(x._dev, shape, dt.real_of(x._dtype))
+    _run("vector_norm", "vector_norm", (x,), (o,), {"axes": axes, "keepdims": bool(keepdims), "ord": float(ord)})
+    return o
+
+
+# --- products and diagonals ----------------------------------------------------------------------------
+
+def cross(x1, x2, /, *, axis: int = -1) -> Tensor:
+    """Cross products of the 3-vectors along ``axis`` (negative); the other axes broadcast."""
+    dev, dtype = numeric_pair(x1, x2, "cross")
+    axis = negative_axis(axis, min(x1.ndim, x2.ndim), "cross")
+    if x1._shape[axis] != 3 or x2._shape[axis] != 3:
+        raise ValueError(f"cross: axis {axis} must have size 3 in both arrays, got shapes {x1._shape} and {x2._shape}")
+    shape = broadcast_shapes((x1._shape, x2._shape), "cross")
+    o = empty(dev, shape, dtype)
+    _run("cross", "cross", (broadcast_to_shape(x1, shape), broadcast_to_shape(x2, shape)), (o,), {"axis": axis})
+    return o
+
+
+def outer(x1, x2, /) -> Tensor:
+    """The outer product (N, M) of the vectors x1 (N,) and x2 (M,)."""
+    numeric_pair(x1, x2, "outer")
+    if x1.ndim != 1 or x2.ndim != 1:
+        raise ValueError(f"outer: x1 and x2 must be 1-D, got shapes {x1._shape} and {x2._shape}")
+    # x1 as a column times x2 as a row: the element-wise product broadcasts them to (N, M)
+    column = make_view(x1, (x1._shape[0], 1), (x1._strides[0], 0), x1._offset)
+    row = make_view(x2, (1, x2._shape[0]), (0, x2._strides[0]), x2._offset)
+    return multiply(column, row)
+
+
+def diagonal(x, /, *, offset: int = 0) -> Tensor:
+    """A view of the ``offset`` diagonal of each matrix (above the main one for offset > 0)."""
+    check_tensor(x, "diagonal")
+    if x.ndim < 2:
+        raise ValueError(f"diagonal: x must be a matrix or a stack of matrices (at least 2-D), got shape {x._shape}")
+    offset = _int_arg(offset, "diagonal", "offset")
+    *batch, m, n = x._shape
+    *batch_strides, sm, sn = x._strides
+    if offset >= 0:
+        size, start = max(0, min(m, n - offset)), offset * sn
+    else:
+        size, start = max(0, min(m + offset, n)), -offset * sm
+    return make_view(x, (*batch, size), (*batch_strides, sm + sn), x._offset + start)
+
+
+def trace(x, /, *, offset: int = 0, dtype=None) -> Tensor:
+    """The sum of the ``offset`` diagonal of each matrix, with sum's dtype rules (small integers widen)."""
+    check_tensor(x, "trace")
+    if x._dtype.kind not in dt.NUMERIC_KINDS:
+        raise TypeError(f"trace: x must have a numeric dtype, got {x._dtype.name}")
+    d = diagonal(x, offset=offset)
+    return reduction("sum", d, (d.ndim - 1,), False, accumulation_dtype(x, dtype, "trace"), None, "trace")

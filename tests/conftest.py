@@ -6,8 +6,11 @@
 
 import os
 
-import pytest
-from hypothesis import HealthCheck, settings
+# SciPy reads this once, at its first import: the ecosystem tests need its array-API dispatch on
+os.environ.setdefault("SCIPY_ARRAY_API", "1")
+
+import pytest  # noqa: E402
+from hypothesis import HealthCheck, settings  # noqa: E402
 
 settings.register_profile("ci", derandomize=True, deadline=None, max_examples=40,
                           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])

@@ -33,6 +33,30 @@ class CpuAllocator(Allocator):
         self._count -= 1
 
 
+try:
+    # NumPy 2 keeps its floating-point error state in a context variable; setting it directly costs a
+    # fraction of entering np.errstate, which matters once per launch
+    from numpy._core._ufunc_config import _extobj_contextvar as _NP_ERRSTATE
+    with np.errstate(all="ignore"):
+        _IGNORE = _NP_ERRSTATE.get()
+except ImportError:  # a NumPy without it: the public (slower) way
+    _NP_ERRSTATE = None
+
+
+def _quietly(run, *args) -> None:
+    """Run ``run(*args)`` with NumPy's floating-point warnings off: like CuPy and WebGPU kernels, CPU
+    kernels return inf/NaN for invalid operations without warning (the standard's special cases)."""
+    if _NP_ERRSTATE is None:
+        with np.errstate(all="ignore"):
+            run(*args)
+        return
+    token = _NP_ERRSTATE.set(_IGNORE)
+    try:
+        run(*args)
+    finally:
+        _NP_ERRSTATE.reset(token)
+
+
 class CpuGraph(Graph):
     """The launches of a capture, each bound to its kernel and its NumPy views, replayed in order."""
 
@@ -40,6 +64,9 @@ class CpuGraph(Graph):
         self.steps = steps
 
     def replay(self) -> None:
+        _quietly(self._run)
+
+    def _run(self) -> None:
         for kernel, ins, outs, params in self.steps:
             kernel(ins, outs, params)
 
@@ -79,14 +106,26 @@ class CpuClient(Client):
         return self.allocator.track(arr, arr.nbytes), arr
 
     def adopt(self, a: np.ndarray) -> Tensor:
-        """A tensor over the memory of the host array ``a``, without a copy (C-contiguous, writable only)."""
-        if not (a.flags.c_contiguous and a.flags.writeable):
-            raise ValueError("asarray: copy=False needs a C-contiguous, writable host array; this one is "
-                             f"{'not C-contiguous' if not a.flags.c_contiguous else 'read-only'}")
+        """A tensor over the memory of the host array ``a``, in ``a``'s own layout, without a copy.
+
+        The buffer is the span of bytes from ``a``'s lowest to its highest element address; its handle
+        keeps ``a``'s memory alive, and the memory stays its owner's (no allocator accounts for it).
+        ValueError for a layout that strides in part-elements.
+        """
         dtype = dt.from_numpy(a.dtype)
-        # no owner: the memory belongs to ``a`` (kept alive by the handle), not to our allocator
-        buf = Buffer(a.reshape(-1), a.nbytes, None)
-        return Tensor(buf, dtype, a.shape, contiguous_strides(a.shape), 0, self.device, a)
+        size = a.itemsize
+        if any(s % size for s in a.strides):
+            raise ValueError(f"asarray: the host array's strides {a.strides} are not whole {dtype.name} elements")
+        if a.size == 0:
+            return Tensor(Buffer(np.empty(0, np.uint8), 0, None), dtype, a.shape, contiguous_strides(a.shape),
+                          0, self.device)
+        lowest = tuple(n - 1 if s < 0 else 0 for n, s in zip(a.shape, a.strides))
+        span = size + sum((n - 1) * abs(s) for n, s in zip(a.shape, a.strides))
+        first = a[tuple(slice(i, i + 1) for i in lowest) + (...,)].reshape(1).view(np.uint8)
+        memory = np.lib.stride_tricks.as_strided(first, shape=(span,), strides=(1,), writeable=a.flags.writeable)
+        strides = tuple(s // size for s in a.strides)
+        offset = sum((n - 1) * -s for n, s in zip(a.shape, strides) if s < 0)
+        return Tensor(Buffer(memory, span, None), dtype, a.shape, strides, offset, self.device, a)
 
     @staticmethod
     def _bytes(buf: Buffer) -> np.ndarray:
@@ -106,7 +145,7 @@ class CpuClient(Client):
         for t in outputs:
             v = t._view
             outs.append(v if v is not None else self.native(t))
-        fn(ins, outs, params)
+        _quietly(fn, ins, outs, params)
         if self._recording is not None:
             self._recording.append((fn, ins, outs, params))
 
