@@ -81,13 +81,18 @@ class _State:
 active: _State | None = None
 
 
+def abort_active(why: str) -> None:
+    """Abort the capture in progress, if any: what it recorded is discarded, and its block will fail."""
+    graph = _current_graph
+    if graph is not None:
+        graph._abort(why)
+
+
 def check_host_read(device: "Device", what: str) -> None:
     """Raise CaptureError (aborting the capture) if ``what`` would read ``device`` data during its capture."""
     state = active
     if state is not None and state.device is device:
-        graph = _current_graph
-        if graph is not None:
-            graph._abort(f"{what} reads device data on the host")
+        abort_active(f"{what} reads device data on the host")
         raise CaptureError(f"{what}: cannot be captured, it needs the host to read data of {device} "
                            "(and so cannot be replayed); move it out of the capture() block")
 
@@ -95,9 +100,7 @@ def check_host_read(device: "Device", what: str) -> None:
 def check_not_capturing(what: str) -> None:
     """Raise CaptureError (aborting the capture) for an operation that no capture may contain."""
     if active is not None:
-        graph = _current_graph
-        if graph is not None:
-            graph._abort(what)
+        abort_active(what)
         raise CaptureError(f"{what}: not allowed inside a capture() block")
 
 

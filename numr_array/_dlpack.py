@@ -42,6 +42,8 @@ def from_dlpack(x: object, /, *, device=None, copy: bool | None = None) -> Tenso
     _check_available(dev)
     if dev.kind == "cpu" and source.kind == "cpu" and not copy:
         return _share(np.from_dlpack(x), dev)
+    if dev is source and not copy and dev.kind == "cuda":
+        return dev.client.adopt(x)  # the producer's device memory, shared
     if copy is False:
         raise CopyRequiredError(f"from_dlpack: copy=False, but data on {source} can reach {dev} only by a copy")
     # a host copy (the producer copies device memory out when dl_device asks for the CPU), then onto dev

@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from . import _capture
 from . import _dtypes as dt
 from ._device import Device
 from .runtime import Buffer
@@ -137,6 +138,7 @@ class Tensor:
         return int(self._scalar("__index__"))
 
     def __array__(self, dtype=None, copy=None):
+        _capture.check_host_read(self._dev, "__array__")
         if self._dev.kind != "cpu":
             raise TypeError(f"__array__: implicit conversion of a {self._dev} tensor to NumPy is not allowed; "
                             "use .to_device('cpu') first")
@@ -180,6 +182,9 @@ class Tensor:
         return (self[i] for i in range(self._shape[0]))
 
     __hash__ = None  # type: ignore[assignment]
+    # NumPy ufuncs and NumPy scalars' operators defer to ours instead of converting the tensor to an ndarray
+    # (``np.float64(2) * x`` stays a Tensor; ``np.sin(x)`` is a TypeError: use ``xp.sin``)
+    __array_ufunc__ = None
 
     # --- indexing ----------------------------------------------------------------------------------
     def __getitem__(self, key) -> "Tensor":
@@ -192,19 +197,31 @@ class Tensor:
 def _install_operators() -> None:
     """Bind the operator dunders to the namespace functions: forward, reflected and in-place forms."""
 
+    def operand(other):
+        """``other`` as an operator operand: a tensor or Python scalar as is, a NumPy scalar as its Python
+        value (NumPy users write ``x * np.float32(2)``), anything else None."""
+        if type(other) is Tensor or type(other) in _SCALARS:
+            return other
+        if isinstance(other, np.generic) and other.dtype.kind in "biufc":
+            return other.item()
+        return None
+
     def binary(name: str):
         def forward(self, other):
-            if type(other) is not Tensor and type(other) not in _SCALARS:
+            other = operand(other)
+            if other is None:
                 return NotImplemented
             return getattr(_ns, name)(self, other)
 
         def reflected(self, other):
-            if type(other) not in _SCALARS:
+            other = operand(other)
+            if other is None:
                 return NotImplemented
             return getattr(_ns, name)(other, self)
 
         def inplace(self, other):
-            if type(other) is not Tensor and type(other) not in _SCALARS:
+            other = operand(other)
+            if other is None:
                 return NotImplemented
             getattr(_ns, name)(self, other, out=self)
             return self

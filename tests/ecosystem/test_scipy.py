@@ -207,9 +207,6 @@ def test_signal_filter_design_roots(device):
     assert float(kt) == pytest.approx(float(k))
 
 
-@pytest.mark.xfail(raises=TypeError, strict=True,
-                   reason="numr_array/_indexing.py setitem_value accepts only exact Python scalars, "
-                          "not NumPy scalars such as np.float64 (a float subclass)")
 @pytest.mark.parametrize("name", ["lp2bp", "lp2bs"])
 def test_signal_writes_numpy_scalars(name, device):
     """lp2bp/lp2bs store NumPy float64 scalars into arrays (``x[i] = np.float64(...)``)."""

@@ -1,5 +1,36 @@
-"""The cuda runtime (not yet implemented): absent from devices() until it is."""
+"""The CUDA runtime over CuPy: a device ``cuda:N`` per GPU.
+
+Kernels are the shared NumPy-API kernels (``backends/_ndarray``) bound to CuPy, with matrix products sent
+through a capturable cuBLAS handle (see ``_blas``). Any CuPy build works (cupy-cuda12x, cupy-cuda13x);
+without CuPy, or without a GPU, ``create_runtime`` returns None and no ``cuda`` device exists.
+"""
+
+from __future__ import annotations
+
+from ...runtime import Runtime
 
 
-def create_runtime():
-    return None
+class CudaRuntime(Runtime):
+    name = "cuda"
+    supports_graph_capture = True
+
+    def __init__(self, count: int):
+        self._count = count
+
+    def device_count(self) -> int:
+        return self._count
+
+    def create_client(self, index: int):
+        from ..._device import parse_device
+        from ._client import CudaClient
+        return CudaClient(parse_device(f"cuda:{index}"), index)
+
+
+def create_runtime() -> CudaRuntime | None:
+    """The CUDA runtime, or None when CuPy is missing or finds no GPU (no driver, no device)."""
+    try:
+        import cupy
+        count = cupy.cuda.runtime.getDeviceCount()
+    except Exception:  # ImportError, or CuPy's CUDARuntimeError when there is no driver or device
+        return None
+    return CudaRuntime(count) if count > 0 else None

@@ -1,0 +1,238 @@
+"""Matrix products through cuBLAS that can be captured into a CUDA graph.
+
+CuPy refuses every cuBLAS call while a stream is being captured (its wrappers re-bind the handle to the
+current stream first, and ``cublasSetStream`` on a capturing stream is the call it forbids). cuBLAS itself
+captures fine when its handle is bound to the stream and given a workspace *before* the capture starts:
+then a GEMM records one or two kernel nodes and allocates nothing. So each CUDA client owns a handle of its
+own, made through ``ctypes`` from the same libcublas CuPy loaded, bound once to the client's compute stream
+with a fixed workspace, and calls ``cublasGemmEx`` / ``cublasGemmStridedBatchedEx`` on it directly: the
+same routines and compute types CuPy's eager matmul uses, so captured and eager products run the same
+kernels at the same speed.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import os
+
+import numpy as np
+
+# cuBLAS / CUDA enum values (cublas_api.h, library_types.h)
+_OP_N, _OP_T = 0, 1
+_GEMM_DEFAULT = -1
+_COMPUTE_32F, _COMPUTE_32F_FAST_TF32, _COMPUTE_64F = 68, 77, 70
+_CUDA_R_32F, _CUDA_R_64F, _CUDA_C_32F, _CUDA_C_64F = 0, 1, 4, 5
+
+#: Hopper's recommended cuBLAS workspace (smaller GPUs use less of it)
+WORKSPACE_BYTES = 32 * 1024 * 1024
+
+
+def _types(dtype: np.dtype):
+    """(cudaDataType, cublasComputeType, alpha, beta) for a floating dtype, as CuPy's matmul chooses them."""
+    ch = dtype.char
+    if ch == "f":
+        # CuPy computes float32 products in IEEE float32 unless CUPY_TF32=1; so do we
+        compute = _COMPUTE_32F_FAST_TF32 if os.environ.get("CUPY_TF32", "0") != "0" else _COMPUTE_32F
+        return _CUDA_R_32F, compute, _ONE_F, _ZERO_F
+    if ch == "d":
+        return _CUDA_R_64F, _COMPUTE_64F, _ONE_D, _ZERO_D
+    if ch == "F":
+        return _CUDA_C_32F, _COMPUTE_32F, _ONE_C, _ZERO_C
+    return _CUDA_C_64F, _COMPUTE_64F, _ONE_Z, _ZERO_Z
+
+
+# host scalars (pointer mode host: cuBLAS reads them at the call, and a capture bakes their values in)
+_ONE_F, _ZERO_F = ctypes.c_float(1.0), ctypes.c_float(0.0)
+_ONE_D, _ZERO_D = ctypes.c_double(1.0), ctypes.c_double(0.0)
+_ONE_C, _ZERO_C = (ctypes.c_float * 2)(1.0, 0.0), (ctypes.c_float * 2)(0.0, 0.0)
+_ONE_Z, _ZERO_Z = (ctypes.c_double * 2)(1.0, 0.0), (ctypes.c_double * 2)(0.0, 0.0)
+
+
+def _find_libcublas() -> ctypes.CDLL:
+    """The libcublas CuPy uses (already mapped into the process once CuPy made its handle), else any."""
+    import cupy
+    cupy.cuda.device.get_cublas_handle()  # makes CuPy load its libcublas
+    try:
+        with open("/proc/self/maps") as f:
+            for line in f:
+                path = line.rsplit(None, 1)[-1]
+                name = os.path.basename(path)
+                if name.startswith("libcublas.so"):
+                    return ctypes.CDLL(path)
+    except OSError:
+        pass
+    for name in ("libcublas.so.13", "libcublas.so.12", "libcublas.so.11", ctypes.util.find_library("cublas")):
+        if name:
+            try:
+                return ctypes.CDLL(name)
+            except OSError:
+                continue
+    raise OSError("cannot find libcublas")
+
+
+def _fn(lib, *names):
+    for n in names:
+        f = getattr(lib, n, None)
+        if f is not None:
+            return f
+    raise OSError(f"libcublas has none of {names}")
+
+
+class Cublas:
+    """One cuBLAS handle bound to one stream, with its own workspace (kept alive here)."""
+
+    _lib = None
+
+    def __init__(self, stream_ptr: int, workspace_ptr: int, workspace_bytes: int):
+        if Cublas._lib is None:
+            lib = _find_libcublas()
+            vp, i32, i64 = ctypes.c_void_p, ctypes.c_int, ctypes.c_longlong
+            create = _fn(lib, "cublasCreate_v2", "cublasCreate")
+            create.argtypes, create.restype = [ctypes.POINTER(vp)], i32
+            set_stream = _fn(lib, "cublasSetStream_v2", "cublasSetStream")
+            set_stream.argtypes, set_stream.restype = [vp, vp], i32
+            set_ws = _fn(lib, "cublasSetWorkspace_v2", "cublasSetWorkspace")
+            set_ws.argtypes, set_ws.restype = [vp, vp, ctypes.c_size_t], i32
+            destroy = _fn(lib, "cublasDestroy_v2", "cublasDestroy")
+            destroy.argtypes, destroy.restype = [vp], i32
+            gemm = _fn(lib, "cublasGemmEx")
+            gemm.argtypes = [vp, i32, i32, i32, i32, i32, vp, vp, i32, i32, vp, i32, i32, vp, vp, i32, i32, i32, i32]
+            gemm.restype = i32
+            gemm_b = _fn(lib, "cublasGemmStridedBatchedEx")
+            gemm_b.argtypes = [vp, i32, i32, i32, i32, i32, vp, vp, i32, i32, i64, vp, i32, i32, i64, vp,
+                               vp, i32, i32, i64, i32, i32, i32]
+            gemm_b.restype = i32
+            Cublas._lib = (create, set_stream, set_ws, destroy, gemm, gemm_b)
+        create, set_stream, set_ws, self._destroy, self._gemm, self._gemm_batched = Cublas._lib
+        h = ctypes.c_void_p()
+        _check(create(ctypes.byref(h)), "cublasCreate")
+        self.handle = h
+        _check(set_stream(h, stream_ptr), "cublasSetStream")
+        _check(set_ws(h, workspace_ptr, workspace_bytes), "cublasSetWorkspace")
+
+    def __del__(self):
+        h = getattr(self, "handle", None)
+        if h is not None:
+            self._destroy(h)
+
+    def gemm(self, ta: int, tb: int, m: int, n: int, k: int, a: int, lda: int, sa: int, b: int, ldb: int,
+             sb: int, c: int, ldc: int, sc: int, batch: int, dtype: np.dtype) -> None:
+        """Column-major C = op(A) op(B) for ``batch`` matrices at element strides sa, sb, sc."""
+        dt, compute, one, zero = _types(dtype)
+        if batch == 1:
+            st = self._gemm(self.handle, ta, tb, m, n, k, ctypes.byref(one), a, dt, lda, b, dt, ldb,
+                            ctypes.byref(zero), c, dt, ldc, compute, _GEMM_DEFAULT)
+        else:
+            st = self._gemm_batched(self.handle, ta, tb, m, n, k, ctypes.byref(one), a, dt, lda, sa, b, dt, ldb,
+                                    sb, ctypes.byref(zero), c, dt, ldc, sc, batch, compute, _GEMM_DEFAULT)
+        _check(st, "cublasGemmEx")
+
+
+_STATUS = {1: "NOT_INITIALIZED", 3: "ALLOC_FAILED", 7: "INVALID_VALUE", 8: "ARCH_MISMATCH",
+           11: "MAPPING_ERROR", 13: "EXECUTION_FAILED", 14: "INTERNAL_ERROR", 15: "NOT_SUPPORTED"}
+
+
+def _check(status: int, what: str) -> None:
+    if status != 0:
+        raise RuntimeError(f"{what} failed: CUBLAS_STATUS_{_STATUS.get(status, status)}")
+
+
+def _operand(rows: int, cols: int, sr: int, sc: int):
+    """How cuBLAS (column-major) reads the transpose of a row-major ``rows x cols`` matrix with element
+    strides ``(sr, sc)``: ``(op, ld)``, or None when its layout needs a copy first."""
+    # the stride of a length-1 dimension is never used: pick the one that makes the layout valid
+    if rows == 1:
+        sr = max(cols, 1) if sc == 1 else 1
+    if cols == 1:
+        sc = 1 if sr != 1 else max(rows, 1)
+    if sc == 1 and sr >= max(cols, 1):
+        return _OP_N, sr
+    if sr == 1 and sc >= max(rows, 1):
+        return _OP_T, sc
+    return None
+
+
+def _batch_stride(shape, strides) -> int | None:
+    """One element stride that walks the batch dimensions in C order (0 when broadcast), or None."""
+    stride = None
+    span = 1
+    for n, s in zip(reversed(shape), reversed(strides)):
+        if n == 1:
+            continue
+        if stride is None:
+            stride = s
+        elif s != stride * span:
+            return None
+        span *= n
+    if stride is not None and stride < 0:
+        return None
+    return stride or 0
+
+
+def _address(x) -> int:
+    return x.data.ptr
+
+
+def _overlaps(a, b) -> bool:
+    """Whether two CuPy arrays' byte extents intersect (a conservative may-share-memory test)."""
+    def extent(x):
+        lo = hi = _address(x)
+        for n, s in zip(x.shape, x.strides):
+            if n > 1:
+                if s < 0:
+                    lo += s * (n - 1)
+                else:
+                    hi += s * (n - 1)
+        return lo, hi + x.itemsize
+    if a.size == 0 or b.size == 0:
+        return False
+    (alo, ahi), (blo, bhi) = extent(a), extent(b)
+    return alo < bhi and blo < ahi
+
+
+def matmul_into(cp, blas: Cublas, a, b, out) -> None:
+    """``out[...] = a @ b`` for floating ``out`` (NumPy's matmul rules: 1-D operands, broadcast batches)."""
+    dtype = out.dtype
+    if a.dtype != dtype:
+        a = a.astype(dtype)
+    if b.dtype != dtype:
+        b = b.astype(dtype)
+    a1, b1 = a.ndim == 1, b.ndim == 1
+    if a1:
+        a = a[None, :]
+    if b1:
+        b = b[:, None]
+    M, K = a.shape[-2:]
+    N = b.shape[-1]
+    batch_shape = out.shape[:out.ndim - (not a1) - (not b1)]
+    full = batch_shape + (M, N)
+    # write straight into ``out`` when it is C-contiguous and no operand aliases it
+    direct = out.flags.c_contiguous and not _overlaps(out, a) and not _overlaps(out, b)
+    c = out.reshape(full) if direct else cp.empty(full, dtype)
+    if c.size == 0:
+        return
+    if K == 0:
+        c.fill(0)
+    else:
+        batch = 1
+        for n in batch_shape:
+            batch *= n
+        ops = []
+        for x in (a, b):
+            x = cp.broadcast_to(x, batch_shape + x.shape[-2:])
+            item = x.itemsize
+            st = [s // item for s in x.strides]
+            layout = _operand(x.shape[-2], x.shape[-1], st[-2], st[-1]) if min(st[-2:]) >= 0 else None
+            bs = _batch_stride(x.shape[:-2], st[:-2]) if batch > 1 else 0
+            if layout is None or bs is None:
+                x = cp.ascontiguousarray(x)
+                st = [s // item for s in x.strides]
+                layout = _operand(x.shape[-2], x.shape[-1], st[-2], st[-1])
+                bs = _batch_stride(x.shape[:-2], st[:-2]) if batch > 1 else 0
+            ops.append((x, layout[0], layout[1], bs))  # x stays referenced: a copy's block must outlive the GEMM
+        (xa, ta, lda, sa), (xb, tb, ldb, sb) = ops
+        # row-major C = A B is column-major C^T = B^T A^T
+        blas.gemm(tb, ta, N, M, K, _address(xb), ldb, sb, _address(xa), lda, sa, _address(c), N, M * N, batch, dtype)
+    if not direct:
+        cp.copyto(out, c.reshape(out.shape))

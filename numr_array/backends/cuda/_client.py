@@ -1,0 +1,419 @@
+"""The CUDA client, after numr's CudaClient: one compute stream on which every kernel runs, a copy stream
+for device-to-host copies that overlap compute, CuPy's memory pool with a release threshold, and stream
+capture of the compute stream into a CUDA graph."""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import os
+import time
+from dataclasses import dataclass
+from typing import Sequence
+
+import cupy
+import numpy as np
+from cupy.cuda import runtime
+
+from ... import _capture
+from ... import _dtypes as dt
+from ..._tensor import Tensor
+from ...runtime import Allocator, Buffer, Client, Event, Graph
+from .._ndarray import make_kernels
+from ._blas import WORKSPACE_BYTES, Cublas
+from ._module import make_module
+from ._subnormals import keep_float32_subnormals
+
+_get_device = runtime.getDevice
+_ndarray = cupy.ndarray
+_current_stream = cupy.cuda.get_current_stream
+_DEFAULT_STREAMS = (0, runtime.streamLegacy, runtime.streamPerThread)
+_OOM = cupy.cuda.memory.OutOfMemoryError
+_DLPACK_CUDA = 2  # kDLCUDA (dlpack.h)
+_NO_DEVICE_SWITCH = contextlib.nullcontext()
+_DEFAULT_RELEASE_THRESHOLD_MB = 512
+#: cached memory above the threshold is released at the first synchronisation after it has stayed above it
+#: this long, so that a hot loop which frees and re-allocates a large block each step does not thrash
+RELEASE_DELAY_S = 1.0
+
+
+def release_threshold_bytes() -> int:
+    """NUMR_CUDA_POOL_RELEASE_THRESHOLD_MB (MiB, default 512) in bytes: how much freed memory the pool may
+    keep cached; beyond it, cached blocks go back to the driver at a synchronisation (see RELEASE_DELAY_S)."""
+    raw = os.environ.get("NUMR_CUDA_POOL_RELEASE_THRESHOLD_MB")
+    try:
+        mib = float(raw) if raw is not None else _DEFAULT_RELEASE_THRESHOLD_MB
+    except ValueError:
+        raise ValueError(f"NUMR_CUDA_POOL_RELEASE_THRESHOLD_MB must be a number of MiB, got {raw!r}") from None
+    return int(max(mib, 0) * 1024 * 1024)
+
+
+class CudaAllocator(Allocator):
+    """Device memory from CuPy's pool; a buffer's handle is a ``cupy.cuda.MemoryPointer``, whose block
+    goes back to the pool when its last reference (the Buffer's, a CuPy view's, a DLPack capsule's) goes."""
+
+    def __init__(self, client: "CudaClient"):
+        super().__init__()
+        self._client = client
+
+    def _raw_allocate(self, nbytes: int):
+        return self._client.malloc(nbytes)
+
+    def _raw_free(self, handle, nbytes: int) -> None:
+        return None  # the MemoryPointer returns the block to the pool when its references go
+
+
+class CudaEvent(Event):
+    """An event recorded on a client's compute stream."""
+
+    def __init__(self, event: cupy.cuda.Event):
+        self.event = event
+
+    def synchronize(self) -> None:
+        self.event.synchronize()
+
+
+class CudaGraph(Graph):
+    """An instantiated CUDA graph, launched on the compute stream it was captured from."""
+
+    def __init__(self, client: "CudaClient", graph):
+        self._client = client
+        self._graph = graph
+
+    def replay(self) -> None:
+        c = self._client
+        with c.on_device():
+            self._graph.launch(c.stream)
+
+    def release(self) -> None:
+        self._graph = None  # CuPy's Graph destroys the exec and the graph when it goes
+
+
+@dataclass(frozen=True)
+class CudaRawHandle:
+    """What a custom kernel needs: the device, and the stream numr's work is ordered on."""
+
+    device: cupy.cuda.Device
+    stream: cupy.cuda.Stream
+    copy_stream: cupy.cuda.Stream
+
+
+class CudaClient(Client):
+    """One GPU: its streams, memory, kernels and capture state."""
+
+    def __init__(self, device, index: int):
+        self.device = device
+        self.index = index
+        self._cp_device = cupy.cuda.Device(index)
+        with self._cp_device:
+            self.stream = cupy.cuda.Stream(non_blocking=True)
+            self.copy_stream = cupy.cuda.Stream(non_blocking=True)
+            # current for this GPU on the creating thread: launches then need no stream switch, and CuPy code
+            # the user interleaves (on this thread) is ordered with numr's work; elsewhere launches switch to it
+            self.stream.use()
+        self.pool = cupy.get_default_memory_pool()
+        self.release_threshold = release_threshold_bytes()
+        self.release_delay = RELEASE_DELAY_S
+        self._over_threshold_since: float | None = None
+        self.allocator = CudaAllocator(self)
+        self._blas: Cublas | None = None
+        self._blas_workspace = None
+        self._capturing = False
+        self._arena_allocator = None
+        #: whether CuPy's kernels keep float32 subnormals (as the CPU does); see _subnormals
+        self.keeps_float32_subnormals = keep_float32_subnormals()
+        self.kernels = make_kernels(make_module(cupy, self.blas))
+
+    # --- device, streams, memory --------------------------------------------------------------------
+    def on_device(self):
+        """A context making this GPU current (nothing to do, the common case, when it already is)."""
+        return _NO_DEVICE_SWITCH if _get_device() == self.index else self._cp_device
+
+    @property
+    def raw_handle(self) -> CudaRawHandle:
+        return CudaRawHandle(self._cp_device, self.stream, self.copy_stream)
+
+    def supports_dtype(self, dtype) -> bool:
+        return True
+
+    def malloc(self, nbytes: int):
+        """A block of CuPy's pool for this stream; on out-of-memory, cached blocks are freed and the
+        allocation tried once more, then MemoryError names the size (and the process stays usable)."""
+        try:
+            return self._pool_malloc(nbytes)
+        except _OOM:
+            pass
+        if not self._capturing:  # freeing blocks synchronises the device, which a capture cannot take
+            gc.collect()
+            with self.on_device():
+                self.pool.free_all_blocks()
+            try:
+                return self._pool_malloc(nbytes)
+            except _OOM:
+                pass
+        raise MemoryError(f"{self.device}: out of device memory allocating {nbytes} bytes "
+                          f"({nbytes / 2**20:.1f} MiB)")
+
+    def _pool_malloc(self, nbytes: int):
+        # the pool files blocks by the current stream: ours, so that reuse is ordered by the compute stream
+        return self.run(self.pool.malloc, nbytes)
+
+    def run(self, fn, *args):
+        """``fn(*args)`` with this GPU current and the compute stream current on it."""
+        if _current_stream() is self.stream or self._adopt_current():
+            return fn(*args)
+        with self.on_device(), self.stream:  # another stream was chosen: switch for this call only
+            return fn(*args)
+
+    def _adopt_current(self) -> bool:
+        """Make the compute stream current if this GPU is, and no stream was chosen on it (the default
+        stream is current, as after any ``with stream:`` block ends); False when the caller must switch."""
+        if _get_device() == self.index and _current_stream().ptr in _DEFAULT_STREAMS:
+            self.stream.use()
+            return True
+        return False
+
+    def alloc_tensor(self, shape, dtype):
+        if self.arena is not None:
+            return Client.alloc_tensor(self, shape, dtype)
+        arr = None
+        if _current_stream() is self.stream or self._adopt_current():
+            try:  # the fast path: CuPy allocates from its pool (on the current stream, ours) in C
+                arr = _ndarray(shape, dtype.np)
+            except _OOM:
+                pass
+        if arr is None:  # another stream is current, or out of memory: the path that switches and retries
+            n = dtype.itemsize
+            for d in shape:
+                n *= d
+            arr = _ndarray(shape, dtype.np, self.malloc(n))
+        return self.allocator.track(arr.data, arr.nbytes), arr
+
+    def native(self, t: Tensor):
+        """The CuPy view of ``t`` (made once, then kept on the tensor)."""
+        v = t._view
+        if v is None:
+            size = t._dtype.itemsize
+            mp = t._buf.handle
+            if t._offset:
+                mp = mp + t._offset * size
+            v = t._view = cupy.ndarray(t._shape, t._dtype.np, mp, tuple(s * size for s in t._strides))
+        return v
+
+    def blas(self) -> Cublas:
+        """This client's cuBLAS handle, bound to the compute stream with its own workspace (made once,
+        outside any capture: making it allocates)."""
+        b = self._blas
+        if b is None:
+            ws = self.malloc(WORKSPACE_BYTES)
+            with self.on_device():
+                b = Cublas(self.stream.ptr, ws.ptr, WORKSPACE_BYTES)
+            self._blas, self._blas_workspace = b, ws
+        return b
+
+    def _trim(self) -> None:
+        """Give cached free blocks back to the driver once they have exceeded the release threshold for
+        ``release_delay`` seconds (checked at synchronisations, where freeing costs no extra stall)."""
+        if self.pool.free_bytes() <= self.release_threshold:
+            self._over_threshold_since = None
+            return
+        now = time.monotonic()
+        if self._over_threshold_since is None:
+            self._over_threshold_since = now
+        if now - self._over_threshold_since >= self.release_delay:
+            self.pool.free_all_blocks()
+            self._over_threshold_since = None
+
+    # --- synchronisation and copies ---------------------------------------------------------------
+    def synchronize(self) -> None:
+        if self._capturing:
+            _capture.check_host_read(self.device, "synchronize")
+        with self.on_device():
+            self.stream.synchronize()
+            self._trim()
+
+    def record_event(self) -> CudaEvent:
+        ev = cupy.cuda.Event(disable_timing=True)
+        with self.on_device():
+            ev.record(self.stream)
+        return CudaEvent(ev)
+
+    def copy_to_device(self, host: np.ndarray, dst: Buffer, dst_offset: int = 0) -> None:
+        n = host.nbytes
+        if not n:
+            return
+        ptr = dst.handle.ptr + dst_offset
+        with self.on_device():
+            if self._capturing:
+                # a capturing stream cannot take a host copy; an upload inside a capture becomes a constant of
+                # the graph, written now on the copy stream (begin_capture left no eager work in flight)
+                runtime.memcpyAsync(ptr, host.ctypes.data, n, runtime.memcpyHostToDevice, self.copy_stream.ptr)
+                self.copy_stream.synchronize()
+            else:
+                # pageable source: returns once the bytes are staged, ordered after the compute stream's work
+                runtime.memcpyAsync(ptr, host.ctypes.data, n, runtime.memcpyHostToDevice, self.stream.ptr)
+
+    def copy_from_device(self, src: Buffer, src_offset: int, out: np.ndarray) -> None:
+        n = out.nbytes
+        if not n:
+            return
+        with self.on_device():
+            runtime.memcpyAsync(out.ctypes.data, src.handle.ptr + src_offset, n, runtime.memcpyDeviceToHost,
+                                self.stream.ptr)
+            self.stream.synchronize()
+
+    def copy_from_device_pipelined(self, src: Buffer, src_offset: int, out: np.ndarray, event: Event) -> None:
+        """D2H on the copy stream once ``event`` is reached, so that the compute stream can run on meanwhile."""
+        if not isinstance(event, CudaEvent):
+            return Client.copy_from_device_pipelined(self, src, src_offset, out, event)
+        n = out.nbytes
+        if not n:
+            return
+        with self.on_device():
+            self.copy_stream.wait_event(event.event)
+            runtime.memcpyAsync(out.ctypes.data, src.handle.ptr + src_offset, n, runtime.memcpyDeviceToHost,
+                                self.copy_stream.ptr)
+            self.copy_stream.synchronize()
+
+    def copy_within_device(self, src: Buffer, src_offset: int, dst: Buffer, dst_offset: int, nbytes: int) -> None:
+        if nbytes:
+            with self.on_device():
+                runtime.memcpyAsync(dst.handle.ptr + dst_offset, src.handle.ptr + src_offset, nbytes,
+                                    runtime.memcpyDeviceToDevice, self.stream.ptr)
+
+    def copy_strided(self, src: Tensor, dst: Tensor) -> None:
+        self.launch("copy", (src,), (dst,), {})
+
+    # --- kernels -------------------------------------------------------------------------------------
+    def launch(self, kernel: str, inputs: Sequence, outputs: Sequence[Tensor], params: dict) -> None:
+        fn = self.kernels[kernel]
+        ins = []
+        for t in inputs:
+            if type(t) is Tensor:
+                v = t._view
+                ins.append(v if v is not None else self.native(t))
+            else:
+                ins.append(t)
+        outs = []
+        for t in outputs:
+            v = t._view
+            outs.append(v if v is not None else self.native(t))
+        if self._capturing:
+            return self._launch_captured(kernel, fn, ins, outs, params)
+        if _current_stream() is self.stream:  # the common case, inline (the stream is per device)
+            fn(ins, outs, params)
+        else:
+            self.run(fn, ins, outs, params)
+
+    def _launch_captured(self, kernel: str, fn, ins, outs, params) -> None:
+        try:
+            self.run(fn, ins, outs, params)
+        except _capture.CaptureError:
+            raise
+        except (NotImplementedError, RuntimeError) as e:
+            # CuPy refuses cuSOLVER/cuRAND/... on a capturing stream (NotImplementedError), and a CUDA call that
+            # would synchronise invalidates the capture (CUDARuntimeError): either way this op has no graph form
+            why = f"{kernel} cannot be captured on {self.device} ({type(e).__name__}: {e})"
+            _capture.abort_active(why)
+            raise _capture.CaptureError(f"{why}; move it out of the capture() block") from e
+
+    # --- capture -------------------------------------------------------------------------------------
+    def begin_capture(self) -> None:
+        self.blas()  # the handle and its workspace must exist before the capture (making them allocates)
+        with self.on_device():
+            # nothing eager may be in flight while capturing: blocks the pool hands to the arena, and uploads
+            # made on the copy stream, must not race with earlier work of the compute stream
+            self.stream.synchronize()
+            # every CuPy-internal temporary of a captured kernel comes from the graph's arena, so that its
+            # address (baked into the graph) is never handed out again while the graph can replay
+            cm = cupy.cuda.using_allocator(self._arena_malloc)
+            cm.__enter__()
+            try:
+                # relaxed: the arena may need cudaMalloc while the capture is open
+                self.stream.begin_capture(mode=runtime.streamCaptureModeRelaxed)
+            except BaseException:
+                cm.__exit__(None, None, None)
+                raise
+        self._arena_allocator = cm
+        self._capturing = True
+
+    def _arena_malloc(self, nbytes: int):
+        arena = self.arena
+        if arena is None:  # CuPy code outside numr's capture bookkeeping, on this thread: the pool
+            return self.malloc(nbytes)
+        return arena.allocate(nbytes).handle
+
+    def _stop_capture(self):
+        """End the stream capture; the CuPy graph, or the CUDA error that invalidated the capture."""
+        self._capturing = False
+        cm, self._arena_allocator = self._arena_allocator, None
+        try:
+            with self.on_device():
+                return self.stream.end_capture()
+        finally:
+            if cm is not None:
+                cm.__exit__(None, None, None)
+
+    def end_capture(self) -> CudaGraph:
+        try:
+            g = self._stop_capture()
+        except runtime.CUDARuntimeError as e:
+            raise _capture.CaptureError(f"capture: the CUDA stream capture on {self.device} failed ({e})") from e
+        graph = CudaGraph(self, g)
+        # a captured block has not run yet: run it once, so that its results exist as after eager execution
+        graph.replay()
+        return graph
+
+    def abort_capture(self) -> None:
+        try:
+            self._stop_capture()
+        except (runtime.CUDARuntimeError, RuntimeError):
+            pass  # an invalidated capture ends with an error; the stream is usable again either way
+
+    # --- interchange ---------------------------------------------------------------------------------
+    def dlpack(self, t: Tensor, *, stream=None, max_version=None, copy=None):
+        """A DLPack capsule of ``t``'s memory, ordered before the consumer's ``stream``."""
+        v = self.native(t)
+        if copy:
+            v = self.run(v.copy)
+        return self.run(lambda: v.__dlpack__(stream=stream, max_version=max_version))
+
+    def cuda_array_interface(self, t: Tensor) -> dict:
+        """``__cuda_array_interface__`` (v3) of ``t``; its ``stream`` is the compute stream, which a consumer
+        synchronises with before reading."""
+        v = self.native(t)
+        return self.run(lambda: v.__cuda_array_interface__)
+
+    def adopt(self, obj) -> Tensor:
+        """A tensor over the memory of a CUDA array of another library (CuPy, PyTorch, ... through
+        ``__cuda_array_interface__`` or ``__dlpack__``) on this GPU, without a copy."""
+        if isinstance(obj, cupy.ndarray):
+            arr = obj
+        elif isinstance(obj, np.ndarray) or (hasattr(obj, "__dlpack_device__")
+                                             and obj.__dlpack_device__()[0] != _DLPACK_CUDA):
+            raise ValueError(f"asarray: copy=False, but host memory cannot be shared with {self.device}; "
+                             "it needs a copy")
+        elif hasattr(obj, "__cuda_array_interface__"):
+            arr = self.run(cupy.asarray, obj)  # (synchronises with the producer's stream, as CAI v3 asks)
+        elif hasattr(obj, "__dlpack__"):
+            arr = self.run(cupy.from_dlpack, obj)  # (the producer orders its work before our stream)
+        else:
+            raise TypeError(f"{type(obj).__name__} exposes no CUDA memory (__cuda_array_interface__ or __dlpack__)")
+        if arr.data.device_id != self.index:
+            raise ValueError(f"the array is on cuda:{arr.data.device_id}, not on {self.device}")
+        dtype = dt.from_numpy(arr.dtype)
+        item = arr.itemsize
+        if any(s % item for s in arr.strides):
+            raise ValueError(f"strides {arr.strides} are not multiples of the item size {item}")
+        strides = tuple(s // item for s in arr.strides)
+        low = high = 0
+        if arr.size:
+            for n, s in zip(arr.shape, strides):
+                if s < 0:
+                    low += s * (n - 1)
+                else:
+                    high += s * (n - 1)
+        # the buffer starts at the lowest element, as generic code expects; the view keeps obj's memory alive
+        base = arr.data + low * item if low else arr.data
+        buf = Buffer(base, (high - low + 1) * item if arr.size else 0, None)
+        return Tensor(buf, dtype, tuple(arr.shape), strides, -low, self.device, arr)
