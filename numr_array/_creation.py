@@ -10,9 +10,8 @@ import numpy as np
 from . import _dtypes as dt
 from ._device import Device
 from ._data_type_functions import astype
-from ._dispatch import check_tensor, device_of, empty as _empty, launch, to_numpy
+from ._dispatch import check_tensor, device_of, empty as _empty, from_numpy, launch, to_numpy
 from ._dlpack import from_dlpack
-from ._host import upload
 from ._info import default_dtypes_of
 from ._tensor import Tensor
 
@@ -149,7 +148,7 @@ def asarray(obj: Any, /, *, dtype=None, device=None, copy: bool | None = None) -
     if dtype is None and (_is_python_data(obj) or type(obj) in (float, complex)):
         a = _device_defaults(a, dev, "asarray")
     _check_dtype_on(dev, dtype or dt.from_numpy(a.dtype), "asarray")
-    return upload(a, dev)
+    return from_numpy(a, dev)
 
 
 def _from_dlpack_object(obj, dtype: dt.DType | None, device, copy: bool | None) -> Tensor:

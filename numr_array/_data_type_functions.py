@@ -19,7 +19,7 @@ def astype(x, dtype, /, *, copy: bool = True, device=None) -> Tensor:
     """``x`` converted to ``dtype`` (and moved to ``device``); returns x itself when nothing changes and not copy."""
     check_tensor(x, "astype")
     dt.check_dtype(dtype, "astype")
-    if x._dtype.kind == "complex floating" and dtype.kind != "complex floating":
+    if x._dtype.kind == "complex floating" and dtype.kind not in ("complex floating", "bool"):
         raise TypeError(f"astype: casting {x._dtype.name} to {dtype.name} would drop the imaginary part; "
                         "take real() or abs() first")
     if device is not None:
@@ -50,6 +50,8 @@ def can_cast(from_, to, /) -> bool:
     """Whether the standard's promotion rules allow ``from_`` to become ``to`` without loss of kind."""
     f = _dtype_of(from_, "can_cast")
     dt.check_dtype(to, "can_cast")
+    if type(from_) is Tensor and not from_._dev.client.supports_dtype(to):
+        return False  # an array's casts are those of its device's promotion graph
     return dt._PROMOTION[f, to] is to
 
 
@@ -65,8 +67,7 @@ def result_type(*arrays_and_dtypes) -> dt.DType:
     for d in dtypes[1:]:
         r = dt.promote(r, d, "result_type")
     for s in scalars:
-        if not dt.scalar_compatible(r, s):
-            raise TypeError(f"result_type: a Python {type(s).__name__} cannot be combined with {r.name}")
+        r = dt.promote_scalar(r, s, "result_type")
     return r
 
 

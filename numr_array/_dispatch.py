@@ -110,6 +110,9 @@ def check_out(out, shape: tuple[int, ...], dtype: dt.DType, dev: Device, func: s
         raise ValueError(f"{func}: out has shape {out._shape} but the result has shape {shape}")
     if out._dev is not dev:
         raise ValueError(f"{func}: out is on device {out._dev} but the inputs are on device {dev}")
+    if 0 in out._strides and any(st == 0 and n > 1 for st, n in zip(out._strides, out._shape)):
+        raise ValueError(f"{func}: out is a broadcast view (strides {out._strides}); several of its elements "
+                         "share one memory location")
     return out
 
 

@@ -123,7 +123,7 @@ def promote(a: DType, b: DType, func: str) -> DType:
 
 
 def scalar_compatible(dtype: DType, value) -> bool:
-    """Whether a Python scalar may be combined with an array of ``dtype`` (the standard's scalar rules)."""
+    """Whether a Python scalar may become a 0-D array of ``dtype`` (the standard's scalar rules)."""
     t = type(value)
     kind = dtype.kind
     if t is bool:
@@ -135,6 +135,16 @@ def scalar_compatible(dtype: DType, value) -> bool:
     if t is complex:
         return kind == "complex floating"
     return False
+
+
+def promote_scalar(dtype: DType, value, func: str) -> DType:
+    """The dtype of ``array <op> scalar`` for an array of ``dtype``: the array's own dtype, or for a Python
+    complex beside a real floating-point array the complex dtype of its precision; TypeError otherwise."""
+    if scalar_compatible(dtype, value):
+        return dtype
+    if type(value) is complex and dtype.kind == "real floating":
+        return complex_of(dtype)
+    raise TypeError(f"{func}: a Python {type(value).__name__} cannot be combined with a {dtype.name} array")
 
 
 def default_dtype_of_scalar(value, default_float: DType = float64, default_integral: DType = int64,

@@ -11,6 +11,8 @@ from __future__ import annotations
 import inspect
 from typing import NamedTuple
 
+import numpy as np
+
 from . import _dtypes as dt
 from ._dispatch import broadcast_shapes, broadcast_to_shape, launch, result
 from ._tensor import Tensor
@@ -88,16 +90,21 @@ def _kind_error(op: Op, dtype: dt.DType) -> TypeError:
     return TypeError(f"{op.name}: {dtype.name} is not accepted; {op.name} takes {_KIND_WORDS[op.kinds]} arrays")
 
 
-def _scalar_operand(op: Op, value, dtype: dt.DType):
-    """A Python scalar beside an array of ``dtype``, checked by the standard's rules and cast to ``dtype``."""
+def _with_scalar(op: Op, dtype: dt.DType, value) -> tuple[dt.DType, object]:
+    """The promoted dtype of an array of ``dtype`` with the Python scalar ``value`` (the standard's rules),
+    and the scalar as a NumPy scalar of it, the form kernels take scalar operands in."""
     if type(value) not in _SCALAR_TYPES:
         raise TypeError(f"{op.name}: operands must be arrays or Python scalars, got {type(value).__name__}")
-    if not dt.scalar_compatible(dtype, value):
-        raise TypeError(f"{op.name}: a Python {type(value).__name__} cannot be combined with a {dtype.name} array")
+    if dtype.kind not in op.kinds:
+        raise _kind_error(op, dtype)
+    promoted = dt.promote_scalar(dtype, value, op.name)
+    if promoted.kind not in op.kinds:  # a complex scalar beside a real array
+        raise TypeError(f"{op.name}: a Python complex with a {dtype.name} array gives {promoted.name}, "
+                        f"but {op.name} takes {_KIND_WORDS[op.kinds]} arrays")
     try:
-        return dtype.np.type(value)
+        return promoted, promoted.np.type(value)
     except OverflowError:
-        raise OverflowError(f"{op.name}: the Python int {value} does not fit in {dtype.name}") from None
+        raise OverflowError(f"{op.name}: the Python int {value} does not fit in {promoted.name}") from None
 
 
 def _unary(op: Op, x, out):
@@ -123,7 +130,8 @@ def _binary(op: Op, x1, x2, out):
             d2 = x2._dtype
             dtype = _PROMOTION[d1, d2]
             if dtype is None:
-                raise TypeError(f"{op.name}: no type promotion between {d1.name} and {d2.name} in the array API standard")
+                raise TypeError(f"{op.name}: no type promotion between {d1.name} and {d2.name} "
+                                "in the array API standard")
             if d1.kind not in op.kinds:
                 raise _kind_error(op, d1)
             if d2.kind not in op.kinds:
@@ -137,17 +145,11 @@ def _binary(op: Op, x1, x2, out):
                 x1 = broadcast_to_shape(x1, shape)
                 x2 = broadcast_to_shape(x2, shape)
         else:
-            dtype = x1._dtype
-            if dtype.kind not in op.kinds:
-                raise _kind_error(op, dtype)
-            x2 = _scalar_operand(op, x2, dtype)
+            dtype, x2 = _with_scalar(op, x1._dtype, x2)
             shape = x1._shape
     elif type(x2) is Tensor:
         dev = x2._dev
-        dtype = x2._dtype
-        if dtype.kind not in op.kinds:
-            raise _kind_error(op, dtype)
-        x1 = _scalar_operand(op, x1, dtype)
+        dtype, x1 = _with_scalar(op, x2._dtype, x1)
         shape = x2._shape
     else:
         raise TypeError(f"{op.name}: at least one of x1, x2 must be a numr_array array, "
@@ -157,8 +159,18 @@ def _binary(op: Op, x1, x2, out):
     return o
 
 
+def _scalar_bound(b: int | float, dtype: dt.DType):
+    """A Python bound of clip as a NumPy scalar of ``dtype``; an integer bound beyond the dtype's range
+    bounds nothing on that side, so it is clamped to the range (NumPy would raise OverflowError)."""
+    if dtype.kind in dt.INTEGER_KINDS:
+        info = np.iinfo(dtype.np)
+        b = min(max(b, int(info.min)), int(info.max))
+    return dtype.np.type(b)
+
+
 def clip(x, /, min=None, max=None, *, out=None):
-    """Clamp each element of ``x`` to [min, max]; min and max are scalars or arrays broadcastable to x."""
+    """Clamp each element of ``x`` to [min, max]; min and max are None, scalars, or arrays that broadcast
+    with x (the result has their broadcast shape and x's dtype)."""
     op = OPS_BY_NAME["clip"]
     if type(x) is not Tensor:
         raise TypeError(f"clip: x must be a numr_array array, got {type(x).__name__}")
@@ -183,10 +195,10 @@ def clip(x, /, min=None, max=None, *, out=None):
         else:
             if type(b) not in (int, float) or not dt.scalar_compatible(dtype, b):
                 raise TypeError(f"clip: {name}={b!r} cannot bound a {dtype.name} array")
-            bounds.append(b)
+            bounds.append(_scalar_bound(b, dtype))
+    # x, min and max broadcast together (the result has x's dtype, whatever the bounds' dtypes)
     shape = broadcast_shapes(shapes, "clip") if len(shapes) > 1 else x._shape
-    if shape != x._shape:
-        raise ValueError(f"clip: min and max must broadcast to the shape of x {x._shape}, not to {shape}")
+    x = broadcast_to_shape(x, shape)
     bounds = [broadcast_to_shape(b, shape) if type(b) is Tensor else b for b in bounds]
     o = result(out, shape, dtype, dev, "clip")
     launch(dev, "clip", (x, bounds[0], bounds[1]), (o,))

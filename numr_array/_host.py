@@ -6,20 +6,14 @@ import numpy as np
 
 from . import _capture
 from ._device import parse_device
-from ._dispatch import from_numpy, make_view, to_numpy
+from ._dispatch import from_numpy, to_numpy
 from ._tensor import Tensor
 
 __all__: list[str] = []
 
-# DLPack device types (dlpack.h): kDLCPU, kDLCUDA
-_DLPACK_DEVICE = {"cpu": 1, "cuda": 2}
-
-
-def upload(a: np.ndarray, dev, dtype=None) -> Tensor:
-    """A new tensor on ``dev`` holding a copy of the host array ``a`` (cast to ``dtype`` if given), with a's shape."""
-    t = from_numpy(a, dev, dtype)
-    # _dispatch.from_numpy goes through np.ascontiguousarray, which turns 0-D arrays into shape (1,)
-    return t if t._shape == a.shape else make_view(t, a.shape, (), 0)
+# DLPack device types (dlpack.h): kDLCPU, kDLCUDA, kDLWebGPU
+_DLPACK_DEVICE = {"cpu": 1, "cuda": 2, "webgpu": 15}
+_DLPACK_CPU = (1, 0)
 
 
 def to_device(x: Tensor, device, /, *, stream=None) -> Tensor:
@@ -28,7 +22,7 @@ def to_device(x: Tensor, device, /, *, stream=None) -> Tensor:
     if dev is x._dev:
         return x
     _capture.check_not_capturing("to_device")
-    return upload(to_numpy(x, "to_device"), dev, x._dtype)
+    return from_numpy(to_numpy(x, "to_device"), dev, x._dtype)
 
 
 def dlpack_device(x: Tensor) -> tuple[int, int]:
@@ -39,14 +33,19 @@ def dlpack_device(x: Tensor) -> tuple[int, int]:
 
 
 def dlpack_export(x: Tensor, *, stream=None, max_version=None, dl_device=None, copy=None):
+    """A DLPack capsule of ``x``: its own memory where the device exports it, or with ``dl_device=(1, 0)``
+    (kDLCPU) a host copy from any device (unless ``copy=False``)."""
     _capture.check_host_read(x._dev, "__dlpack__")
     if dl_device is not None and tuple(dl_device) != dlpack_device(x):
-        if tuple(dl_device) == (1, 0) and copy is not False:
-            return np.ascontiguousarray(to_numpy(x, "__dlpack__")).__dlpack__(max_version=max_version)
-        raise BufferError(f"__dlpack__: cannot export {x._dev} memory to DLPack device {dl_device}")
+        if tuple(dl_device) == _DLPACK_CPU and copy is not False:
+            # off the CPU, to_numpy is a fresh C-contiguous host array of x's shape, which the consumer owns
+            return to_numpy(x, "__dlpack__").__dlpack__(max_version=max_version)
+        raise BufferError(f"__dlpack__: cannot export {x._dev} memory to DLPack device {tuple(dl_device)}"
+                          + ("" if copy is not False else " without a copy"))
     exporter = getattr(x._dev.client, "dlpack", None)
     if exporter is None:
-        raise BufferError(f"__dlpack__: {x._dev} does not export DLPack capsules")
+        raise BufferError(f"__dlpack__: {x._dev} does not export its memory through DLPack; "
+                          "pass dl_device=(1, 0) for a host copy (numpy.from_dlpack(x, device='cpu'))")
     return exporter(x, stream=stream, max_version=max_version, copy=copy)
 
 

@@ -40,7 +40,13 @@ class Info:
         client = resolve_device(device, "dtypes").client
         supported = [d for d in dt.ALL_DTYPES if client.supports_dtype(d)]
         if kind is not None:
-            supported = [d for d in supported if dt.isdtype(d, kind)]
+            kinds = kind if isinstance(kind, tuple) else (kind,)
+            for k in kinds:
+                if not isinstance(k, str):
+                    raise TypeError(f"dtypes: kind must be a kind name or a tuple of them, got {kind!r}")
+                if k not in dt.KIND_GROUPS:
+                    raise ValueError(f"dtypes: unknown kind {k!r}; expected one of {sorted(dt.KIND_GROUPS)}")
+            supported = [d for d in supported if dt.isdtype(d, kinds)]
         return {d.name: d for d in supported}
 
     def devices(self) -> tuple[Device, ...]:

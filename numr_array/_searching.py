@@ -121,13 +121,10 @@ def where(condition, x1, x2, /, *, out=None) -> Tensor:
     if not arrays:
         raise TypeError("where: at least one of x1, x2 must be an array")
     dtype = arrays[0]._dtype if len(arrays) == 1 else dt.promote(x1._dtype, x2._dtype, "where")
-    values = []
     for a in (x1, x2):
         if type(a) is not Tensor:
-            if not dt.scalar_compatible(dtype, a):
-                raise TypeError(f"where: a Python {type(a).__name__} cannot be combined with {dtype.name}")
-            a = dtype.np.type(a)
-        values.append(a)
+            dtype = dt.promote_scalar(dtype, a, "where")  # a complex scalar makes a real result complex
+    values = [a if type(a) is Tensor else dtype.np.type(a) for a in (x1, x2)]
     shape = broadcast_shapes([condition._shape] + [a._shape for a in arrays], "where")
     ins = [broadcast_to_shape(v, shape) if type(v) is Tensor else v for v in [condition] + values]
     o = result(out, shape, dtype, dev, "where")

@@ -185,3 +185,10 @@ def test_where_matches_numpy(data):
     c = data.draw(arrays([xp.bool], shape=a.shape[data.draw(st.integers(0, a.ndim)):]))
     got = xp.where(c[0], t, xp.zeros((), dtype=t.dtype, device=DEVICE))
     assert_result(got, np.where(c[1], a, np.zeros((), a.dtype)), t.dtype)
+
+
+def test_where_complex_scalar_promotes_a_real_array():
+    c = xp.asarray([True, False], device=DEVICE)
+    r = xp.where(c, xp.asarray([1.0, 2.0], dtype=xp.float32, device=DEVICE), 1j)
+    assert r.dtype == xp.complex64
+    assert to_np(r).tolist() == [1 + 0j, 1j]

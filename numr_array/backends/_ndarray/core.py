@@ -5,9 +5,10 @@ from __future__ import annotations
 
 def kernels(m) -> dict:
     def copy(ins, outs, p):
-        # astype and copies: the standard's casts are NumPy's unsafe casts (complex -> real drops imag)
+        # astype and copies: the standard's casts are NumPy's unsafe casts (complex -> real drops imag;
+        # complex -> bool is True unless both parts are zero)
         src = ins[0]
-        if src.dtype.kind == "c" and outs[0].dtype.kind != "c":
+        if src.dtype.kind == "c" and outs[0].dtype.kind not in "cb":
             src = m.real(src)
         m.copyto(outs[0], src, casting="unsafe")
 
@@ -29,11 +30,28 @@ def kernels(m) -> dict:
 def creation_kernels(m) -> dict:
     def arange(ins, outs, p):
         o = outs[0]
-        m.copyto(o, p["start"] + m.arange(o.shape[0]) * p["step"], casting="unsafe")
+        start, step = p["start"], p["step"]
+        if o.dtype.kind in "iu" and type(start) is int and type(step) is int:
+            # start + i * step in uint64 arithmetic, which wraps: the low bits are exact for any integer
+            # dtype and any step, and the namespace has checked that every value fits the dtype
+            u = m.arange(o.shape[0], dtype=m.uint64)
+            u *= m.uint64(step % 2 ** 64)
+            u += m.uint64(start % 2 ** 64)
+            m.copyto(o, u, casting="unsafe")
+        else:
+            m.copyto(o, start + m.arange(o.shape[0]) * step, casting="unsafe")
 
     def linspace(ins, outs, p):
         o = outs[0]
-        m.copyto(o, m.linspace(p["start"], p["stop"], o.shape[0], endpoint=p["endpoint"], dtype=o.dtype))
+        start, stop, n, endpoint = p["start"], p["stop"], o.shape[0], p["endpoint"]
+        if o.dtype.kind != "c":
+            m.copyto(o, m.linspace(start, stop, n, endpoint=endpoint, dtype=o.dtype))
+            return
+        # part by part: not every array module's linspace takes complex bounds (CuPy's does not)
+        start, stop = complex(start), complex(stop)
+        part = m.real(o).dtype
+        m.copyto(o.real, m.linspace(start.real, stop.real, n, endpoint=endpoint, dtype=part))
+        m.copyto(o.imag, m.linspace(start.imag, stop.imag, n, endpoint=endpoint, dtype=part))
 
     def eye(ins, outs, p):
         o = outs[0]

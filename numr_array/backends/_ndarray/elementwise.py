@@ -1,18 +1,25 @@
-"""One kernel per row of the element-wise table (numr_array._elementwise.OPS)."""
+"""One kernel per row of the element-wise table (numr_array._elementwise.OPS).
+
+Most rows are the array module's ufunc of the same meaning; the rest are written out below, where the
+ufunc's answer is not the standard's (special cases of floor_divide, complex expm1, tanh, log2 and
+log10, reciprocal of complex zero) or where the ufunc would raise (integer pow with negative exponents).
+"""
 
 from __future__ import annotations
+
+import math
 
 # table name -> the array module's ufunc of the same meaning
 UFUNCS = {
     "abs": "absolute", "acos": "arccos", "acosh": "arccosh", "asin": "arcsin", "asinh": "arcsinh",
-    "atan": "arctan", "atanh": "arctanh", "cos": "cos", "cosh": "cosh", "exp": "exp", "expm1": "expm1",
-    "log": "log", "log1p": "log1p", "log2": "log2", "log10": "log10", "sin": "sin", "sinh": "sinh",
-    "sqrt": "sqrt", "tan": "tan", "tanh": "tanh", "bitwise_invert": "invert", "conj": "conjugate",
+    "atan": "arctan", "atanh": "arctanh", "cos": "cos", "cosh": "cosh", "exp": "exp",
+    "log": "log", "log1p": "log1p", "sin": "sin", "sinh": "sinh",
+    "sqrt": "sqrt", "tan": "tan", "bitwise_invert": "invert", "conj": "conjugate",
     "isfinite": "isfinite", "isinf": "isinf", "isnan": "isnan", "logical_not": "logical_not",
-    "negative": "negative", "positive": "positive", "reciprocal": "reciprocal", "sign": "sign",
+    "negative": "negative", "positive": "positive", "sign": "sign",
     "signbit": "signbit", "square": "square",
-    "add": "add", "subtract": "subtract", "multiply": "multiply", "divide": "true_divide", "pow": "power",
-    "floor_divide": "floor_divide", "remainder": "remainder", "maximum": "maximum", "minimum": "minimum",
+    "add": "add", "subtract": "subtract", "multiply": "multiply", "divide": "true_divide",
+    "remainder": "remainder", "maximum": "maximum", "minimum": "minimum",
     "atan2": "arctan2", "copysign": "copysign", "hypot": "hypot", "logaddexp": "logaddexp",
     "nextafter": "nextafter", "bitwise_and": "bitwise_and", "bitwise_or": "bitwise_or",
     "bitwise_xor": "bitwise_xor", "bitwise_left_shift": "left_shift", "bitwise_right_shift": "right_shift",
@@ -23,9 +30,7 @@ UFUNCS = {
 
 
 def kernels(m) -> dict:
-    k = {}
-    for name, ufunc_name in UFUNCS.items():
-        k[name] = _ufunc(getattr(m, ufunc_name))
+    k = {name: _ufunc(getattr(m, ufunc_name)) for name, ufunc_name in UFUNCS.items()}
     for name in ("ceil", "floor", "trunc", "round"):
         k[name] = _rounding(m, getattr(m, {"round": "rint"}.get(name, name)))
 
@@ -47,7 +52,90 @@ def kernels(m) -> dict:
         else:
             m.minimum(m.maximum(x, lo), hi, out=o, casting="unsafe")
 
-    k.update(real=real, imag=imag, clip=clip)
+    def reciprocal(ins, outs, p):
+        # the standard defines reciprocal as 1.0 / x; the array module's reciprocal of complex 0 differs
+        m.true_divide(1, ins[0], out=outs[0])
+
+    def floor_divide(ins, outs, p):
+        x1, x2 = ins
+        o = outs[0]
+        if o.dtype.kind != "f":
+            m.floor_divide(x1, x2, out=o)
+            return
+        # Where an infinity is involved the standard prefers floor(x1 / x2) (+-inf, +-0) to the NaN or -1.0
+        # of Python's (and the array module's) x1 // x2. Both are computed before o is written: o may be x1.
+        inf = m.isinf(x1) | m.isinf(x2)
+        fix = m.floor(m.true_divide(x1, x2))
+        m.floor_divide(x1, x2, out=o)
+        m.copyto(o, fix, where=inf)
+
+    def pow_(ins, outs, p):
+        x1, x2 = ins
+        o = outs[0]
+        if o.dtype.kind != "i":
+            m.power(x1, x2, out=o)
+            return
+        # Negative integer exponents (the standard leaves them unspecified) would make the array module
+        # raise from inside a launch; give the truncated quotient instead: 1 for 1, +-1 for -1, else 0.
+        # Everything is computed before o is written: o may be x1 or x2.
+        neg = x2 < 0
+        inverse = m.where(x1 == 1, 1, m.where(x1 == -1, 1 - 2 * (x2 & 1), 0))
+        m.power(x1, m.where(neg, 0, x2), out=o, casting="unsafe")
+        m.copyto(o, inverse, where=neg, casting="unsafe")
+
+    def expm1(ins, outs, p):
+        x = ins[0]
+        o = outs[0]
+        if x.dtype.kind != "c":
+            m.expm1(x, out=o)
+            return
+        # exp(a)cis(b) - 1 without cancellation for small |z|, and the standard's special cases, which the
+        # array module's complex expm1 misses (expm1(inf+0j) = inf+0j, expm1(-inf+nanj) = -1+0j, ...).
+        # Everything is computed before o is written: o may be x.
+        a, b = m.real(x), m.imag(x)
+        half_sin = m.sin(b / 2)
+        # (+ 0.0 turns the -0 of expm1(-0 + 0j) into the standard's +0)
+        re = m.expm1(a) * m.cos(b) - 2 * half_sin * half_sin + 0.0
+        im = m.where(b == 0, b, m.exp(a) * m.sin(b))
+        b_nonfinite = ~m.isfinite(b)
+        neg_inf = (a == -m.inf) & b_nonfinite  # -1 + 0j
+        pos_inf = (a == m.inf) & b_nonfinite  # inf + NaN j
+        m.copyto(o.real, m.where(neg_inf, -1, m.where(pos_inf, m.inf, re)))
+        m.copyto(o.imag, m.where(neg_inf, 0, m.where(pos_inf, m.nan, im)))
+
+    def tanh(ins, outs, p):
+        x = ins[0]
+        o = outs[0]
+        if x.dtype.kind != "c":
+            m.tanh(x, out=o)
+            return
+        # tanh(+-inf + bj) is +-1 +- 0j, the zero taking b's sign (the standard; C gives it sin(2b)'s sign).
+        # The fix-up is computed before o is written: o may be x.
+        a, b = m.real(x), m.imag(x)
+        inf = m.isinf(a)
+        one = m.copysign(m.ones_like(a), a)
+        zero = m.copysign(m.zeros_like(b), b)
+        m.tanh(x, out=o)
+        m.copyto(o.real, one, where=inf)
+        m.copyto(o.imag, zero, where=inf)
+
+    def log_base(real_log, scale: float):
+        def kernel(ins, outs, p):
+            x = ins[0]
+            o = outs[0]
+            if x.dtype.kind != "c":
+                real_log(x, out=o)
+                return
+            # log(z) / ln(base) part by part: a complex division by ln(base) (CuPy's way) turns
+            # log(0) = -inf + 0j into -inf + NaN j. log(z) is computed before o is written: o may be x.
+            ln = m.log(x)
+            m.multiply(m.real(ln), scale, out=o.real)
+            m.multiply(m.imag(ln), scale, out=o.imag)
+        return kernel
+
+    k.update(real=real, imag=imag, clip=clip, reciprocal=reciprocal, floor_divide=floor_divide, pow=pow_,
+             expm1=expm1, tanh=tanh, log2=log_base(m.log2, 1 / math.log(2)),
+             log10=log_base(m.log10, 1 / math.log(10)))
     return k
 
 
