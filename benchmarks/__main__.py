@@ -17,25 +17,36 @@ import numpy as np
 import numr_array as xp
 
 
-def per_call(fn, *, min_time: float = 0.2, repeat: int = 7) -> float:
-    """Median seconds per call of ``fn`` over ``repeat`` batches, each about ``min_time`` long."""
+def _batch_size(fn, min_time: float) -> int:
+    """How many calls of ``fn`` take about ``min_time`` seconds."""
     fn()
     n = 1
     while True:
         start = time.perf_counter()
         for _ in range(n):
             fn()
-        if time.perf_counter() - start > min_time / 10:
-            break
+        elapsed = time.perf_counter() - start
+        if elapsed > min_time / 4:
+            return max(1, int(n * min_time / elapsed))
         n *= 2
-    n = max(1, int(n * min_time / 10 / max(time.perf_counter() - start, 1e-9)))
-    times = []
+
+
+def _batch(fn, n: int) -> float:
+    start = time.perf_counter()
+    for _ in range(n):
+        fn()
+    return (time.perf_counter() - start) / n
+
+
+def side_by_side(fns: dict, *, min_time: float = 0.05, repeat: int = 15) -> dict:
+    """Median seconds per call of each function, their batches interleaved so that a change in the
+    machine's load lands on all of them alike."""
+    sizes = {name: _batch_size(fn, min_time) for name, fn in fns.items()}
+    times: dict = {name: [] for name in fns}
     for _ in range(repeat):
-        start = time.perf_counter()
-        for _ in range(n):
-            fn()
-        times.append((time.perf_counter() - start) / n)
-    return statistics.median(times)
+        for name, fn in fns.items():
+            times[name].append(_batch(fn, sizes[name]))
+    return {name: statistics.median(t) for name, t in times.items()}
 
 
 def chain(ns, x, y, out, length: int = 100):
@@ -97,9 +108,9 @@ def main() -> None:
           f"NumPy {np.__version__}")
     print(f"{'operation':44} {'numr':>11}  ratios (numr / peer)")
     for name, mine, peers in cpu_rows(args.device):
-        t = per_call(mine)
-        ratios = ", ".join(f"{peer} {t / per_call(fn):.2f}x" for peer, fn in peers.items())
-        print(f"{name:44} {t * 1e6:9.2f}us  {ratios}")
+        t = side_by_side({"numr": mine, **peers})
+        ratios = ", ".join(f"{peer} {t['numr'] / t[peer]:.2f}x" for peer in peers)
+        print(f"{name:44} {t['numr'] * 1e6:9.2f}us  {ratios}")
 
 
 if __name__ == "__main__":
