@@ -3,7 +3,8 @@
 Usage (from the repository root)::
 
     python -m conformance.run [SUITE_DIR] [--device DEVICE] [--max-examples N]
-                              [--json PATH] [--no-xfails] [--deadline]
+                              [--json PATH] [--xfails FILE | --no-xfails] [--skips FILE]
+                              [--deadline] [--per-module] [--timeout S] [--update-docs]
                               [-- EXTRA PYTEST ARGS...]
 
 * ``SUITE_DIR``: a checkout of https://github.com/data-apis/array-api-tests with its
@@ -17,7 +18,8 @@ Usage (from the repository root)::
 
 The suite always runs with ``ARRAY_API_TESTS_MODULE=numr_array``,
 ``ARRAY_API_TESTS_VERSION=2025.12``, every dtype enabled, every extension enabled and
-Hypothesis derandomized (the same inputs on every run). The exit status is 0 when nothing
+Hypothesis derandomized, ``PYTHONHASHSEED`` fixed and ``random`` seeded per test
+(``conformance/_pytest_seed.py``), so identical runs draw identical inputs. The exit status is 0 when nothing
 failed or errored, 1 when tests failed or errored, and pytest's own status when pytest could
 not run the suite at all (usage error, no tests collected, interrupted).
 
@@ -272,6 +274,7 @@ def summarise(report: dict, xfail_entries: list[tuple[str, str]]) -> dict:
     bad = failures + errors
     by_module = collections.Counter(_module_of(f["id"]) for f in bad)
     by_function = collections.Counter(_function_of(f["id"]) for f in bad)
+    by_reason = collections.Counter(f["message"] for f in bad)
     stale = [id_ for id_, _ in xfail_entries if not any(id_matches(n, id_) for n in nodeids)]
 
     return {
@@ -287,6 +290,7 @@ def summarise(report: dict, xfail_entries: list[tuple[str, str]]) -> dict:
         "collection_errors": collection_errors,
         "failing_by_module": dict(by_module.most_common()),
         "failing_by_function": dict(by_function.most_common()),
+        "top_failure_reasons": [{"count": n, "message": m} for m, n in by_reason.most_common(25)],
         "xpassed_ids": xpassed,
         "stale_xfails": stale,
     }
@@ -304,7 +308,7 @@ def print_summary(s: dict, show: int) -> None:
     if "import_error" in mod:
         w(f"  {s['array_module']} failed to import: {mod['import_error']}\n")
     elif mod.get("default_device") is not None:
-        w(f"  {s['array_module']} {mod.get('version')} default device: {mod['default_device']}\n")
+        w(f"  {s['array_module']} {mod.get('version') or ''} default device: {mod['default_device']}\n")
     if s["xfails_file"]:
         w(f"  xfails: {s['xfails_file']} ({s['xfail_entries']} entries)\n")
     if s["collection_errors"]:
@@ -315,6 +319,9 @@ def print_summary(s: dict, show: int) -> None:
         w("  failing/erroring tests by module:\n")
         for m, n in s["failing_by_module"].items():
             w(f"    {n:6d}  {m}\n")
+        w("  most common failure messages:\n")
+        for r in s["top_failure_reasons"][:10]:
+            w(f"    {r['count']:6d}  {r['message'][:150]}\n")
         w(f"  first {min(show, len(s['failures']))} of {len(s['failures'])} failures:\n")
         for f in s["failures"][:show]:
             w(f"    {f['id']}\n        {f['message']}\n")

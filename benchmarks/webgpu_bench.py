@@ -1,0 +1,149 @@
+"""WebGPU benchmarks against CuPy: element-wise on 1 GiB, sum over 1 GiB (bandwidth, ratio to CuPy),
+the eager small-op rate, and a 300-op element-wise chain on 1024 floats eager vs captured and replayed.
+
+Run: ``python benchmarks/webgpu_bench.py [--gib 1.0] [--json out.json]``. CuPy is optional (its columns
+are left out without it). Every time is the median of repeats after a warm-up, each ended by a device
+synchronisation (a readback on WebGPU, ``stream.synchronize()`` on CUDA).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import time
+
+
+import numr_array as xp
+from numr_array import _elementwise as ew
+
+DEV = "webgpu:0"
+
+
+def timed(fn, sync, repeats: int, warmup: int = 2) -> float:
+    """Median seconds of ``fn(); sync()``."""
+    for _ in range(warmup):
+        fn()
+    sync()
+    ts = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fn()
+        sync()
+        ts.append(time.perf_counter() - t0)
+    return statistics.median(ts)
+
+
+def _repeat(f, a, b, n: int) -> None:
+    """n calls of f(a, b), each result dropped (the steady state of a loop: memory returns to the pool)."""
+    for _ in range(n):
+        f(a, b)
+
+
+def chain(mul, add, x, y, n: int):
+    t = x
+    for _ in range(n // 2):
+        t = mul(t, 0.999)
+        t = add(t, y)
+    return t
+
+
+def bench_webgpu(n_big: int, repeats: int) -> dict:
+    client = xp._device.parse_device(DEV).client
+    sync = client.synchronize
+    r: dict = {"adapter": dict(client.adapter.info), "features": sorted(client.features)}
+    x = xp.ones((n_big,), dtype=xp.float32, device=DEV)
+    y = xp.empty((n_big,), dtype=xp.float32, device=DEV)
+    t = timed(lambda: ew.multiply(x, 2.0, out=y), sync, repeats)
+    r["elementwise_s"] = t
+    r["elementwise_GBps"] = 2 * 4 * n_big / t / 1e9
+    t = timed(lambda: xp.sum(x), sync, repeats)
+    r["sum_s"] = t
+    r["sum_GBps"] = 4 * n_big / t / 1e9
+    assert float(xp.sum(x)) == float(n_big)
+    x = y = None  # give the 2 GiB back before the small-array runs
+    client.allocator.release_pool()
+
+    a = xp.ones((1024,), dtype=xp.float32, device=DEV)
+    b = xp.ones((1024,), dtype=xp.float32, device=DEV)
+    n_small = 2000
+    t = timed(lambda: _repeat(ew.add, a, b, n_small), sync, max(3, repeats // 2))
+    r["eager_ops_per_s"] = n_small / t
+    r["eager_us_per_op"] = t / n_small * 1e6
+    r["chain_eager_ms"] = timed(lambda: chain(ew.multiply, ew.add, a, b, 300), sync, repeats) * 1e3
+    out = xp.empty((1024,), dtype=xp.float32, device=DEV)
+    with xp.capture(device=DEV) as g:
+        ew.add(chain(ew.multiply, ew.add, a, b, 300), 0.0, out=out)
+    r["chain_replay_ms"] = timed(g.replay, sync, repeats) * 1e3
+    r["chain_replay_speedup"] = r["chain_eager_ms"] / r["chain_replay_ms"]
+    want = chain(ew.multiply, ew.add, a, b, 300)
+    assert float(xp.max(ew.abs(ew.subtract(want, out)))) == 0.0
+    return r
+
+
+def bench_cupy(n_big: int, repeats: int) -> dict | None:
+    try:
+        import cupy as cp
+    except ImportError:
+        return None
+    sync = cp.cuda.get_current_stream().synchronize
+    r: dict = {"device": cp.cuda.runtime.getDeviceProperties(0)["name"].decode()}
+    x = cp.ones(n_big, cp.float32)
+    y = cp.empty(n_big, cp.float32)
+    t = timed(lambda: cp.multiply(x, 2.0, out=y), sync, repeats)
+    r["elementwise_s"] = t
+    r["elementwise_GBps"] = 2 * 4 * n_big / t / 1e9
+    t = timed(lambda: x.sum(), sync, repeats)
+    r["sum_s"] = t
+    r["sum_GBps"] = 4 * n_big / t / 1e9
+    x = y = None
+    cp.get_default_memory_pool().free_all_blocks()
+    a = cp.ones(1024, cp.float32)
+    b = cp.ones(1024, cp.float32)
+    n_small = 2000
+    t = timed(lambda: _repeat(cp.add, a, b, n_small), sync, max(3, repeats // 2))
+    r["eager_ops_per_s"] = n_small / t
+    r["eager_us_per_op"] = t / n_small * 1e6
+    r["chain_eager_ms"] = timed(lambda: chain(cp.multiply, cp.add, a, b, 300), sync, repeats) * 1e3
+    stream = cp.cuda.Stream(non_blocking=True)
+    with stream:
+        chain(cp.multiply, cp.add, a, b, 300)  # warm the kernels outside the capture
+        stream.begin_capture()
+        chain(cp.multiply, cp.add, a, b, 300)
+        graph = stream.end_capture()
+    r["chain_replay_ms"] = timed(lambda: graph.launch(stream), stream.synchronize, repeats) * 1e3
+    r["chain_replay_speedup"] = r["chain_eager_ms"] / r["chain_replay_ms"]
+    return r
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--gib", type=float, default=1.0, help="size of the large array in GiB (float32)")
+    p.add_argument("--repeats", type=int, default=10)
+    p.add_argument("--json", help="write the results here as JSON")
+    args = p.parse_args()
+    n_big = int(args.gib * (1 << 30)) // 4
+    res = {"n_big": n_big, "webgpu": bench_webgpu(n_big, args.repeats), "cupy": bench_cupy(n_big, args.repeats)}
+    w, c = res["webgpu"], res["cupy"]
+    print(f"WebGPU adapter: {w['adapter'].get('device')} ({w['adapter'].get('backend_type')})")
+    if c:
+        print(f"CUDA device:    {c['device']}")
+    rows = [("element-wise x*2 on %.2f GiB (GB/s)" % args.gib, "elementwise_GBps", True),
+            ("sum over %.2f GiB (GB/s)" % args.gib, "sum_GBps", True),
+            ("eager small ops (ops/s)", "eager_ops_per_s", True),
+            ("300-op chain, eager (ms)", "chain_eager_ms", False),
+            ("300-op chain, replay (ms)", "chain_replay_ms", False),
+            ("replay speed-up over eager", "chain_replay_speedup", True)]
+    print(f"{'':42s} {'numr webgpu':>12s} {'CuPy':>12s} {'ratio':>8s}")
+    for label, key, higher in rows:
+        a = w[key]
+        b = c[key] if c else float("nan")
+        ratio = (a / b if higher else b / a) if c else float("nan")
+        print(f"{label:42s} {a:12.4g} {b:12.4g} {ratio:8.3f}")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(res, f, indent=2, default=str)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,526 @@
+"""The WebGPU Client: memory, submission, pipelines and capture on one wgpu device (after numr's WgpuClient).
+
+Submission: every launch is encoded into one pending command encoder (inside one open compute pass) and
+the encoder is submitted at a synchronisation point: a readback, ``synchronize``, a host write into a
+buffer, a capture boundary, or after ``MAX_PENDING`` launches. Kernel parameters go into a uniform buffer
+through a dynamic offset, so that a bind group (one per set of buffer windows) serves every launch on
+the same buffers; bind groups and pipelines are cached.
+
+Capture: launches still run when captured, and each is also recorded as (pipeline, bind group, dynamic
+offset, workgroup counts); the parameters of captured launches live in uniform buffers the graph owns.
+At the end of the capture, runs of element-wise launches are merged into single dispatches (``_fuse``);
+``replay`` encodes the record into one command encoder and submits it once.
+
+Dispatches are encoded through wgpu-native's functions directly where wgpu-py's internals allow it
+(``_Direct``): wgpu-py's per-call error capture costs more than the encoding itself.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import struct
+from typing import Any, NamedTuple, Sequence
+
+import numpy as np
+import wgpu
+
+from ...runtime import Allocator, Buffer, Client, Graph
+from ..._tensor import Tensor
+from ... import _dtypes as dt
+
+_USAGE = wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_SRC | wgpu.BufferUsage.COPY_DST
+_serials = itertools.count(1)
+
+#: launches encoded before the pending encoder is submitted even without a synchronisation point
+MAX_PENDING = 1024
+#: bytes of each uniform buffer launches take parameter slots from
+UNIFORM_POOL_BYTES = 1 << 20
+
+
+class WBuf:
+    """A wgpu buffer of the allocator, with a serial number that keys caches (ids of dead objects recur)."""
+
+    __slots__ = ("buf", "size", "serial")
+
+    def __init__(self, buf, size: int):
+        self.buf = buf
+        self.size = size
+        self.serial = next(_serials)
+
+
+def _size_class(n: int) -> int:
+    """Bytes actually allocated for a request of ``n``: powers of two up to 1 MiB, then steps of 1/8 of
+    a power of two, so that freed buffers are reused by requests of similar size."""
+    if n <= 512:
+        return 512
+    if n <= 1 << 20:
+        return 1 << (n - 1).bit_length()
+    step = 1 << ((n - 1).bit_length() - 3)
+    return -(-n // step) * step
+
+
+class WebGPUAllocator(Allocator):
+    """Storage buffers from the device, kept in a pool by size class when freed (creating a buffer costs
+    a driver allocation and a clear). ``registry`` maps serial -> WBuf for every buffer it owns."""
+
+    def __init__(self, client: "WebGPUClient"):
+        super().__init__()
+        self._client = client
+        self._pool: dict[int, list[WBuf]] = {}
+        self._pooled = 0
+        self.pool_limit = int(os.environ.get("NUMR_WEBGPU_POOL_MB", "2048")) << 20
+        self.registry: dict[int, WBuf] = {}
+
+    def _raw_allocate(self, nbytes: int) -> WBuf:
+        size = _size_class(nbytes)
+        limit = self._client.max_buffer_size
+        if size > limit:
+            size = -(-nbytes // 256) * 256
+            if size > limit:
+                raise MemoryError(f"{self._client.device}: cannot allocate {nbytes} bytes; the adapter's largest "
+                                  f"buffer is {limit} bytes")
+        free = self._pool.get(size)
+        if free:
+            self._pooled -= size
+            return free.pop()
+        try:
+            buf = self._client.wdevice.create_buffer(size=size, usage=_USAGE)
+        except Exception as e:  # the device is out of memory: give the pool back and try once more
+            if not self._pooled:
+                raise MemoryError(f"{self._client.device}: cannot allocate {nbytes} bytes ({e})") from None
+            self.release_pool()
+            try:
+                buf = self._client.wdevice.create_buffer(size=size, usage=_USAGE)
+            except Exception as e2:
+                raise MemoryError(f"{self._client.device}: cannot allocate {nbytes} bytes ({e2})") from None
+        w = WBuf(buf, size)
+        self.registry[w.serial] = w
+        return w
+
+    def _raw_free(self, handle: WBuf, nbytes: int) -> None:
+        self._pool.setdefault(handle.size, []).append(handle)
+        self._pooled += handle.size
+        while self._pooled > self.pool_limit:
+            self._drop(max(s for s, lst in self._pool.items() if lst))
+
+    def _drop(self, size: int) -> None:
+        w = self._pool[size].pop()
+        self._pooled -= size
+        del self.registry[w.serial]
+        self._client.forget_buffer(w)
+        w.buf.destroy()
+
+    def release_pool(self) -> None:
+        """Destroy every pooled (free) buffer."""
+        for size, lst in self._pool.items():
+            while lst:
+                self._drop(size)
+
+
+class UniformPool:
+    """A uniform buffer that launches take parameter slots from, mirrored on the host and written to the
+    device just before the submit that first uses each slot."""
+
+    __slots__ = ("buf", "mirror", "used", "written", "serial")
+
+    def __init__(self, wdevice):
+        self.buf = wdevice.create_buffer(size=UNIFORM_POOL_BYTES,
+                                         usage=wgpu.BufferUsage.UNIFORM | wgpu.BufferUsage.COPY_DST)
+        self.mirror = bytearray(UNIFORM_POOL_BYTES)
+        self.used = 0
+        self.written = 0
+        self.serial = next(_serials)
+
+
+class Pipeline(NamedTuple):
+    pipeline: Any
+    nbind: int    # storage bindings (tensors) after the uniform block
+    ubytes: int   # bytes of the uniform block the shader reads
+    handle: Any   # wgpu-native's handle, for the direct encoding calls
+
+
+class _Direct:
+    """wgpu-native's compute-pass encoding functions called directly, without wgpu-py's per-call error
+    capture (which costs more than the call itself on the eager path and in every replayed dispatch).
+    Only for commands whose objects wgpu has validated already; None where wgpu-py's internals differ."""
+
+    def __init__(self):
+        from wgpu.backends.wgpu_native._ffi import ffi, lib
+        self.ffi = ffi
+        self.set_pipeline = lib.wgpuComputePassEncoderSetPipeline
+        self.set_bind_group = lib.wgpuComputePassEncoderSetBindGroup
+        self.dispatch = lib.wgpuComputePassEncoderDispatchWorkgroups
+
+    @classmethod
+    def load(cls):
+        try:
+            return cls()
+        except Exception:
+            return None
+
+
+class WebGPUGraph(Graph):
+    """A captured sequence of dispatches (and buffer copies), with the uniform buffers their parameters
+    are in and the bind groups they use."""
+
+    def __init__(self, client: "WebGPUClient", steps: list, pools: list[UniformPool]):
+        self._client = client
+        self.steps = steps
+        self._pools = pools
+        direct = client._direct
+        if direct is not None:  # the dynamic offsets as C arrays, made once for every replay
+            self.steps = [st if st[0] == "copy" else st + (direct.ffi.new("uint32_t[1]", [st[2]]),)
+                          for st in steps]
+
+    def replay(self) -> None:
+        self._client.replay(self.steps)
+
+    def release(self) -> None:
+        self.steps = []
+        self._pools = []
+
+
+class WebGPUClient(Client):
+    def __init__(self, device, adapter, wdevice, features: set[str]):
+        self.device = device
+        self.adapter = adapter
+        self.wdevice = wdevice
+        self.queue = wdevice.queue
+        self.features = features
+        limits = wdevice.limits
+        self.max_buffer_size = int(limits["max-buffer-size"])
+        self.max_binding = int(limits["max-storage-buffer-binding-size"]) // 256 * 256
+        self.max_storage_per_stage = int(limits["max-storage-buffers-per-shader-stage"])
+        self.storage_align = max(16, int(limits["min-storage-buffer-offset-alignment"]))
+        self.uniform_align = max(16, int(limits["min-uniform-buffer-offset-alignment"]))
+        self.has_f64 = "shader-f64" in features and "shader-int64" in features
+        #: whether end_capture merges chains of element-wise launches into single dispatches
+        self.fusion = os.environ.get("NUMR_WEBGPU_FUSION", "1") != "0"
+        self.has_i64 = "shader-int64" in features
+        self.allocator = WebGPUAllocator(self)
+        self._pipelines: dict[Any, Pipeline] = {}
+        self._layouts: dict[int, tuple[Any, Any]] = {}
+        self._bind_groups: dict[tuple, Any] = {}
+        self._bg_keys_of: dict[int, list[tuple]] = {}
+        self._enc = None
+        self._pass = None
+        self._pending = 0
+        self._upool = UniformPool(wdevice)
+        self._eager_pool = self._upool
+        self._steps: list | None = None
+        self._records: list = []  # per captured step, its MapRecord (or None), for the fusion pass
+        self.map_record = None    # set by a map launch just before its dispatch while capturing
+        self._capture_pools: list[UniformPool] = []
+        self._direct = _Direct.load()
+        self._offset_arg = self._direct.ffi.new("uint32_t[1]") if self._direct else None
+        self._last_pipe = None
+        self._staging = None
+        self._staging_size = 0
+        self._fence = WBuf(wdevice.create_buffer(size=256, usage=_USAGE), 256)
+        #: readbacks of device data through the staging buffer (what a chain of device work should avoid)
+        self.readbacks = 0
+        from ._kernels import make_kernels
+        self.kernels = make_kernels()
+
+    # --- capabilities -----------------------------------------------------------------------------
+    def supports_dtype(self, dtype) -> bool:
+        if dtype in (dt.float64, dt.complex128):
+            return self.has_f64
+        if dtype in (dt.int64, dt.uint64):
+            return self.has_i64
+        return True
+
+    @property
+    def raw_handle(self):
+        """(wgpu device, queue) for custom kernels; pending launches are submitted first so that work
+        submitted through the handle runs after them."""
+        self.flush()
+        return RawHandle(self.wdevice, self.queue)
+
+    # --- pipelines and bind groups --------------------------------------------------------------------
+    def _layout(self, nbind: int):
+        lay = self._layouts.get(nbind)
+        if lay is None:
+            vis = wgpu.ShaderStage.COMPUTE
+            entries = [{"binding": 0, "visibility": vis, "buffer": {"type": "uniform", "has_dynamic_offset": True}}]
+            entries += [{"binding": k, "visibility": vis, "buffer": {"type": "storage"}} for k in range(1, nbind + 1)]
+            bgl = self.wdevice.create_bind_group_layout(entries=entries)
+            lay = self._layouts[nbind] = (bgl, self.wdevice.create_pipeline_layout(bind_group_layouts=[bgl]))
+        return lay
+
+    def pipeline(self, key, make_source, nbind: int, ubytes: int) -> Pipeline:
+        """The compute pipeline cached under ``key``, built from ``make_source()`` on first use."""
+        p = self._pipelines.get(key)
+        if p is None:
+            source = make_source()
+            try:
+                module = self.wdevice.create_shader_module(code=source)
+                pipe = self.wdevice.create_compute_pipeline(layout=self._layout(nbind)[1],
+                                                            compute={"module": module, "entry_point": "main"})
+            except Exception as e:
+                numbered = "\n".join(f"{i + 1:4d} {line}" for i, line in enumerate(source.splitlines()))
+                raise RuntimeError(f"{self.device}: WGSL for kernel {key!r} failed to compile:\n{e}\n"
+                                   f"{numbered}") from None
+            p = self._pipelines[key] = Pipeline(pipe, nbind, ubytes, getattr(pipe, "_internal", None))
+        return p
+
+    def _bind_group(self, nbind: int, pool: UniformPool, ubytes: int, binds: tuple):
+        key = (pool.serial, ubytes) + binds
+        bg = self._bind_groups.get(key)
+        if bg is None:
+            entries = [{"binding": 0, "resource": {"buffer": pool.buf, "offset": 0, "size": ubytes}}]
+            for k in range(nbind):
+                w, off, size = binds[3 * k], binds[3 * k + 1], binds[3 * k + 2]
+                entries.append({"binding": k + 1, "resource": {"buffer": w.buf, "offset": off, "size": size}})
+            bg = self.wdevice.create_bind_group(layout=self._layout(nbind)[0], entries=entries)
+            if self._steps is None:  # a graph's bind groups live with the graph, not in the cache
+                if len(self._bind_groups) >= 16384:
+                    self._bind_groups.clear()
+                    self._bg_keys_of.clear()
+                self._bind_groups[key] = bg
+                for k in range(nbind):
+                    self._bg_keys_of.setdefault(binds[3 * k].serial, []).append(key)
+        return bg
+
+    def forget_buffer(self, w: WBuf) -> None:
+        """Drop the cached bind groups of a buffer about to be destroyed."""
+        for key in self._bg_keys_of.pop(w.serial, ()):
+            self._bind_groups.pop(key, None)
+
+    # --- encoding and submission ------------------------------------------------------------------
+    def dispatch(self, pipe: Pipeline, uniform: bytes, binds: tuple, grid: tuple[int, int, int]) -> None:
+        """Encode one dispatch of ``pipe``: ``uniform`` its parameter words, ``binds`` a flat tuple of
+        (WBuf, byte offset, byte size) per storage binding, ``grid`` the workgroup counts."""
+        pool, off = self._slot(uniform, pipe.ubytes)
+        bg = self._bind_group(pipe.nbind, pool, pipe.ubytes, binds)
+        p = self._pass
+        if p is None:
+            p = self._compute_pass()
+        direct = self._direct
+        if direct is not None:
+            h = p._internal
+            if pipe is not self._last_pipe:
+                direct.set_pipeline(h, pipe.handle)
+                self._last_pipe = pipe
+            self._offset_arg[0] = off
+            direct.set_bind_group(h, 0, bg._internal, 1, self._offset_arg)
+            direct.dispatch(h, grid[0], grid[1], grid[2])
+        else:
+            p.set_pipeline(pipe.pipeline)
+            p.set_bind_group(0, bg, [off])
+            p.dispatch_workgroups(*grid)
+        if self._steps is not None:
+            self._steps.append((pipe, bg, off, grid))
+            self._records.append(self.map_record)
+            self.map_record = None
+        self._pending += 1
+        if self._pending >= MAX_PENDING:
+            self.flush()
+
+    def _slot(self, uniform: bytes, ubytes: int) -> tuple[UniformPool, int]:
+        """A uniform slot holding ``uniform``: from the graph's buffers while capturing, else the eager one
+        (submitting pending work when it is full)."""
+        pool = self._upool
+        off = pool.used
+        if off + ubytes > UNIFORM_POOL_BYTES:
+            if self._steps is None:
+                self.flush()
+            else:
+                pool = self._upool = UniformPool(self.wdevice)
+                self._capture_pools.append(pool)
+            off = 0
+        pool.mirror[off:off + len(uniform)] = uniform
+        pool.used = off + -(-ubytes // self.uniform_align) * self.uniform_align
+        return pool, off
+
+    def encode_recorded(self, pipe: Pipeline, uniform: bytes, binds: tuple, grid: tuple[int, int, int]) -> tuple:
+        """A step for the graph being captured, not run now (the fusion pass's merged launches)."""
+        pool, off = self._slot(uniform, pipe.ubytes)
+        return (pipe, self._bind_group(pipe.nbind, pool, pipe.ubytes, binds), off, grid)
+
+    def _compute_pass(self):
+        if self._enc is None:
+            self._enc = self.wdevice.create_command_encoder()
+        self._pass = self._enc.begin_compute_pass()
+        self._last_pipe = None
+        return self._pass
+
+    def _copy_encoder(self):
+        if self._pass is not None:
+            self._pass.end()
+            self._pass = None
+        if self._enc is None:
+            self._enc = self.wdevice.create_command_encoder()
+        return self._enc
+
+    def flush(self) -> None:
+        """Submit the pending encoder (writing the uniform slots its launches use first)."""
+        if self._pass is not None:
+            self._pass.end()
+            self._pass = None
+        if self._enc is None:
+            return
+        for pool in [self._eager_pool] + self._capture_pools:
+            if pool.used > pool.written:
+                self.queue.write_buffer(pool.buf, pool.written, memoryview(pool.mirror)[pool.written:pool.used])
+                pool.written = pool.used
+        self.queue.submit([self._enc.finish()])
+        self._enc = None
+        self._pending = 0
+        eager = self._eager_pool
+        if self._upool is eager:  # submitted: later writes to the same slots are ordered after it
+            eager.used = eager.written = 0
+
+    def synchronize(self) -> None:
+        self.flush()
+        self._read_staging(self._fence, 0, 4)  # a readback waits for everything submitted before it
+
+    # --- copies -------------------------------------------------------------------------------------
+    def _staging_buffer(self, size: int):
+        if size > self._staging_size or self._staging is None:
+            if size <= 64 << 20:
+                cap = max(1 << 16, 1 << (size - 1).bit_length())
+                self._staging = self.wdevice.create_buffer(
+                    size=cap, usage=wgpu.BufferUsage.MAP_READ | wgpu.BufferUsage.COPY_DST)
+                self._staging_size = cap
+            else:
+                return self.wdevice.create_buffer(size=size,
+                                                  usage=wgpu.BufferUsage.MAP_READ | wgpu.BufferUsage.COPY_DST)
+        return self._staging
+
+    def _read_staging(self, w: WBuf, start: int, size: int) -> memoryview:
+        """Bytes [start, start+size) of ``w`` (4-aligned) after all pending work; the caller copies them out
+        before the next call."""
+        staging = self._staging_buffer(size)
+        self._copy_encoder().copy_buffer_to_buffer(w.buf, start, staging, 0, size)
+        self.flush()
+        staging.map_sync(wgpu.MapMode.READ, 0, size)
+        try:
+            data = bytes(staging.read_mapped(0, size, copy=False))
+        finally:
+            staging.unmap()
+        return memoryview(data)
+
+    def copy_from_device(self, src: Buffer, src_offset: int, out: np.ndarray) -> None:
+        n = out.nbytes
+        if not n:
+            return
+        start = src_offset & ~3
+        end = (src_offset + n + 3) & ~3
+        self.readbacks += 1
+        data = self._read_staging(src.handle, start, end - start)
+        out.reshape(-1).view(np.uint8)[:] = np.frombuffer(data, np.uint8, n, src_offset - start)
+
+    def copy_to_device(self, host: np.ndarray, dst: Buffer, dst_offset: int = 0) -> None:
+        data = np.ascontiguousarray(host).reshape(-1).view(np.uint8)
+        n = data.nbytes
+        if not n:
+            return
+        self.flush()  # queue writes run before the pending encoder's work: submit that first
+        w = dst.handle
+        start = dst_offset & ~3
+        end = (dst_offset + n + 3) & ~3
+        if start != dst_offset or (end != dst_offset + n and dst_offset + n < dst.nbytes):
+            # a partial word at an edge holds bytes of other elements: merge with the device's copy
+            merged = np.frombuffer(self._read_staging(w, start, end - start), np.uint8).copy()
+            merged[dst_offset - start:dst_offset - start + n] = data
+            data = merged
+        elif end != dst_offset + n:  # the tail of the buffer: the padding bytes are free
+            data = np.concatenate([data, np.zeros(end - dst_offset - n, np.uint8)])
+        self.queue.write_buffer(w.buf, start, data)
+
+    def copy_within_device(self, src: Buffer, src_offset: int, dst: Buffer, dst_offset: int, nbytes: int) -> None:
+        if not nbytes:
+            return
+        s, d = src.handle, dst.handle
+        if s is d or (src_offset | dst_offset | nbytes) & 3:
+            # WebGPU copies need distinct buffers and 4-byte alignment: copy with a kernel instead
+            dtype = dt.uint32 if not (src_offset | dst_offset | nbytes) & 3 else dt.uint8
+            k = dtype.itemsize
+            a = Tensor(src, dtype, (nbytes // k,), (1,), src_offset // k, self.device)
+            b = Tensor(dst, dtype, (nbytes // k,), (1,), dst_offset // k, self.device)
+            self.launch("copy", (a,), (b,), {})
+            return
+        self._copy_encoder().copy_buffer_to_buffer(s.buf, src_offset, d.buf, dst_offset, nbytes)
+        if self._steps is not None:
+            self._steps.append(("copy", s.buf, src_offset, d.buf, dst_offset, nbytes))
+            self._records.append(None)
+
+    def copy_strided(self, src: Tensor, dst: Tensor) -> None:
+        self.launch("copy", (src,), (dst,), {})
+
+    # --- launches -----------------------------------------------------------------------------------
+    def launch(self, kernel: str, inputs: Sequence, outputs: Sequence[Tensor], params: dict) -> None:
+        fn = self.kernels.get(kernel)
+        if fn is None:
+            raise NotImplementedError(f"{kernel}: not implemented on {self.device} yet")
+        fn(self, inputs, outputs, params)
+
+    # --- capture ------------------------------------------------------------------------------------
+    def begin_capture(self) -> None:
+        self.flush()
+        self._steps = []
+        self._records = []
+        self._upool = UniformPool(self.wdevice)
+        self._capture_pools = [self._upool]
+
+    def end_capture(self) -> WebGPUGraph:
+        from ._fuse import fuse
+        steps = fuse(self, self._steps, self._records) if self.fusion else self._steps
+        self.flush()  # also writes the fused launches' parameters into the graph's uniform buffers
+        graph = WebGPUGraph(self, steps, self._capture_pools)
+        self._reset_capture()
+        return graph
+
+    def abort_capture(self) -> None:
+        self.flush()
+        self._reset_capture()
+
+    def _reset_capture(self) -> None:
+        self._steps = None
+        self._records = []
+        self.map_record = None
+        self._capture_pools = []
+        self._upool = self._eager_pool
+
+    def replay(self, steps: list) -> None:
+        """Encode ``steps`` into one command encoder and submit it."""
+        self.flush()
+        enc = self.wdevice.create_command_encoder()
+        p = enc.begin_compute_pass()
+        direct = self._direct
+        last = None
+        for st in steps:
+            if st[0] == "copy":
+                p.end()
+                enc.copy_buffer_to_buffer(*st[1:])
+                p = enc.begin_compute_pass()
+                last = None
+                continue
+            pipe, bg, off, grid = st[:4]
+            if direct is not None:
+                h = p._internal
+                if pipe is not last:
+                    direct.set_pipeline(h, pipe.handle)
+                    last = pipe
+                direct.set_bind_group(h, 0, bg._internal, 1, st[4])
+                direct.dispatch(h, grid[0], grid[1], grid[2])
+            else:
+                if pipe is not last:
+                    p.set_pipeline(pipe.pipeline)
+                    last = pipe
+                p.set_bind_group(0, bg, [off])
+                p.dispatch_workgroups(*grid)
+        p.end()
+        self.queue.submit([enc.finish()])
+
+
+class RawHandle(NamedTuple):
+    """The escape hatch for custom kernels: the wgpu device and its queue."""
+    device: Any
+    queue: Any
+
+
+def pack_words(words: list[int]) -> bytes:
+    return struct.pack(f"<{len(words)}I", *words)

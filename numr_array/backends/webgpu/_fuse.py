@@ -1,0 +1,161 @@
+"""Fusion of captured element-wise chains: consecutive map launches over the same iteration space become
+one dispatch of one generated shader.
+
+Each dispatch of a replay costs GPU time of its own (a barrier and a launch), so a captured chain of
+small element-wise operations replays no faster than the GPU can launch them one by one. At the end of a
+capture, runs of consecutive map launches (element-wise functions, casts, fill, where, clip) over the
+same merged dimensions are merged when that is safe: per element, each launch only reads what the same
+element of the earlier launches wrote (a read of a buffer written earlier in the run must use the very
+same view, and a write must not touch what an earlier launch reads through another view). The merged
+shader runs the launches' bodies in order for each element, passing written values on in registers, and
+still writes every output (a tensor written inside the block may be read after a replay).
+"""
+
+from __future__ import annotations
+
+from ._client import WebGPUClient, pack_words
+from ._lib import Lib
+from ._map import Gen, MapRecord
+from ._shader import Layout, bindings, groups, main_header
+from ._types import wt
+
+_M32 = 0xFFFFFFFF
+MAX_RUN = 64  # launches per merged shader (its compile time grows with it)
+
+
+def _view(rec: MapRecord, i: int) -> tuple:
+    """The identity of tensor i of a record: its buffer, element offset, strides (over rec.dims), dtype."""
+    t = rec.tensors[i]
+    return (id(t._buf), t._offset, tuple(rec.strides[i]), t._dtype)
+
+
+def _can_join(run: list[MapRecord], rec: MapRecord, limit: int) -> bool:
+    if rec.dims != run[0].dims or len(run) >= MAX_RUN:
+        return False
+    written = {}
+    read = {}
+    for r in run:
+        for i, _ in enumerate(r.tensors):
+            v = _view(r, i)
+            (written if i < r.nout else read).setdefault(v[0], set()).add(v)
+    for i, _ in enumerate(rec.tensors):
+        v = _view(rec, i)
+        if i < rec.nout:  # a write: the buffer's earlier readers and writers used this same view
+            if any(u != v for u in read.get(v[0], ())) or any(u != v for u in written.get(v[0], ())):
+                return False
+        elif any(u != v for u in written.get(v[0], ())):  # a read of something written: the same view
+            return False
+    views = {_view(r, i) for r in run + [rec] for i in range(len(r.tensors))}
+    return len(views) <= limit
+
+
+def fuse(client: WebGPUClient, steps: list, records: list) -> list:
+    """``steps`` with each run of two or more joinable map launches replaced by one merged launch."""
+    limit = min(client.max_storage_per_stage, 24)
+    out: list = []
+    run: list[int] = []
+
+    def close():
+        if len(run) >= 2:
+            out.append(_merged(client, [records[k] for k in run]))
+        else:
+            out.extend(steps[k] for k in run)
+        run.clear()
+
+    for k, (st, rec) in enumerate(zip(steps, records)):
+        if rec is None:
+            close()
+            out.append(st)
+            continue
+        if run and not _can_join([records[j] for j in run], rec, limit):
+            close()
+        run.append(k)
+    close()
+    return out
+
+
+def _merged(client: WebGPUClient, run: list[MapRecord]) -> tuple:
+    dims = run[0].dims
+    ndim = len(dims)
+    # one binding per distinct view; windows, offsets and strides from the record that first has it
+    slots: dict[tuple, int] = {}
+    info: list[tuple] = []  # per binding: (WT, written, bind triple, element offset, strides)
+    for rec in run:
+        for i, t in enumerate(rec.tensors):
+            v = _view(rec, i)
+            written = i < rec.nout
+            if v not in slots:
+                slots[v] = len(info)
+                info.append([wt(t._dtype), written, rec.binds[3 * i:3 * i + 3], rec.eoffs[i], rec.strides[i]])
+            elif written:
+                info[slots[v]][1] = True
+    lay = Layout()
+    W = Layout.word
+    shape_k = lay.alloc(ndim)
+    words_k = [lay.alloc(1 + ndim) for _ in info]
+    lib = Lib(client.has_f64)
+    text = []
+    regs: dict[tuple, str] = {}     # view -> the register holding its latest value
+    loaded: set[int] = set()
+    tail_words: list[int] = []
+    for ri, rec in enumerate(run):
+        ins_wt = []
+        vals = []
+        ti = rec.nout
+        for x in rec.desc:
+            if x is None:
+                ins_wt.append(None)
+                vals.append(None)
+                continue
+            w = wt(x[1])
+            ins_wt.append(w)
+            if x[0] == "s":
+                vals.append(lay.scalar(w))
+                continue
+            v = _view(rec, ti)
+            ti += 1
+            if v in regs:
+                vals.append(regs[v])
+            else:
+                b = slots[v] + 1
+                if b not in loaded:
+                    text.append(f"  let l{b} = ld{b}(e{b});\n")
+                    loaded.add(b)
+                vals.append(f"l{b}")
+        params = [lay.scalar(w) for w in rec.param_wts]
+        tail_words += rec.tail
+
+        def store(j: int, value: str, rec=rec, ri=ri) -> str:
+            v = _view(rec, j)
+            b = slots[v] + 1
+            name = f"r{ri}_{j}"
+            regs[v] = name
+            return f"  let {name} = {value};\n  st{b}(e{b}, {name});\n"
+
+        text.append(rec.body(Gen(lib, ins_wt, vals, params, False, [], store)))
+    idx = []
+    if ndim == 1:
+        idx.append("  let c0 = i;\n")
+    else:
+        idx.append("  var q = i;\n")
+        for d in range(ndim - 1, 0, -1):
+            idx.append(f"  let c{d} = q % {W(shape_k + d)};\n  q = q / {W(shape_k + d)};\n")
+        idx.append("  let c0 = q;\n")
+    for b, k in enumerate(words_k, start=1):
+        terms = [f"bitcast<i32>({W(k)})"] + [f"i32(c{d}) * bitcast<i32>({W(k + 1 + d)})" for d in range(ndim)]
+        idx.append(f"  let e{b} = u32({' + '.join(terms)});\n")
+    # a written binding is declared atomic when packed: reads of it then use atomicLoad
+    decls = bindings([(w, written, written) for w, written, *_ in info])
+    source = lay.block() + decls + lib.source() + main_header() + "".join(idx) + "".join(text) + "}\n"
+    pipe = client.pipeline(("fused", source), lambda: source, len(info), lay.nbytes)
+    n = 1
+    for s in dims:
+        n *= s
+    grid = groups(n)
+    words = [n, grid[0], 0, 0] + list(dims)
+    for _, _, _, eoff, st in info:
+        words.append(eoff)
+        words += [s & _M32 for s in st]
+    words += tail_words
+    binds = tuple(x for _, _, triple, _, _ in info for x in triple)
+    return client.encode_recorded(pipe, pack_words(words), binds, grid)

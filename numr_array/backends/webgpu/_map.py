@@ -1,0 +1,377 @@
+"""The map template: one invocation per output element, over strided and broadcast operands.
+
+Every kernel that computes each output element from the elements of its inputs at the same position
+(element-wise functions, casts and copies, fill, where, clip, arange, linspace, eye, tril, triu) is an
+instance of this template: the kernel supplies a body that combines the loaded values; the template
+supplies the uniform layout, the bindings, the index arithmetic, and the launches.
+
+Host side, per launch: dimensions that are contiguous in every operand are merged (most launches become
+1-D), each operand is bound as the window of its buffer that the launch touches, and a launch whose
+window would exceed the adapter's largest storage binding is split along its outer dimension into
+launches that fit. Dispatches beyond 65535 workgroups are 2-D.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, NamedTuple, Sequence
+
+
+from ..._tensor import Tensor, contiguous_strides
+from ... import _dtypes as dt
+from ._client import WebGPUClient, pack_words
+from ._lib import Lib
+from ._shader import Layout, bindings, groups, main_header
+from ._types import WT, scalar_words, wt
+
+_M32 = 0xFFFFFFFF
+
+
+class Gen:
+    """What a map body sees while its shader is generated."""
+
+    def __init__(self, lib: Lib, ins: list, val_names: list, params: list[str], coords: bool, raw: list,
+                 store: Callable[[int, str], str] | None = None):
+        self.lib = lib
+        self._ins = ins
+        self._vals = val_names
+        self._params = params
+        self.coords = coords
+        self._raw = raw  # per raw tensor: (binding number, WT, offset word, [shape words], [stride words])
+        if store is not None:
+            self.store = store
+
+    def wt_in(self, k: int) -> WT | None:
+        """The WT of input k (None where the input is None)."""
+        return self._ins[k]
+
+    def val(self, k: int) -> str:
+        """The value of input k at this element (a loaded tensor element or a scalar), in its own WT."""
+        return self._vals[k]
+
+    def param(self, k: int) -> str:
+        return self._params[k]
+
+    @staticmethod
+    def coord(d: int) -> str:
+        """The element's index along output dimension d (u32); only with coords=True."""
+        return f"a{d}"
+
+    @staticmethod
+    def store(j: int, value: str) -> str:
+        return f"  st{j + 1}(e{j + 1}, {value});\n"
+
+    # raw tensors: bound whole, addressed by the body
+    def raw_wt(self, j: int) -> WT:
+        return self._raw[j][1]
+
+    def raw_offset(self, j: int) -> str:
+        """Raw tensor j's element offset (i32) in its window."""
+        return f"bitcast<i32>({self._raw[j][2]})"
+
+    def raw_size(self, j: int, d: int) -> str:
+        """Raw tensor j's length along dimension d (i32)."""
+        return f"bitcast<i32>({self._raw[j][3][d]})"
+
+    def raw_stride(self, j: int, d: int) -> str:
+        return f"bitcast<i32>({self._raw[j][4][d]})"
+
+    def raw_load(self, j: int, elem: str) -> str:
+        return f"ld{self._raw[j][0]}(u32({elem}))"
+
+    def raw_store(self, j: int, elem: str, value: str) -> str:
+        return f"  st{self._raw[j][0]}(u32({elem}), {value});\n"
+
+
+def run_map(client: WebGPUClient, name: str, key, outs: Sequence[Tensor], ins: Sequence,
+            body: Callable[[Gen], str], params: Sequence[tuple[WT, object]] = (), coords: bool = False,
+            raw: Sequence[tuple[Tensor, bool]] = (), shape: tuple[int, ...] | None = None,
+            fusable: bool = True) -> None:
+    """Launch map kernel ``name`` (``key``: whatever besides the operand dtypes changes its shader).
+
+    ``ins``: Tensors (already broadcast to the output shape), NumPy scalars or None; ``params``: extra
+    scalar parameters (WT, value), read in the body with ``Gen.param``; ``coords``: the body uses the
+    element's coordinates, so the dimensions are kept as they are. ``raw``: (tensor, written) bound
+    whole and addressed by the body (gathers and scatters; needs ``coords``); ``shape``: the shape
+    iterated over when it is not the first output's. ``fusable``: a capture may merge the launch with
+    its neighbours (not for bodies that store conditionally).
+    """
+    if shape is None:
+        shape = outs[0]._shape
+    n = 1
+    for s in shape:
+        n *= s
+    if n == 0:
+        return
+    ins = _unalias(client, outs, ins)
+    tensors = list(outs)
+    desc = []
+    for x in ins:
+        if type(x) is Tensor:
+            tensors.append(x)
+            desc.append(("t", x._dtype))
+        elif x is None:
+            desc.append(None)
+        else:
+            desc.append(("s", dt.from_numpy(x.dtype)))
+    if coords:
+        dims = shape or (1,)
+        strides = [t._strides or (0,) for t in tensors]
+    else:
+        dims, strides = collapse(shape, tensors)
+    ndim = len(dims)
+    raw_desc = tuple((r._dtype, len(r._shape), w) for r, w in raw)
+    pkey = (name, key, ndim, coords, tuple(t._dtype for t in outs), tuple(desc), tuple(w for w, _ in params), raw_desc)
+    pipe = client._pipelines.get(pkey)
+    if pipe is None:
+        pipe = _build(client, pkey, len(outs), body, ndim, coords, [w for w, _ in params],
+                      [t._dtype for t in outs], desc, raw_desc)
+    tail = []
+    for x in ins:
+        if x is not None and type(x) is not Tensor:
+            tail += scalar_words(wt(dt.from_numpy(x.dtype)), x)
+    for w, v in params:
+        tail += scalar_words(w, v)
+    raw_binds, raw_words = _raw_windows(client, raw) if raw else ((), [])
+    whole = _whole(client, dims, tensors, strides)
+    chunks = (whole,) if whole is not None else _chunks(client, dims, tensors, strides)
+    if client._steps is not None and whole is not None and not raw and not coords and fusable:
+        # captured: what the fusion of element-wise chains (_fuse) needs to merge this launch with others
+        client.map_record = MapRecord(pkey, body, len(outs), desc, [w for w, _ in params], tensors, strides, dims,
+                                      whole[2], whole[3], tail)
+    for sub_dims, origin, offs, binds in chunks:
+        m = 1
+        for s in sub_dims:
+            m *= s
+        grid = groups(m)
+        words = [m, grid[0], 0, 0]
+        words += sub_dims
+        for off, st in zip(offs, strides):
+            words.append(off)
+            words += [s & _M32 for s in st]
+        if coords:
+            words += origin
+        words += raw_words
+        words += tail
+        client.dispatch(pipe, pack_words(words), binds + raw_binds, grid)
+
+
+def _raw_windows(client: WebGPUClient, raw) -> tuple[tuple, list[int]]:
+    """The binds and uniform words (offset, shape, strides) of tensors bound whole."""
+    binds: list = []
+    words: list[int] = []
+    for t, _ in raw:
+        isz = t._dtype.itemsize
+        lo = hi = t._offset
+        for s, n in zip(t._strides, t._shape):
+            if s > 0:
+                hi += s * (n - 1)
+            else:
+                lo += s * (n - 1)
+        b0 = lo * isz
+        b0 -= b0 % client.storage_align
+        size = max(16, ((hi + 1) * isz - b0 + 3) & ~3)
+        if size > client.max_binding:
+            raise MemoryError(f"{client.device}: an indexed operand of {size} bytes exceeds the adapter's largest "
+                              f"storage binding ({client.max_binding} bytes)")
+        binds += (t._buf.handle, b0, size)
+        words.append(t._offset - b0 // isz)
+        words += t._shape
+        words += [s & _M32 for s in t._strides]
+    return tuple(binds), words
+
+
+class MapRecord(NamedTuple):
+    """A captured single-dispatch map launch, as the fusion pass reads it."""
+    key: tuple
+    body: Callable
+    nout: int
+    desc: list          # per input: ("t", dtype), ("s", dtype) or None
+    param_wts: list
+    tensors: list       # outputs, then the tensor inputs
+    strides: list       # each tensor's strides over ``dims``
+    dims: tuple
+    eoffs: list         # each tensor's element offset in its window
+    binds: tuple        # (WBuf, byte offset, byte size) per tensor, flat
+    tail: list          # the uniform words of the scalar inputs and parameters
+
+
+def collapse(shape: tuple[int, ...], tensors: list[Tensor]) -> tuple[tuple[int, ...], list[tuple[int, ...]]]:
+    """Merge dimensions that are contiguous in every tensor and drop length-1 ones."""
+    cs = contiguous_strides(shape)
+    if all(t._strides == cs for t in tensors):
+        n = 1
+        for s in shape:
+            n *= s
+        return (n,), [(1,)] * len(tensors)
+    dims: list[int] = []
+    strides: list[list[int]] = [[] for _ in tensors]
+    for d, size in enumerate(shape):
+        if size == 1:
+            continue
+        if dims and all(st[-1] == t._strides[d] * size for st, t in zip(strides, tensors)):
+            dims[-1] *= size
+            for st, t in zip(strides, tensors):
+                st[-1] = t._strides[d]
+            continue
+        dims.append(size)
+        for st, t in zip(strides, tensors):
+            st.append(t._strides[d])
+    if not dims:
+        return (1,), [(0,)] * len(tensors)
+    return tuple(dims), [tuple(st) for st in strides]
+
+
+def _whole(client: WebGPUClient, dims, tensors: list[Tensor], strides):
+    """The one launch covering ``dims`` when every tensor's window fits a binding (the common case, kept
+    short: it runs on every launch), else None."""
+    align = client.storage_align
+    limit = client.max_binding
+    binds: list = []
+    eoffs = []
+    for t, st in zip(tensors, strides):
+        isz = t._dtype.itemsize
+        lo = hi = off = t._offset
+        for s, n in zip(st, dims):
+            if s > 0:
+                hi += s * (n - 1)
+            elif s:
+                lo += s * (n - 1)
+        b0 = lo * isz
+        b0 -= b0 % align
+        size = ((hi + 1) * isz - b0 + 3) & ~3
+        if size > limit:
+            return None
+        binds += (t._buf.handle, b0, size if size >= 16 else 16)
+        eoffs.append(off - b0 // isz)
+    return dims, [0] * len(dims), eoffs, tuple(binds)
+
+
+def _chunks(client: WebGPUClient, dims, tensors: list[Tensor], strides):
+    """(dims, origin, element offsets in the windows, flat binds) of launches covering ``dims``, each
+    binding at most the adapter's largest storage binding of every tensor."""
+    align = client.storage_align
+    limit = client.max_binding
+    todo = [(tuple(dims), [0] * len(dims), [t._offset for t in tensors])]
+    while todo:
+        sub, origin, offs = todo.pop()
+        binds = []
+        eoffs = []
+        fits = True
+        for t, st, off in zip(tensors, strides, offs):
+            isz = t._dtype.itemsize
+            lo = hi = off
+            for s, n in zip(st, sub):
+                if s > 0:
+                    hi += s * (n - 1)
+                else:
+                    lo += s * (n - 1)
+            b0 = lo * isz
+            b0 -= b0 % align
+            size = max(16, ((hi + 1) * isz - b0 + 3) & ~3)
+            if size > limit:
+                fits = False
+                break
+            binds += (t._buf.handle, b0, size)
+            eoffs.append(off - b0 // isz)
+        if fits:
+            yield sub, origin, eoffs, tuple(binds)
+            continue
+        d = next(i for i, s in enumerate(sub) if s > 1)  # split the outermost dimension longer than 1
+        h = sub[d] // 2
+        for start, length in ((h, sub[d] - h), (0, h)):
+            s2 = sub[:d] + (length,) + sub[d + 1:]
+            o2 = list(origin)
+            o2[d] += start
+            todo.append((s2, o2, [off + st[d] * start for off, st in zip(offs, strides)]))
+
+
+def _unalias(client: WebGPUClient, outs, ins) -> list:
+    """Inputs that share memory with an output through a different view, copied first: each invocation
+    reads its inputs and writes its output element, so only identical views may alias."""
+    res = list(ins)
+    for k, x in enumerate(res):
+        if type(x) is not Tensor:
+            continue
+        for o in outs:
+            if x._buf is o._buf and (x._offset, x._strides) != (o._offset, o._strides) and _overlap(x, o):
+                c = Tensor(client.alloc(x.size * x._dtype.itemsize), x._dtype, x._shape,
+                           contiguous_strides(x._shape), 0, client.device)
+                client.launch("copy", (x,), (c,), {})
+                res[k] = c
+                break
+    return res
+
+
+def _overlap(a: Tensor, b: Tensor) -> bool:
+    def span(t):
+        lo = hi = t._offset
+        for s, n in zip(t._strides, t._shape):
+            if s > 0:
+                hi += s * (n - 1)
+            else:
+                lo += s * (n - 1)
+        return lo * t._dtype.itemsize, (hi + 1) * t._dtype.itemsize
+    a0, a1 = span(a)
+    b0, b1 = span(b)
+    return a0 < b1 and b0 < a1
+
+
+def _build(client: WebGPUClient, pkey, nout: int, body, ndim: int, coords: bool, param_wts, out_dtypes, desc,
+           raw_desc):
+    lay = Layout()
+    lib = Lib(client.has_f64)
+    shape_k = lay.alloc(ndim)
+    tensor_wts = [wt(d) for d in out_dtypes] + [wt(x[1]) for x in desc if x is not None and x[0] == "t"]
+    tensor_words = [lay.alloc(1 + ndim) for _ in tensor_wts]
+    origin_k = lay.alloc(ndim) if coords else None
+    raw = []
+    for j, (d, rnd, _) in enumerate(raw_desc):
+        k = lay.alloc(1 + 2 * rnd)
+        raw.append((len(tensor_wts) + 1 + j, wt(d), Layout.word(k), lay.words(k + 1, rnd), lay.words(k + 1 + rnd, rnd)))
+    vals: list[str | None] = []
+    ins_wt: list[WT | None] = []
+    scalar_exprs = []
+    for x in desc:
+        if x is not None and x[0] == "s":
+            scalar_exprs.append(lay.scalar(wt(x[1])))
+    param_exprs = [lay.scalar(w) for w in param_wts]
+    lines = []
+    si = 0
+    bi = nout
+    for k, x in enumerate(desc):
+        if x is None:
+            vals.append(None)
+            ins_wt.append(None)
+            continue
+        ins_wt.append(wt(x[1]))
+        if x[0] == "t":
+            bi += 1
+            lines.append(f"  let v{k} = ld{bi}(e{bi});\n")
+        else:
+            lines.append(f"  let v{k} = {scalar_exprs[si]};\n")
+            si += 1
+        vals.append(f"v{k}")
+    g = Gen(lib, ins_wt, vals, param_exprs, coords, raw)
+    text = body(g)
+    W = Layout.word
+    idx = []
+    if ndim == 1:
+        idx.append("  let c0 = i;\n")
+    else:
+        idx.append("  var q = i;\n")
+        for d in range(ndim - 1, 0, -1):
+            idx.append(f"  let c{d} = q % {W(shape_k + d)};\n  q = q / {W(shape_k + d)};\n")
+        idx.append("  let c0 = q;\n")
+    if coords:
+        idx += [f"  let a{d} = c{d} + {W(origin_k + d)};\n" for d in range(ndim)]
+    for b, k in enumerate(tensor_words, start=1):
+        terms = [f"bitcast<i32>({W(k)})"]
+        terms += [f"i32(c{d}) * bitcast<i32>({W(k + 1 + d)})" for d in range(ndim)]
+        idx.append(f"  let e{b} = u32({' + '.join(terms)});\n")
+    binds = bindings([(w, j < nout, False) for j, w in enumerate(tensor_wts)]
+                     + [(wt(d), written, written) for d, _, written in raw_desc])
+
+    def source() -> str:
+        return (lay.block() + binds + lib.source() + main_header() + "".join(idx) + "".join(lines) + text + "}\n")
+
+    return client.pipeline(pkey, source, len(tensor_wts) + len(raw_desc), lay.nbytes)

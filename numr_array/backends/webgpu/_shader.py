@@ -1,0 +1,81 @@
+"""Shader assembly shared by every kernel family: the uniform block, the tensor bindings, the element
+loop over a (possibly 2-D) dispatch, and the host-side layout of the uniform words.
+
+Every shader has the same frame: binding 0 is a uniform block of ``vec4<u32>`` words (read through a
+dynamic offset, so that one bind group serves many launches), bindings 1.. are the tensors' windows as
+read-write storage arrays. Word 0 holds the number of invocations that do work, word 1 the number of
+workgroups along x (the dispatch is 2-D when one dimension would exceed 65535 workgroups), word 2 is
+always 0: helpers OR it into values to stop the compiler from rewriting exact float sequences
+(``opq_f64``), and word 3 is free. The kernel's own words follow.
+"""
+
+from __future__ import annotations
+
+from ._types import WT, load_fn, storage_decl, store_fn, uniform_scalar
+
+WG = 256  # invocations per workgroup of the element-wise kernels
+MAX_GROUPS = 65535
+
+
+class Layout:
+    """Allocates uniform words at shader-generation time; the same order fills them at launch time."""
+
+    def __init__(self) -> None:
+        self.n = 4  # words 0-3: the frame's
+
+    def alloc(self, count: int) -> int:
+        k = self.n
+        self.n += count
+        return k
+
+    @staticmethod
+    def word(k: int) -> str:
+        return f"u.w[{k >> 2}].{'xyzw'[k & 3]}"
+
+    def words(self, k: int, count: int) -> list[str]:
+        return [self.word(k + i) for i in range(count)]
+
+    def scalar(self, w: WT) -> str:
+        """Allocate a scalar of ``w`` and return the WGSL expression reading it."""
+        k = self.alloc(w.nwords)
+        return uniform_scalar(w, self.words(k, w.nwords))
+
+    def block(self) -> str:
+        nvec = max(1, (self.n + 3) // 4)
+        return f"struct U {{ w: array<vec4<u32>, {nvec}> }}\n@group(0) @binding(0) var<uniform> u: U;\n"
+
+    @property
+    def nbytes(self) -> int:
+        return max(16, (self.n + 3) // 4 * 16)
+
+
+def bindings(tensors: list[tuple[WT, bool, bool]]) -> str:
+    """Declarations and accessors of tensor bindings 1..: for each (wt, written, read_back) binding k
+    there is ``ldK(e)`` (unless written without read_back) and ``stK(e, v)`` (when written)."""
+    out = []
+    for k, (w, written, read_back) in enumerate(tensors, start=1):
+        name = f"b{k}"
+        out.append(storage_decl(w, name, k, atomic=written))
+        if not written or read_back:
+            out.append(load_fn(w, f"ld{k}", name, atomic=written))
+        if written:
+            out.append(store_fn(w, f"st{k}", name))
+    return "".join(out)
+
+
+def main_header(wg: int = WG) -> str:
+    """The entry point's start: ``i`` is the invocation's linear index, ``n`` the count doing work."""
+    return (f"@compute @workgroup_size({wg})\n"
+            "fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) li: u32) {\n"
+            f"  let i = (wid.y * u.w[0].y + wid.x) * {wg}u + li;\n"
+            "  if (i >= u.w[0].x) { return; }\n")
+
+
+def groups(n_invocations: int, wg: int = WG) -> tuple[int, int, int]:
+    """Workgroup counts covering ``n_invocations`` (2-D beyond 65535 workgroups)."""
+    g = -(-n_invocations // wg)
+    if g <= MAX_GROUPS:
+        return (max(g, 1), 1, 1)
+    gy = -(-g // MAX_GROUPS)
+    gx = -(-g // gy)
+    return (gx, gy, 1)

@@ -1,0 +1,221 @@
+"""Capture on WebGPU: a block's dispatches are recorded (pipeline, bind group, dynamic offset, workgroup
+counts) while they run once; replay encodes them all into one command encoder and submits it once, on
+new input data, with intermediates in the graph's arena and parameters in the graph's own uniform
+buffers. Host reads raise CaptureError and leave the device usable."""
+
+from __future__ import annotations
+
+import gc
+import weakref
+
+import numpy as np
+import pytest
+from hypothesis import given, strategies as st
+
+import numr_array as xp
+from numr_array import _elementwise as ew
+from numr_array.backends import get_runtime
+
+pytestmark = pytest.mark.webgpu
+if get_runtime("webgpu") is None:
+    pytest.skip("no WebGPU adapter (wgpu missing or no adapter found)", allow_module_level=True)
+
+from numr_array.backends.webgpu._client import WebGPUGraph  # noqa: E402
+
+DEV = "webgpu:0"
+dev = xp._device.parse_device(DEV)
+client = dev.client
+
+
+def to_np(t) -> np.ndarray:
+    return np.asarray(t.to_device("cpu"))
+
+
+def on(a):
+    return xp.asarray(a, device=DEV)
+
+
+class _CountingQueue:
+    def __init__(self, queue):
+        self._q = queue
+        self.submits = 0
+
+    def submit(self, buffers):
+        self.submits += 1
+        return self._q.submit(buffers)
+
+    def __getattr__(self, name):
+        return getattr(self._q, name)
+
+
+def chain(x, y, n):
+    t = x
+    for _ in range(n // 2):
+        t = ew.multiply(t, 0.999)
+        t = ew.add(t, y)
+    return t
+
+
+def chain_np(a, b, n):
+    t = a
+    for _ in range(n // 2):
+        t = (t * np.float32(0.999)).astype(np.float32)
+        t = (t + b).astype(np.float32)
+    return t
+
+
+@pytest.mark.parametrize("fusion", [True, False])
+def test_replay_reruns_the_block_on_new_input_data(monkeypatch, fusion):
+    monkeypatch.setattr(client, "fusion", fusion)
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal(1024).astype(np.float32), rng.standard_normal(1024).astype(np.float32)
+    x, y = on(a), on(b)
+    out = xp.empty((1024,), dtype=xp.float32, device=DEV)
+    with xp.capture(device=DEV) as g:
+        xp.add(chain(x, y, 40), 0.0, out=out)
+    np.testing.assert_allclose(to_np(out), chain_np(a, b, 40), rtol=1e-5)
+    steps = g._graph.steps
+    assert isinstance(g._graph, WebGPUGraph)
+    assert len(steps) == 41 if not fusion else len(steps) < 8  # the element-wise chain merged
+    a2 = rng.standard_normal(1024).astype(np.float32)
+    x[...] = on(a2)
+    q = _CountingQueue(client.queue)
+    client.synchronize()
+    monkeypatch.setattr(client, "queue", q)
+    g.replay()
+    assert q.submits == 1  # one encoder, one submit
+    np.testing.assert_allclose(to_np(out), chain_np(a2, b, 40), rtol=1e-5)
+
+
+@given(st.lists(st.sampled_from(["add_x", "mul_y", "inplace", "shifted", "cast", "where", "sum"]), min_size=1,
+                max_size=12))
+def test_fused_replay_equals_eager(ops):
+    """Random chains with in-place updates, shifted views of written buffers (which must not merge),
+    casts, where and a reduction in the middle: the merged replay gives what eager execution gives."""
+    rng = np.random.default_rng(len(ops))
+    a = rng.standard_normal(64).astype(np.float32)
+    b = rng.standard_normal(64).astype(np.float32)
+
+    def run(x, y):
+        t = ew.add(x, 0.0)
+        for op in ops:
+            if op == "add_x":
+                t = ew.add(t, x)
+            elif op == "mul_y":
+                t = ew.multiply(t, y)
+            elif op == "inplace":
+                ew.multiply(t, 0.5, out=t)
+            elif op == "shifted":
+                t[1:] = t[:-1]
+            elif op == "cast":
+                t = xp.astype(xp.astype(t, xp.int32), xp.float32)
+            elif op == "where":
+                t = xp.where(ew.greater(t, 0.0), t, y)
+            else:
+                t = ew.add(t, xp.sum(t))
+        return t
+
+    x, y = on(a), on(b)
+    with xp.capture(device=DEV) as g:
+        r = run(x, y)
+    a2 = rng.standard_normal(64).astype(np.float32)
+    x[...] = on(a2)
+    g.replay()
+    want = run(on(a2), y)
+    np.testing.assert_allclose(to_np(r), to_np(want), rtol=1e-5, atol=1e-5)
+
+
+def test_graph_parameters_survive_later_eager_work():
+    x = on(np.arange(8, dtype=np.float32))
+    out = xp.empty((8,), dtype=xp.float32, device=DEV)
+    with xp.capture(device=DEV) as g:
+        ew.multiply(ew.add(x, 3.0), 2.0, out=out)
+    t = x
+    for k in range(3000):  # refills the eager uniform buffer many times over
+        t = ew.add(t, float(k))
+    to_np(t)
+    x[...] = on(np.ones(8, np.float32))
+    g.replay()
+    assert to_np(out).tolist() == [8.0] * 8
+
+
+def test_intermediates_live_in_the_arena_and_inputs_are_held():
+    x = on(np.arange(6.0, dtype=np.float32))
+    with xp.capture(device=DEV) as g:
+        t = ew.multiply(x, 2.0)
+        r = xp.sum(ew.add(t, 1.0))
+    assert g.arena_bytes > 0
+    assert any(i is x for i in g.inputs)
+    ref = weakref.ref(x._buf)
+    del x
+    gc.collect()
+    assert ref() is not None  # held by the graph
+    g.replay()
+    assert float(r) == 36.0
+
+
+@given(st.sampled_from(["sum", "mean", "max", "var", "cumulative_sum"]), st.integers(1, 3000))
+def test_reductions_with_partial_results_replay(name, n):
+    rng = np.random.default_rng(n)
+    a = rng.standard_normal((2, n)).astype(np.float32)
+    x = on(a)
+    f = getattr(xp, name)
+    with xp.capture(device=DEV) as g:
+        r = f(x, axis=1)
+    a2 = rng.standard_normal((2, n)).astype(np.float32)
+    x[...] = on(a2)
+    g.replay()
+    np.testing.assert_allclose(to_np(r), to_np(f(xp.asarray(a2), axis=1)), rtol=1e-4, atol=1e-4)
+
+
+def test_indexing_creation_and_copies_in_a_capture():
+    a = np.arange(20, dtype=np.int32)
+    x = on(a)
+    idx = on(np.array([3, 1, 4, 1, 5], np.int64 if xp.int64 in xp.__array_namespace_info__().dtypes(
+        device=DEV).values() else np.int32))
+    with xp.capture(device=DEV) as g:
+        gathered = x[idx]
+        z = xp.zeros((5,), dtype=xp.int32, device=DEV)
+        z[1:] = gathered[:-1]
+        w = xp.concat([z, xp.flip(gathered)])
+        x[ew.less(x, 3)] = 0
+    x[...] = on(a * 10)
+    g.replay()
+    assert to_np(gathered).tolist() == [30, 10, 40, 10, 50]
+    assert to_np(w).tolist() == [0, 30, 10, 40, 10, 50, 10, 40, 10, 30]
+
+
+@pytest.mark.parametrize("what", ["bool", "float", "to_device", "mask"])
+def test_host_reads_raise_capture_error_and_leave_the_device_usable(what):
+    x = on(np.arange(4.0, dtype=np.float32))
+    with pytest.raises(xp.CaptureError):
+        with xp.capture(device=DEV):
+            y = ew.add(x, 1.0)
+            if what == "bool":
+                bool(y[0])
+            elif what == "float":
+                float(y[0])
+            elif what == "to_device":
+                y.to_device("cpu")
+            else:
+                y[ew.greater(y, 2.0)]
+    assert client._steps is None and not client.allocator.is_frozen
+    assert to_np(ew.add(x, 1.0)).tolist() == [1, 2, 3, 4]
+    with xp.capture(device=DEV) as g:
+        r = ew.multiply(x, 3.0)
+    g.replay()
+    assert to_np(r).tolist() == [0, 3, 6, 9]
+
+
+def test_capture_of_launches_split_over_bindings(monkeypatch):
+    monkeypatch.setattr(client, "max_binding", 4096)
+    a = np.arange(5000, dtype=np.float32)
+    x = on(a)
+    with xp.capture(device=DEV) as g:
+        y = ew.add(x, 1.0)
+        s = xp.sum(y)
+    assert len(g._graph.steps) > 3
+    x[...] = on(a * 2)
+    g.replay()
+    assert to_np(y)[-1] == 2 * 4999 + 1
+    assert float(s) == float((a * 2 + 1).sum(dtype=np.float64))

@@ -1,0 +1,290 @@
+"""Element-wise functions and casts on the WebGPU device against the CPU backend and NumPy.
+
+Every row of the element-wise table on every dtype the adapter supports, with special values, on
+contiguous and strided operands; broadcasting, Python scalars and ``out=`` through hypothesis; the
+float64 transcendentals (WGSL from f64 arithmetic) to a few ulp of NumPy over their whole ranges; the
+floor semantics of integer division; every cast.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import given, strategies as st
+from hypothesis.extra import numpy as hnp
+
+import numr_array as xp
+from numr_array import _elementwise as ew
+from numr_array._elementwise import OPS
+from numr_array.backends import get_runtime
+
+pytestmark = [pytest.mark.webgpu, pytest.mark.filterwarnings("ignore::RuntimeWarning")]
+if get_runtime("webgpu") is None:
+    pytest.skip("no WebGPU adapter (wgpu missing or no adapter found)", allow_module_level=True)
+
+DEV = "webgpu:0"
+INFO = xp.__array_namespace_info__()
+DTYPES = list(INFO.dtypes(device=DEV).values())
+APPROX = {"acos", "acosh", "asin", "asinh", "atan", "atanh", "cos", "cosh", "exp", "expm1", "log", "log1p", "log2",
+          "log10", "sin", "sinh", "tan", "tanh", "pow", "atan2", "hypot", "logaddexp", "divide", "reciprocal",
+          "sqrt"}
+APPROX_COMPLEX = APPROX | {"multiply", "square", "sign", "abs"}
+
+
+def _flushes_float32_subnormals() -> bool:
+    """Whether the driver flushes float32 subnormals to zero (NVIDIA's Vulkan driver does; WGSL cannot ask
+    for them to be kept)."""
+    x = xp.asarray(np.array([1e-40], np.float32), device=DEV)
+    return float(np.asarray(ew.multiply(x, 1.0).to_device("cpu"))[0]) == 0.0
+
+
+FTZ32 = _flushes_float32_subnormals()
+
+
+def flush(a: np.ndarray) -> np.ndarray:
+    """``a`` with its float32 subnormals (real and imaginary parts) flushed to signed zeros."""
+    if a.dtype == np.complex64:
+        return (flush(a.real.copy()) + 1j * flush(a.imag.copy())).astype(np.complex64)
+    tiny = np.finfo(np.float32).tiny
+    with np.errstate(invalid="ignore"):
+        return np.where(np.abs(a) < tiny, np.copysign(np.float32(0), a), a).astype(a.dtype)
+
+
+def to_np(t) -> np.ndarray:
+    return np.asarray(t.to_device("cpu"))
+
+
+def ulps(got: np.ndarray, want: np.ndarray) -> np.ndarray:
+    """Distance in units of the last place of ``want`` (0 where both are NaN or equal)."""
+    got = got.astype(np.float64)
+    w = want.astype(np.float64)
+    same = (got == w) | (np.isnan(got) & np.isnan(w))
+    spacing = np.spacing(np.abs(want)).astype(np.float64)
+    d = np.abs(got - w) / np.where(spacing > 0, spacing, 1)
+    return np.where(same, 0.0, np.where(np.isfinite(d), d, np.inf))
+
+
+def assert_same(got: np.ndarray, want: np.ndarray, approx: bool, max_ulp: float = 4, rtol: float | None = None):
+    """Dtype, shape, NaN positions and infinities exactly; finite values exactly or, where ``approx``,
+    within ``max_ulp`` (real) or ``rtol`` (complex)."""
+    assert got.dtype == want.dtype and got.shape == want.shape, (got.dtype, want.dtype, got.shape, want.shape)
+    if want.dtype.kind not in "fc":
+        np.testing.assert_array_equal(got, want)
+        return
+    parts = (np.real, np.imag) if want.dtype.kind == "c" else (lambda v: v,)
+    if want.dtype.kind == "c" and approx:
+        finite = np.isfinite(got) & np.isfinite(want)
+        for p in parts:
+            g, w = p(got), p(want)
+            assert np.array_equal(np.isnan(g) & ~finite, np.isnan(w) & ~finite), (got, want)
+            nf = ~finite & ~np.isnan(w)
+            np.testing.assert_array_equal(g[nf], w[nf])
+        tol = rtol if rtol is not None else (1e-5 if want.dtype == np.complex64 else 1e-12)
+        np.testing.assert_allclose(got[finite], want[finite], rtol=tol, atol=tol)
+        return
+    for p in parts:
+        g, w = p(got), p(want)
+        assert np.array_equal(np.isnan(g), np.isnan(w)), (got, want)
+        if approx:
+            e = ulps(g, w)
+            assert e.max(initial=0) <= max_ulp, (g[e > max_ulp], w[e > max_ulp])
+        else:
+            np.testing.assert_array_equal(g, w)
+            assert np.array_equal(np.signbit(g) | np.isnan(g), np.signbit(w) | np.isnan(w)), (got, want)
+
+
+def values(dtype, n: int, rng) -> np.ndarray:
+    """n values of ``dtype`` with the special ones first (NaN, infinities, signed zeros, extremes)."""
+    if dtype == xp.bool:
+        return rng.integers(0, 2, n).astype(bool)
+    if dtype.kind in ("signed integer", "unsigned integer"):
+        info = np.iinfo(dtype.np)
+        special = np.array([0, 1, info.max, info.min, info.max - 1, 2, 3, 7], dtype=dtype.np)
+        small = rng.integers(max(info.min, -40), min(info.max, 40), n // 2, endpoint=True).astype(dtype.np)
+        big = rng.integers(info.min, info.max, n - n // 2 - len(special), endpoint=True, dtype=dtype.np)
+        return np.concatenate([special, small, big])
+    real = dtype.np if dtype.kind == "real floating" else np.dtype(dtype.np).type(0).real.dtype
+    fi = np.finfo(real)
+    sub = -fi.smallest_subnormal if not (FTZ32 and real == np.float32) else -3.0
+    special = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1.0, -1.0, 0.5, fi.max, fi.tiny, sub, 2.5, -3.5],
+                       dtype=real)
+    mags = 10.0 ** rng.uniform(-6, 6, n - len(special))
+    body = (rng.choice([-1, 1], n - len(special)) * mags).astype(real)
+    r = np.concatenate([special, body])
+    if dtype.kind == "complex floating":
+        return (r + 1j * np.roll(r, 5)).astype(dtype.np)
+    return r
+
+
+def operands(op, dtype, rng, n=48):
+    if op.name == "pow" and dtype.kind == "complex floating":
+        # finite moderate values: NumPy's (glibc's) special values of cpow and its float32 rounding of
+        # huge exponents are not matched
+        return [(rng.uniform(-3, 3, n) + 1j * rng.uniform(-3, 3, n)).astype(dtype.np) for _ in range(2)]
+    arrays = [values(dtype, n, rng) for _ in range(op.arity)]
+    for a in arrays[1:]:
+        rng.shuffle(a)
+    return arrays
+
+
+def on(a, dev=DEV):
+    return xp.asarray(a, device=dev)
+
+
+def strided(a, dev=DEV):
+    """``a`` (1-D, even length) as a reversed, stepped 2-D view of a larger tensor on ``dev``."""
+    big = np.zeros(a.size * 2, a.dtype)
+    big[::-2] = a
+    t = xp.asarray(big.reshape(-1, 4), device=dev)[::-1, ::-2]
+    return t, to_np(t)
+
+
+@pytest.mark.parametrize("op", OPS, ids=[op.name for op in OPS])
+def test_every_op_every_dtype_matches_cpu(op):
+    """Each row on each supported dtype it accepts: special and random values, contiguous and strided."""
+    rng = np.random.default_rng(sum(map(ord, op.name)))
+    f = getattr(ew, op.name)  # the standard's functions (the package may also export NumPy-style ones)
+    for dtype in DTYPES:
+        if dtype.kind not in op.kinds:
+            with pytest.raises(TypeError):
+                f(*[on(np.zeros(2, dtype.np))] * op.arity)
+            continue
+        arrays = operands(op, dtype, rng)
+        for make in (on, strided):
+            if make is on:
+                gpu = [on(a) for a in arrays]
+                host = arrays
+            else:
+                pairs = [strided(a) for a in arrays]
+                gpu = [p[0] for p in pairs]
+                host = [p[1] for p in pairs]
+            got = to_np(f(*gpu))
+            want = to_np(f(*[xp.asarray(h) for h in host]))
+            if FTZ32 and want.dtype in (np.float32, np.complex64):
+                got, want = flush(got), flush(want)
+            approx = op.name in (APPROX_COMPLEX if dtype.kind == "complex floating" else APPROX)
+            assert_same(got, want, approx)
+
+
+@st.composite
+def broadcast_pairs(draw):
+    dtype = draw(st.sampled_from(DTYPES))
+    shapes = draw(hnp.mutually_broadcastable_shapes(num_shapes=2, min_dims=0, max_dims=3, max_side=4))
+    a, b = (draw(hnp.arrays(dtype.np, s)) for s in shapes.input_shapes)
+    return dtype, a, b
+
+
+@given(broadcast_pairs(), st.sampled_from(["add", "multiply", "subtract", "equal", "maximum", "floor_divide",
+                                           "remainder", "less", "bitwise_xor", "logical_or"]))
+def test_broadcast_and_scalars_match_cpu(case, name):
+    dtype, a, b = case
+    op = next(o for o in OPS if o.name == name)
+    f = getattr(ew, name)
+    if dtype.kind not in op.kinds:
+        return
+    approx = dtype.kind == "complex floating" and name == "multiply"
+    assert_same(to_np(f(on(a), on(b))), to_np(f(xp.asarray(a), xp.asarray(b))), approx)
+    scalar = b.reshape(-1)[0].item() if b.size else None
+    if scalar is not None and dtype.kind != "unsigned integer":
+        assert_same(to_np(f(on(a), scalar)), to_np(f(xp.asarray(a), scalar)), approx)
+        assert_same(to_np(f(scalar, on(a))), to_np(f(scalar, xp.asarray(a))), approx)
+
+
+@given(st.sampled_from([d for d in DTYPES if d.kind in ("real floating", "signed integer")]),
+       hnp.array_shapes(min_dims=1, max_dims=3, max_side=5))
+def test_out_aliasing_an_input(dtype, shape):
+    """out= may be an input (in-place operators write into its buffer), also through a strided view."""
+    rng = np.random.default_rng(0)
+    n = int(np.prod(shape))
+    a = rng.permutation(values(dtype, 48, rng))[:n].reshape(shape) if n <= 48 else values(dtype, n, rng).reshape(shape)
+    x = on(a)
+    y = x[..., ::-1]
+    r = ew.add(x, y, out=x)
+    assert r is x
+    want = xp.asarray(a)
+    want = ew.add(want, want[..., ::-1])
+    assert_same(to_np(x), to_np(want), False)
+    x = on(a)
+    x[..., 1:] = x[..., :-1]  # overlapping views of one buffer: NumPy's result, not a race
+    b = a.copy()
+    b[..., 1:] = b[..., :-1].copy()
+    assert_same(to_np(x), b, False)
+
+
+F64_RANGES = {
+    "exp": (-745, 710), "expm1": (-50, 710), "log": (1e-300, 1e300), "log1p": (-0.999, 1e300), "log2": (1e-300, 1e300),
+    "log10": (1e-300, 1e300), "sin": (-1e300, 1e300), "cos": (-1e300, 1e300), "tan": (-1e300, 1e300),
+    "asin": (-1, 1), "acos": (-1, 1), "atan": (-1e300, 1e300), "sinh": (-710, 710), "cosh": (-710, 710),
+    "tanh": (-30, 30), "asinh": (-1e300, 1e300), "acosh": (1, 1e300), "atanh": (-1, 1),
+}
+
+
+@pytest.mark.skipif(xp.float64 not in DTYPES, reason="the adapter has no shader-f64")
+@pytest.mark.parametrize("name", sorted(F64_RANGES))
+def test_float64_transcendentals_within_a_few_ulp(name):
+    """The float64 libm (fdlibm in WGSL; Payne-Hanek for huge trigonometric arguments) against NumPy."""
+    lo, hi = F64_RANGES[name]
+    rng = np.random.default_rng(1)
+    n = 4000
+    if lo > 0:
+        v = np.exp(rng.uniform(np.log(lo), np.log(hi), n))
+    else:
+        mag = np.exp(rng.uniform(np.log(1e-300), np.log(max(abs(lo), abs(hi))), n))
+        v = np.clip(rng.choice([-1.0, 1.0], n) * mag, lo, hi)
+    v = np.concatenate([v, rng.uniform(lo, hi, 1000) if hi - lo < 1e10 else v[:0], [0.0, -0.0, lo, hi]])
+    got = to_np(getattr(ew, name)(on(v)))
+    ref = {"asin": np.arcsin, "acos": np.arccos, "atan": np.arctan, "asinh": np.arcsinh, "acosh": np.arccosh,
+           "atanh": np.arctanh}.get(name, getattr(np, name, None))
+    want = ref(v)
+    e = ulps(got, want)
+    assert e.max() <= 3, (name, v[np.argmax(e)], got[np.argmax(e)], want[np.argmax(e)], e.max())
+
+
+@pytest.mark.skipif(xp.float64 not in DTYPES, reason="the adapter has no shader-f64")
+def test_float64_pow_and_atan2():
+    rng = np.random.default_rng(2)
+    a = np.exp(rng.uniform(-20, 20, 3000))
+    b = rng.uniform(-30, 30, 3000)
+    # (8 ulp: drivers that contract fdlibm's split products into fused multiply-adds lose a few bits)
+    assert ulps(to_np(ew.pow(on(a), on(b))), a ** b).max() <= 8
+    neg = -np.floor(rng.uniform(1, 50, 500))
+    assert ulps(to_np(ew.pow(on(neg), on(np.floor(b[:500])))), neg ** np.floor(b[:500])).max() <= 8
+    y, x = rng.standard_normal(3000) * 1e3, rng.standard_normal(3000)
+    assert ulps(to_np(ew.atan2(on(y), on(x))), np.arctan2(y, x)).max() <= 3
+
+
+def test_integer_division_floors_like_python():
+    a = np.array([7, -7, 7, -7, 0, -1, 5, -128], np.int32)
+    b = np.array([2, 2, -2, -2, 3, 2, 0, -1], np.int32)
+    x, y = on(a), on(b)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert to_np(ew.floor_divide(x, y)).tolist() == np.floor_divide(a, b).tolist()
+        assert to_np(ew.remainder(x, y)).tolist() == np.remainder(a, b).tolist()
+    for d in (xp.int8, xp.int16, xp.int64, xp.uint8, xp.uint32):
+        if d not in DTYPES:
+            continue
+        info = np.iinfo(d.np)
+        u = np.array([info.min, info.max, 7, 0, 13], d.np)
+        v = np.array([3, 5, 2, 4, 5], d.np) if d.kind == "unsigned integer" else np.array([-3, 5, -2, 4, -5], d.np)
+        assert to_np(ew.floor_divide(on(u), on(v))).tolist() == np.floor_divide(u, v).tolist()
+        assert to_np(ew.remainder(on(u), on(v))).tolist() == np.remainder(u, v).tolist()
+
+
+def test_every_cast_matches_numpy():
+    samples = {
+        "b": [True, False, True, False], "i": [-128, -7, 0, 127], "u": [0, 1, 200, 255],
+        "f": [-3.7, -0.0, 0.5, 100.9], "c": [1 + 2j, -3.5 - 1j, 0j, 2.7 + 0j],
+    }
+    for src in DTYPES:
+        a = np.array(samples[src.np.kind], dtype=src.np)
+        x = on(a)
+        for dst in DTYPES:
+            if src.kind == "complex floating" and dst.kind != "complex floating":
+                continue
+            b = np.abs(a) if src.kind == "real floating" and dst.kind == "unsigned integer" else a
+            got = to_np(xp.astype(on(b), dst))
+            np.testing.assert_array_equal(got, b.astype(dst.np), err_msg=f"{src} -> {dst}")
+        assert to_np(xp.astype(x, src, copy=True)).tolist() == a.tolist()

@@ -1,0 +1,272 @@
+"""The WebGPU runtime: adapter and device, dtypes, the allocator, copies, submission, large tensors, and
+the creation functions, against NumPy and the CPU backend."""
+
+from __future__ import annotations
+
+import gc
+
+import numpy as np
+import pytest
+from hypothesis import given, strategies as st
+
+import numr_array as xp
+from numr_array import _elementwise as ew
+from numr_array.backends import get_runtime
+
+pytestmark = pytest.mark.webgpu
+if get_runtime("webgpu") is None:
+    pytest.skip("no WebGPU adapter (wgpu missing or no adapter found)", allow_module_level=True)
+
+
+from numr_array.backends import webgpu as wgpu_backend  # noqa: E402
+from numr_array.backends.webgpu import _client as wclient  # noqa: E402
+
+DEV = "webgpu:0"
+dev = xp._device.parse_device(DEV)
+client = dev.client
+INFO = xp.__array_namespace_info__()
+DTYPES = list(INFO.dtypes(device=DEV).values())
+
+
+def to_np(t) -> np.ndarray:
+    return np.asarray(t.to_device("cpu"))
+
+
+def on(a):
+    return xp.asarray(a, device=DEV)
+
+
+# --- device, adapter, dtypes ------------------------------------------------------------------------
+
+def test_device_is_listed_and_named():
+    assert dev in INFO.devices()
+    assert str(dev) == "webgpu:0"
+    assert on([1.0]).device == dev
+
+
+def test_dtypes_follow_the_adapter_features():
+    feats = client.features
+    names = set(INFO.dtypes(device=DEV))
+    for always in ("bool", "int8", "int16", "int32", "uint8", "uint16", "uint32", "float32", "complex64"):
+        assert always in names
+    has64 = "shader-f64" in feats and "shader-int64" in feats
+    assert ("float64" in names) == has64 and ("complex128" in names) == has64
+    assert ("int64" in names) == ("shader-int64" in feats)
+    defaults = INFO.default_dtypes(device=DEV)
+    assert defaults["real floating"] == (xp.float64 if has64 else xp.float32)
+    assert defaults["integral"] == (xp.int64 if "shader-int64" in feats else xp.int32)
+    assert xp.asarray(1.5, device=DEV).dtype == defaults["real floating"]
+
+
+def test_unsupported_dtype_raises_type_error_naming_device_and_dtype(monkeypatch):
+    monkeypatch.setattr(client, "has_f64", False)
+    with pytest.raises(TypeError, match="float64.*webgpu:0"):
+        xp.asarray([1.0], dtype=xp.float64, device=DEV)
+    with pytest.raises(TypeError, match="webgpu:0"):
+        xp.astype(on(np.zeros(2, np.float32)), xp.complex128)
+    assert "float64" not in INFO.dtypes(device=DEV)
+
+
+def test_adapter_selection_by_name(monkeypatch):
+    name = client.adapter.info["device"]
+    monkeypatch.setenv("NUMR_WEBGPU_ADAPTER", name[:5])
+    rt = wgpu_backend.create_runtime()
+    assert rt is not None and rt.adapter.info["device"].startswith(name[:5])
+    monkeypatch.setenv("NUMR_WEBGPU_ADAPTER", "no adapter has this name")
+    assert wgpu_backend.create_runtime() is None
+
+
+def test_device_requested_with_adapter_limits_and_features():
+    offered = set(client.adapter.features)
+    for f in wgpu_backend.WANTED_FEATURES:
+        assert (f in client.features) == (f in offered)
+    assert client.max_buffer_size == int(client.adapter.limits["max-buffer-size"])
+
+
+def test_raw_handle_is_device_and_queue_and_flushes_pending_work():
+    x = on(np.arange(4.0, dtype=np.float32))
+    y = ew.add(x, 1.0)
+    assert client._enc is not None  # encoded, not yet submitted
+    h = client.raw_handle
+    assert h.device is client.wdevice and h.queue is client.queue
+    assert client._enc is None
+    assert to_np(y).tolist() == [1, 2, 3, 4]
+
+
+# --- allocator and copies ---------------------------------------------------------------------------
+
+def test_allocator_accounts_and_reuses_freed_buffers():
+    gc.collect()
+    before = client.allocator.stats()
+    x = xp.empty((1000,), dtype=xp.float32, device=DEV)
+    s = client.allocator.stats()
+    assert s.bytes_in_use == before.bytes_in_use + 4000
+    w = x._buf.handle
+    assert client.allocator.registry[w.serial] is w
+    del x
+    gc.collect()
+    assert client.allocator.stats().bytes_in_use == before.bytes_in_use
+    y = xp.empty((990,), dtype=xp.float32, device=DEV)  # same size class: the pooled buffer again
+    assert y._buf.handle is w
+
+
+def test_allocation_beyond_the_adapter_limit_raises_memory_error():
+    with pytest.raises(MemoryError, match="bytes"):
+        client.allocator.allocate(client.max_buffer_size + 1)
+
+
+@given(st.integers(0, 9), st.integers(1, 23), st.integers(0, 7))
+def test_unaligned_byte_copies(start, n, dst):
+    host = np.arange(40, dtype=np.uint8)
+    t = on(host)
+    out = np.empty(n, np.uint8)
+    client.copy_from_device(t._buf, start, out)
+    assert out.tolist() == host[start:start + n].tolist()
+    client.copy_to_device(host[:n][::-1].copy(), t._buf, dst)
+    want = host.copy()
+    want[dst:dst + n] = host[:n][::-1]
+    assert to_np(t).tolist() == want.tolist()
+    u = on(np.zeros(40, np.uint8))
+    client.copy_within_device(t._buf, start, u._buf, dst, n)
+    assert to_np(u)[dst:dst + n].tolist() == want[start:start + n].tolist()
+    client.copy_within_device(t._buf, start, t._buf, start + 16, min(n, 16))  # the same buffer
+    assert to_np(t)[start + 16:start + 16 + min(n, 16)].tolist() == want[start:start + min(n, 16)].tolist()
+
+
+def test_copy_strided_makes_views_contiguous():
+    a = np.arange(60, dtype=np.int16).reshape(3, 4, 5)
+    v = on(a)[::-1, 1::2, ::-2]
+    c = xp.empty(v.shape, dtype=xp.int16, device=DEV)
+    client.copy_strided(v, c)
+    assert to_np(c).tolist() == a[::-1, 1::2, ::-2].tolist()
+
+
+# --- submission -----------------------------------------------------------------------------------
+
+class _CountingQueue:
+    def __init__(self, queue):
+        self._q = queue
+        self.submits = 0
+
+    def submit(self, buffers):
+        self.submits += 1
+        return self._q.submit(buffers)
+
+    def __getattr__(self, name):
+        return getattr(self._q, name)
+
+
+def test_launches_are_batched_until_a_sync_point(monkeypatch):
+    q = _CountingQueue(client.queue)
+    client.synchronize()
+    monkeypatch.setattr(client, "queue", q)
+    x = on(np.ones(64, np.float32))
+    q.submits = 0
+    t = x
+    for _ in range(50):
+        t = ew.multiply(t, 1.5)
+    assert q.submits == 0
+    assert to_np(t)[0] == np.float32(1.5) ** 50
+    assert q.submits == 1
+    for _ in range(wclient.MAX_PENDING + 5):  # the bound on pending work submits on its own
+        t = ew.add(t, 0.0)
+    assert q.submits >= 2
+    client.synchronize()
+
+
+# --- large tensors --------------------------------------------------------------------------------
+
+def test_more_elements_than_one_dispatch_dimension():
+    n = 65535 * 256 + 1000  # beyond 65535 workgroups of 256: a 2-D dispatch
+    x = xp.arange(n, dtype=xp.int32, device=DEV)
+    y = ew.add(x, 7)
+    tail = np.empty(8, np.int32)
+    client.copy_from_device(y._buf, (n - 8) * 4, tail)
+    assert tail.tolist() == list(range(n - 8 + 7, n + 7))
+    assert int(xp.count_nonzero(ew.equal(ew.subtract(y, x), 7))) == n
+
+
+@pytest.fixture
+def small_bindings(monkeypatch):
+    """Storage bindings of at most 4 KiB: every launch on bigger tensors is split."""
+    monkeypatch.setattr(client, "max_binding", 4096)
+
+
+def test_tensors_larger_than_one_binding(small_bindings):
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((40, 130)).astype(np.float32)
+    b = rng.standard_normal((130,)).astype(np.float32)
+    x, y = on(a), on(b)
+    np.testing.assert_array_equal(to_np(ew.multiply(x, y)), a * b)
+    np.testing.assert_array_equal(to_np(ew.add(x[::-1, ::3], 1)), a[::-1, ::3] + 1)
+    np.testing.assert_array_equal(to_np(xp.matrix_transpose(x) + 0), a.T)
+    np.testing.assert_allclose(to_np(xp.sum(x)), a.sum(dtype=np.float64), rtol=1e-4, atol=1e-3)
+    np.testing.assert_allclose(to_np(xp.sum(x, axis=0)), a.sum(axis=0), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(to_np(xp.max(x, axis=1)), a.max(axis=1))
+    np.testing.assert_allclose(to_np(xp.var(x, axis=1)), a.var(axis=1), rtol=1e-4)
+    np.testing.assert_array_equal(to_np(xp.arange(3000, dtype=xp.int32, device=DEV)), np.arange(3000))
+    np.testing.assert_array_equal(to_np(xp.tril(x)), np.tril(a))
+
+
+@pytest.mark.skipif(client.max_binding >= 1 << 30, reason="the adapter binds whole large buffers")
+def test_a_real_tensor_beyond_the_adapters_largest_binding():
+    n = client.max_binding // 4 + 4096 * 64 + 3  # float32 elements: more bytes than one binding
+    x = xp.ones((n,), dtype=xp.float32, device=DEV)
+    y = ew.add(x, x)
+    assert float(xp.max(y)) == 2.0 and float(xp.min(y)) == 2.0
+    assert float(xp.sum(xp.astype(y, xp.int32))) == 2 * n
+
+
+def test_overlapping_views_assign_like_numpy():
+    a = np.arange(20, dtype=np.int32)
+    x = on(a)
+    x[2:] = x[:-2]
+    b = a.copy()
+    b[2:] = b[:-2].copy()
+    assert to_np(x).tolist() == b.tolist()
+
+
+# --- creation -------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: d.name)
+def test_creation_functions_match_cpu(dtype):
+    real = dtype.kind in ("real floating", "complex floating")
+    pairs = [
+        (lambda d: xp.zeros((3, 2), dtype=dtype, device=d)),
+        (lambda d: xp.ones((5,), dtype=dtype, device=d)),
+        (lambda d: xp.full((2, 3), 7 if dtype != xp.bool else True, dtype=dtype, device=d)),
+        (lambda d: xp.eye(4, 5, k=1, dtype=dtype, device=d)),
+        (lambda d: xp.eye(3, k=-2, dtype=dtype, device=d)),
+        (lambda d: xp.tril(xp.ones((2, 3, 4), dtype=dtype, device=d), k=-1)),
+        (lambda d: xp.triu(xp.ones((3, 5), dtype=dtype, device=d), k=2)),
+    ]
+    if dtype != xp.bool:
+        pairs.append(lambda d: xp.arange(2, 40, 3, dtype=dtype, device=d))
+    if dtype.kind in ("signed integer",):
+        pairs.append(lambda d: xp.arange(10, -9, -2, dtype=dtype, device=d))
+    if real:
+        pairs += [lambda d: xp.arange(0.5, 3.3, 0.25, dtype=dtype, device=d),
+                  lambda d: xp.linspace(-1, 3, 9, dtype=dtype, device=d),
+                  lambda d: xp.linspace(0, 1, 7, endpoint=False, dtype=dtype, device=d),
+                  lambda d: xp.linspace(2, 2, 5, dtype=dtype, device=d)]
+    if dtype.kind == "complex floating":
+        pairs.append(lambda d: xp.linspace(1 + 2j, -3 + 1j, 6, dtype=dtype, device=d))
+    for make in pairs:
+        got, want = make(DEV), make("cpu")
+        assert got.dtype == want.dtype and got.shape == want.shape
+        if real:
+            np.testing.assert_allclose(to_np(got), to_np(want), rtol=1e-6 if dtype in (xp.float32, xp.complex64)
+                                       else 1e-15)
+        else:
+            assert to_np(got).tolist() == to_np(want).tolist()
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: d.name)
+def test_asarray_round_trips_every_dtype(dtype):
+    rng = np.random.default_rng(3)
+    a = rng.integers(0, 100, (3, 5)).astype(dtype.np)
+    t = on(a)
+    assert t.dtype == dtype and t.shape == (3, 5)
+    assert to_np(t).tolist() == a.tolist()
+    assert to_np(t[1:, ::2]).tolist() == a[1:, ::2].tolist()
+    assert to_np(xp.zeros_like(t)).tolist() == np.zeros_like(a).tolist()
