@@ -11,6 +11,8 @@ from hypothesis.extra import numpy as hnp
 import numr_array as xp
 from numr_array.backends import get_runtime
 
+from ..strategies import to_np
+
 pytestmark = pytest.mark.cuda
 if get_runtime("cuda") is None:
     pytest.skip("no CUDA device: CuPy is missing or finds no GPU", allow_module_level=True)
@@ -24,10 +26,6 @@ client = dev.client
 FLOATS = [xp.float32, xp.float64]
 NUMERIC = [xp.int8, xp.int16, xp.int32, xp.int64, xp.uint8, xp.uint16, xp.uint32, xp.uint64] + FLOATS + [
     xp.complex64, xp.complex128]
-
-
-def to_np(t) -> np.ndarray:
-    return np.asarray(t.to_device("cpu"))
 
 
 def on(a, device=DEV):

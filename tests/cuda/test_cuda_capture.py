@@ -12,6 +12,8 @@ from hypothesis import given, strategies as st
 import numr_array as xp
 from numr_array.backends import get_runtime
 
+from ..strategies import to_np
+
 pytestmark = pytest.mark.cuda
 if get_runtime("cuda") is None:
     pytest.skip("no CUDA device: CuPy is missing or finds no GPU", allow_module_level=True)
@@ -23,10 +25,6 @@ from numr_array.backends.cuda._client import CudaGraph  # noqa: E402
 DEV = "cuda:0"
 dev = xp._device.parse_device(DEV)
 client = dev.client
-
-
-def to_np(t) -> np.ndarray:
-    return np.asarray(t.to_device("cpu"))
 
 
 def on(a):

@@ -7,6 +7,8 @@ import pytest
 import numr_array as xp
 from numr_array.backends import get_runtime
 
+from ..strategies import to_np
+
 pytestmark = pytest.mark.cuda
 if get_runtime("cuda") is None:
     pytest.skip("no CUDA device: CuPy is missing or finds no GPU", allow_module_level=True)
@@ -16,10 +18,6 @@ import cupy  # noqa: E402
 DEV = "cuda:0"
 dev = xp._device.parse_device(DEV)
 client = dev.client
-
-
-def to_np(t) -> np.ndarray:
-    return np.asarray(t.to_device("cpu"))
 
 
 def test_dlpack_export_to_cupy_shares_memory():

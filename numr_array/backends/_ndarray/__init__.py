@@ -11,6 +11,8 @@ from __future__ import annotations
 import importlib
 import pkgutil
 
+from ..._tensor import Tensor
+
 
 def make_kernels(m) -> dict:
     """Every kernel of every family module in this package, bound to the array module ``m``."""
@@ -22,3 +24,20 @@ def make_kernels(m) -> dict:
                 raise RuntimeError(f"kernel {name!r} is defined by two family modules")
             table[name] = kernel
     return table
+
+
+def native_views(native, inputs, outputs) -> tuple[list, list]:
+    """A launch's operands as kernels take them: each tensor as its cached native view (made by ``native``
+    on first use), scalars and None as they are."""
+    ins = []
+    for t in inputs:
+        if type(t) is Tensor:
+            v = t._view
+            ins.append(v if v is not None else native(t))
+        else:
+            ins.append(t)
+    outs = []
+    for t in outputs:
+        v = t._view
+        outs.append(v if v is not None else native(t))
+    return ins, outs

@@ -9,7 +9,7 @@ import numpy as np
 from ... import _dtypes as dt
 from ...runtime import Allocator, Buffer, Client, Graph, Runtime
 from ..._tensor import Tensor, contiguous_strides
-from .._ndarray import make_kernels
+from .._ndarray import make_kernels, native_views
 
 
 class CpuAllocator(Allocator):
@@ -134,17 +134,7 @@ class CpuClient(Client):
 
     def launch(self, kernel: str, inputs: Sequence, outputs: Sequence[Tensor], params: dict) -> None:
         fn = self.kernels[kernel]
-        ins = []
-        for t in inputs:
-            if type(t) is Tensor:
-                v = t._view
-                ins.append(v if v is not None else self.native(t))
-            else:
-                ins.append(t)
-        outs = []
-        for t in outputs:
-            v = t._view
-            outs.append(v if v is not None else self.native(t))
+        ins, outs = native_views(self.native, inputs, outputs)
         _quietly(fn, ins, outs, params)
         if self._recording is not None:
             self._recording.append((fn, ins, outs, params))

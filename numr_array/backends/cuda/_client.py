@@ -19,7 +19,7 @@ from ... import _capture
 from ... import _dtypes as dt
 from ..._tensor import Tensor
 from ...runtime import Allocator, Buffer, Client, Event, Graph
-from .._ndarray import make_kernels
+from .._ndarray import make_kernels, native_views
 from ._blas import WORKSPACE_BYTES, Cublas
 from ._module import make_module
 from ._subnormals import keep_float32_subnormals
@@ -287,17 +287,7 @@ class CudaClient(Client):
     # --- kernels -------------------------------------------------------------------------------------
     def launch(self, kernel: str, inputs: Sequence, outputs: Sequence[Tensor], params: dict) -> None:
         fn = self.kernels[kernel]
-        ins = []
-        for t in inputs:
-            if type(t) is Tensor:
-                v = t._view
-                ins.append(v if v is not None else self.native(t))
-            else:
-                ins.append(t)
-        outs = []
-        for t in outputs:
-            v = t._view
-            outs.append(v if v is not None else self.native(t))
+        ins, outs = native_views(self.native, inputs, outputs)
         if self._capturing:
             return self._launch_captured(kernel, fn, ins, outs, params)
         if _current_stream() is self.stream:  # the common case, inline (the stream is per device)
