@@ -73,7 +73,10 @@ def parse_device(spec, func: str = "device") -> Device:
     kind, sep, idx = spec.partition(":")
     if kind not in BACKEND_MODULES or (sep and not idx.isdigit()) or (kind == "cpu" and sep and idx != "0"):
         raise ValueError(f"{func}: unknown device {spec!r}; expected 'cpu', 'cuda:N' or 'webgpu:N'")
-    return _device(kind, int(idx) if sep else 0)
+    if sep:
+        return _device(kind, int(idx))
+    runtime = get_runtime(kind) if kind != "cpu" else None  # 'cuda' alone: that backend's default device
+    return _device(kind, runtime.default_index() if runtime is not None else 0)
 
 
 def available_devices() -> list[Device]:

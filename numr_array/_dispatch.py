@@ -163,10 +163,5 @@ def from_numpy(a: np.ndarray, dev: Device, dtype: dt.DType | None = None) -> Ten
     return t
 
 
-def scalar_for(value, dtype: dt.DType):
-    """A Python scalar as a NumPy scalar of ``dtype``, the form kernels take scalar operands in."""
-    return dtype.np.type(value)
-
-
 def device_of(device, func: str) -> Device:
     return resolve_device(device, func)

@@ -233,4 +233,5 @@ class Runtime(ABC):
         """The Client of device ``index``; called once per device, on first use."""
 
     def default_index(self) -> int:
+        """The device a bare kind name ('cuda', 'webgpu') means."""
         return 0

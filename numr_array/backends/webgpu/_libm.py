@@ -15,8 +15,6 @@ from __future__ import annotations
 
 from ._types import WT, F64
 
-UNARY = ("exp", "expm1", "log", "log1p", "log2", "log10", "sin", "cos", "tan", "asin", "acos", "atan",
-         "sinh", "cosh", "tanh", "asinh", "acosh", "atanh")
 BINARY = ("atan2", "pow")
 
 _TWO_OVER_PI = (

@@ -61,9 +61,6 @@ class Gen:
         return f"  st{j + 1}(e{j + 1}, {value});\n"
 
     # raw tensors: bound whole, addressed by the body
-    def raw_wt(self, j: int) -> WT:
-        return self._raw[j][1]
-
     def raw_offset(self, j: int) -> str:
         """Raw tensor j's element offset (i32) in its window."""
         return f"bitcast<i32>({self._raw[j][2]})"

@@ -67,10 +67,6 @@ def wt(dtype: dt.DType) -> WT:
     return WTS[dtype]
 
 
-def is64(w: WT) -> bool:
-    return w.ct in ("i64", "u64", "f64", "vec2<f64>")
-
-
 # --- loads and stores -------------------------------------------------------------------------------
 
 def load_fn(w: WT, name: str, binding: str, atomic: bool = False) -> str:
