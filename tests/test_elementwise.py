@@ -177,6 +177,14 @@ def check(op, res, arrays, rdtype):
         where = np.isfinite(ref) & (operands[0] != 0)
         for a in operands:
             where &= np.isfinite(a)
+    if op.name == "pow" and rdtype.kind == "complex floating":
+        # x1**x2 = exp(x2*log(x1)): an error of one ulp in log|x1| becomes |x2*log|x1|| ulps in the result's
+        # phase, so a complex64 reference computed in complex64 (NumPy's cpowf) is itself off by more than
+        # any fixed tolerance there; compare where the problem is well conditioned
+        base, expo = (np.broadcast_to(np.asarray(a).astype(np.complex128), ref.shape) for a in arrays)
+        with np.errstate(all="ignore"):
+            conditioned = np.abs(expo * np.log(np.abs(base))) < 16
+        where = conditioned if where is None else where & conditioned
     assert_matches(to_np(res), ref, approximate, where)
 
 

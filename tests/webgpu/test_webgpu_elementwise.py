@@ -9,6 +9,7 @@ floor semantics of integer division; every cast.
 from __future__ import annotations
 
 import warnings
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -288,3 +289,69 @@ def test_every_cast_matches_numpy():
             got = to_np(xp.astype(on(b), dst))
             np.testing.assert_array_equal(got, b.astype(dst.np), err_msg=f"{src} -> {dst}")
         assert to_np(xp.astype(x, src, copy=True)).tolist() == a.tolist()
+
+
+def _fused(a, b, c, ft):
+    """fma(a, b, c) of ``ft`` scalars with one rounding, from exact rational arithmetic (IEEE 754's
+    special cases where an operand is not finite)."""
+    a, b, c = (ft(v) for v in (a, b, c))
+    if not (np.isfinite(a) and np.isfinite(b)):
+        with np.errstate(all="ignore"):
+            return a * b + c
+    if not np.isfinite(c):
+        return c
+    exact = Fraction(float(a)) * Fraction(float(b)) + Fraction(float(c))
+    if exact == 0:
+        with np.errstate(all="ignore"):
+            return a * b + c  # the sign of an exact zero: as the sum of the (exact) product and c
+    try:
+        near = ft(float(exact))
+    except OverflowError:
+        return ft(np.inf if exact > 0 else -np.inf)
+    if ft is np.float64:
+        return near
+    # float32: float(exact) may round twice; pick the nearest float32 neighbour, ties to even
+    with np.errstate(all="ignore"):
+        cands = [near, np.nextafter(near, ft(np.inf)), np.nextafter(near, ft(-np.inf))]
+    finite = [v for v in cands if np.isfinite(v)]
+    if not finite or abs(exact) >= Fraction(float(np.finfo(ft).max)) + Fraction(2.0 ** 103):
+        return ft(np.inf if exact > 0 else -np.inf)
+    return min(finite, key=lambda v: (abs(Fraction(float(v)) - exact), int(v.view(np.uint32)) & 1))
+
+
+@pytest.mark.parametrize("ctype", [np.complex64, np.complex128])
+def test_complex_multiply_fuses_like_numpys_loop(ctype):
+    """NumPy's complex multiply and square compute (fma(ar, br, -(ai*bi)), fma(ar, bi, ai*br)); lavapipe's
+    fma builtin rounds twice, so the kernels use an exact one. Cases near overflow (one product overflows,
+    the fused sum does not), cancellation (the result is a product's rounding error), subnormal
+    results and random bit patterns."""
+    d = xp.complex128 if ctype is np.complex128 else xp.complex64
+    if d not in DTYPES:
+        pytest.skip(f"{d} is not supported on {DEV}")
+    ft = np.float64 if ctype is np.complex128 else np.float32
+    ut = np.uint64 if ft is np.float64 else np.uint32
+    rng = np.random.default_rng(7)
+    fi = np.finfo(ft)
+    parts = [rng.integers(0, np.iinfo(ut).max, (4, 120), dtype=ut, endpoint=True).view(ft),
+             (rng.standard_normal((4, 120)) * 2.0 ** rng.integers(fi.minexp - 30, fi.minexp + 60, (4, 120))).astype(ft),
+             (rng.standard_normal((4, 120)) * 2.0 ** rng.integers(fi.maxexp // 2 - 8, fi.maxexp // 2 + 8, (4, 120))
+              ).astype(ft)]
+    p = np.concatenate(parts, axis=1)
+    p[2:, -40:] = p[1::-1, -40:]  # (a + bi)(b + ai): the real part is ab - ab, a rounding error
+    x = (p[0] + 1j * p[1]).astype(ctype)
+    y = (p[2] + 1j * p[3]).astype(ctype)
+    if ft is np.float64:  # found by the generic tests: imaginary part finite only when fused
+        x = np.append(x, [2.57392544e+21 + 5.33532617e+86j, 2.40972104e+18 + 3.13407815e+86j])
+        y = np.append(y, [1.6338446530688716e+205 - 6.984247120139772e+286j,
+                          1.2344585788247198e+205 + 6.984247120139744e+286j])
+    for got, u, v in ((to_np(ew.multiply(on(x), on(y))), x, y), (to_np(ew.square(on(x))), x, x)):
+        with np.errstate(all="ignore"):
+            for k in range(u.size):
+                ar, ai, br, bi = ft(u[k].real), ft(u[k].imag), ft(v[k].real), ft(v[k].imag)
+                want = (_fused(ar, br, -(ai * bi), ft), _fused(ar, bi, ai * br, ft))
+                if FTZ32 and ft is np.float32 and any(
+                        0 < abs(t) < fi.tiny for t in (ar, ai, br, bi, ai * bi, ai * br, *want)):
+                    continue  # the driver flushes float32 subnormals (see FTZ32)
+                for g, w in zip((got[k].real, got[k].imag), want):
+                    assert (np.isnan(g) and np.isnan(w)) or (g == w and np.signbit(g) == np.signbit(w)), (
+                        u[k], v[k], got[k], want)

@@ -125,6 +125,21 @@ def test_cumulative_and_diff_match_cpu(case, include_initial):
     same(both(lambda x: xp.diff(x, axis=ax, n=2, prepend=x, append=x), a))
 
 
+def test_cumulative_copies_the_first_element():
+    """The first element of each line is copied, not combined with the identity: 1 * (inf+0j) is inf+nanj,
+    0 + -0.0 is +0.0 (found by the generic tests)."""
+    a = np.array([[np.inf, 2.0, -0.0], [-0.0, -0.0, np.nan]], np.float32)
+    for f in (xp.cumulative_sum, xp.cumulative_prod):
+        for axis in (0, 1):
+            for dtype in [d for d in (xp.float32, xp.float64, xp.complex64, xp.complex128) if d in DTYPES]:
+                for incl in (False, True):
+                    got, want = both(lambda x: f(x, axis=axis, dtype=dtype, include_initial=incl), a)
+                    g, w = to_np(got), to_np(want)
+                    for part in ((np.real, np.imag) if g.dtype.kind == "c" else (np.real,)):
+                        np.testing.assert_array_equal(part(g), part(w), err_msg=f"{f.__name__} {dtype} {axis}")
+                        assert (np.signbit(part(g)) == np.signbit(part(w)))[~np.isnan(part(w))].all(), (g, w)
+
+
 @st.composite
 def index_cases(draw):
     dtype = draw(st.sampled_from(DTYPES))

@@ -14,10 +14,15 @@ from ... import _dtypes as dt
 # name -> (real helpers used, complex helpers used, template). {T} vec2 type, {R} real type,
 # {S} complex suffix, {RS} real suffix.
 _C: dict[str, tuple[tuple[str, ...], tuple[str, ...], str]] = {
-    # each product rounded on its own, as NumPy's loop does (a fused multiply-add would change the last
-    # bit, and overflow into NaN where NumPy gets an infinity)
+    # each product rounded on its own: cpow's integer powers and casinh (compared to NumPy within a few ulp)
     "cmul": (("opq",), (), """fn cmul_{S}(a: {T}, b: {T}) -> {T} {{
   return {T}(opq_{RS}(a.x * b.x) - opq_{RS}(a.y * b.y), opq_{RS}(a.x * b.y) + opq_{RS}(a.y * b.x));
+}}"""),
+    # NumPy's multiply and square loops fuse the first product with the rounded second one,
+    # (fma(ar, br, -(ai*bi)), fma(ar, bi, ai*br)): rounding both products apart differs in the last bit,
+    # and gives infinity or NaN where the fused sum is finite. fmaex is exact whatever the driver's fma.
+    "cmulf": (("opq", "fmaex"), (), """fn cmulf_{S}(a: {T}, b: {T}) -> {T} {{
+  return {T}(fmaex_{RS}(a.x, b.x, -opq_{RS}(a.y * b.y)), fmaex_{RS}(a.x, b.y, opq_{RS}(a.y * b.x)));
 }}"""),
     "cdiv": (("fabs", "opq"), (), """fn cdiv_{S}(a: {T}, b: {T}) -> {T} {{
   let abr = fabs_{RS}(b.x);
@@ -383,10 +388,10 @@ def expr(name: str, c: WT, args: list[str], lib) -> tuple[str, WT]:
         "conj": (f"{c.ct}(({a}).x, {lib.fn('fneg', R)}(({a}).y))", c),
         "isnan": (f"{f('cisnan')}({a})", None), "isinf": (f"{f('cisinf')}({a})", None),
         "isfinite": (f"{f('cisfinite')}({a})", None),
-        "negative": (f"(-{a})", c), "positive": (a, c), "square": (f"{f('cmul')}({a}, {a})", c),
+        "negative": (f"(-{a})", c), "positive": (a, c), "square": (f"{f('cmulf')}({a}, {a})", c),
         "reciprocal": (f"{f('cdiv')}({c.ct}({R.ct}(1), {R.ct}(0)), {a})", c), "sign": (f"{f('csign')}({a})", c),
         "round": (f"{f('cround')}({a})", c),
-        "multiply": (f"{f('cmul')}({a}, {b})", c), "divide": (f"{f('cdiv')}({a}, {b})", c),
+        "multiply": (f"{f('cmulf')}({a}, {b})", c), "divide": (f"{f('cdiv')}({a}, {b})", c),
         "pow": (f"{f('cpow')}({a}, {b})", c), "add": (f"({a} + {b})", c), "subtract": (f"({a} - {b})", c),
     }
     e, r = table[name]

@@ -9,6 +9,9 @@ compiler assuming no NaN/infinity cannot reassociate the sequence away.
 
 float32: computed in float64 and rounded where the device has float64, else the WGSL builtins with the
 special cases fixed up.
+
+``fmaex``: a fused multiply-add with one rounding (drivers may implement the ``fma`` builtin as a product
+and a sum); complex multiplication uses it to match NumPy's loops.
 """
 
 from __future__ import annotations
@@ -39,6 +42,107 @@ fn mk_f64(hi: i32, lo: u32) -> f64 { return bitcast<f64>((u64(bitcast<u32>(hi)) 
 fn sethi_f64(x: f64, hi: i32) -> f64 { return mk_f64(hi, lo_f64(x)); }
 fn setlo0_f64(x: f64) -> f64 { return bitcast<f64>(bitcast<u64>(x) & 0xffffffff00000000lu); }
 fn pow2_f64(k: i32) -> f64 { return bitcast<f64>(u64(bitcast<u32>(k + 1023)) << 52u); }
+""")
+
+# fma(a, b, c) with one rounding, whatever the driver does with the builtin (lavapipe computes it as a
+# product and a sum, each rounded): the product of the 53-bit significands is formed exactly in 128 bits
+# (u64 pairs), c is aligned to it (bits shifted out kept as a sticky bit), and the sum is rounded to
+# nearest even, into the subnormal range or to infinity as IEEE 754 does.
+_def("fmaex", (), """
+struct u128_f64 { hi: u64, lo: u64 }
+fn clz64_f64(x: u64) -> u32 {
+  let h = u32(x >> 32u);
+  if (h != 0u) { return countLeadingZeros(h); }
+  return 32u + countLeadingZeros(u32(x & 0xfffffffflu));
+}
+fn clz128_f64(x: u128_f64) -> u32 {
+  if (x.hi != 0lu) { return clz64_f64(x.hi); }
+  return 64u + clz64_f64(x.lo);
+}
+fn shl128_f64(x: u128_f64, n: u32) -> u128_f64 {
+  if (n == 0u) { return x; }
+  if (n >= 128u) { return u128_f64(0lu, 0lu); }
+  if (n >= 64u) { return u128_f64(x.lo << (n - 64u), 0lu); }
+  return u128_f64((x.hi << n) | (x.lo >> (64u - n)), x.lo << n);
+}
+fn shr128_f64(x: u128_f64, n: u32) -> u128_f64 {
+  if (n == 0u) { return x; }
+  if (n >= 128u) { return u128_f64(0lu, 0lu); }
+  if (n >= 64u) { return u128_f64(0lu, x.hi >> (n - 64u)); }
+  return u128_f64(x.hi >> n, (x.lo >> n) | (x.hi << (64u - n)));
+}
+fn add128_f64(a: u128_f64, b: u128_f64) -> u128_f64 {
+  let lo = a.lo + b.lo;
+  return u128_f64(a.hi + b.hi + select(0lu, 1lu, lo < a.lo), lo);
+}
+fn sub128_f64(a: u128_f64, b: u128_f64) -> u128_f64 {
+  return u128_f64(a.hi - b.hi - select(0lu, 1lu, a.lo < b.lo), a.lo - b.lo);
+}
+fn lt128_f64(a: u128_f64, b: u128_f64) -> bool { return a.hi < b.hi || (a.hi == b.hi && a.lo < b.lo); }
+fn eq128_f64(a: u128_f64, b: u128_f64) -> bool { return a.hi == b.hi && a.lo == b.lo; }
+fn mul64_f64(a: u64, b: u64) -> u128_f64 {
+  let m = 0xfffffffflu;
+  let a0 = a & m; let a1 = a >> 32u; let b0 = b & m; let b1 = b >> 32u;
+  let p00 = a0 * b0; let p01 = a0 * b1; let p10 = a1 * b0;
+  let mid = (p00 >> 32u) + (p01 & m) + (p10 & m);
+  return u128_f64(a1 * b1 + (p01 >> 32u) + (p10 >> 32u) + (mid >> 32u), (mid << 32u) | (p00 & m));
+}
+fn fmaex_f64(a: f64, b: f64, c: f64) -> f64 {
+  let ua = bitcast<u64>(a); let ub = bitcast<u64>(b); let uc = bitcast<u64>(c);
+  let ea = i32((ua >> 52u) & 0x7fflu); let eb = i32((ub >> 52u) & 0x7fflu); let ec = i32((uc >> 52u) & 0x7fflu);
+  let mant = 0x000ffffffffffffflu;
+  let absm = 0x7ffffffffffffffflu;
+  if (ea == 0x7ff || eb == 0x7ff) { return a * b + c; }
+  // a * b is finite, so an infinite or NaN c is the result (a rounded a * b could overflow against it)
+  if (ec == 0x7ff) { return c; }
+  if ((ua & absm) == 0lu || (ub & absm) == 0lu) { return a * b + c; }
+  if ((uc & absm) == 0lu) { return a * b; }
+  let ma = (ua & mant) | select(0x0010000000000000lu, 0lu, ea == 0);
+  let mb = (ub & mant) | select(0x0010000000000000lu, 0lu, eb == 0);
+  let mc = (uc & mant) | select(0x0010000000000000lu, 0lu, ec == 0);
+  // values: P * 2^ep and C * 2^ecx, both normalised to their top bit at bit 125
+  var p = mul64_f64(ma, mb);
+  let sp = clz128_f64(p) - 2u;
+  p = shl128_f64(p, sp);
+  let ep = max(ea, 1) + max(eb, 1) - 2150 - i32(sp);
+  var q = u128_f64(0lu, mc);
+  let sq = clz128_f64(q) - 2u;
+  q = shl128_f64(q, sq);
+  let eq = max(ec, 1) - 1075 - i32(sq);
+  let negp = ((ua ^ ub) >> 63u) != 0lu;
+  let negc = (uc >> 63u) != 0lu;
+  // x: the operand of larger magnitude; y is shifted to its exponent, lost bits kept as a sticky bit
+  var x = p; var y = q; var ex = ep; var ey = eq; var neg = negp;
+  if (eq > ep || (eq == ep && lt128_f64(p, q))) { x = q; y = p; ex = eq; ey = ep; neg = negc; }
+  let d = u32(min(ex - ey, 200));
+  var ys = shr128_f64(y, d);
+  if (!eq128_f64(shl128_f64(ys, d), y) || (d >= 128u && !eq128_f64(y, u128_f64(0lu, 0lu)))) { ys.lo = ys.lo | 1lu; }
+  var z: u128_f64;
+  if (negp == negc) { z = add128_f64(x, ys); } else { z = sub128_f64(x, ys); }
+  if (eq128_f64(z, u128_f64(0lu, 0lu))) { return f64(0); }
+  let sign = select(0lu, 0x8000000000000000lu, neg);
+  let t = 127 - i32(clz128_f64(z));
+  // keep 53 bits, or fewer where the result is subnormal (its last bit weighs 2^-1074)
+  let s = max(t - 52, -1074 - ex);
+  var m: u64;
+  if (s <= 0) {
+    m = shl128_f64(z, u32(-s)).lo;
+  } else if (s >= 128) {
+    m = 0lu;
+  } else {
+    let qz = shr128_f64(z, u32(s));
+    let rem = sub128_f64(z, shl128_f64(qz, u32(s)));
+    let half = shl128_f64(u128_f64(0lu, 1lu), u32(s - 1));
+    m = qz.lo;
+    if (lt128_f64(half, rem) || (eq128_f64(rem, half) && (m & 1lu) != 0lu)) { m = m + 1lu; }
+  }
+  var e = ex + s;
+  if (m == 0x0020000000000000lu) { m = m >> 1u; e = e + 1; }
+  if (m < 0x0010000000000000lu) { return bitcast<f64>(sign | m); }
+  let biased = e + 1075;
+  if (biased >= 0x7ff) { return bitcast<f64>(sign | 0x7ff0000000000000lu); }
+  return bitcast<f64>(sign | (u64(biased) << 52u) | (m & mant));
+}
 """)
 
 _def("exp", ("words",), """
@@ -1015,6 +1119,8 @@ def instantiate(lib, name: str, w: WT) -> str:
         for d in deps:
             lib.fn(d, w)
         return code.strip()
+    if name == "fmaex":
+        return _fma_f32(lib, w)
     if lib.has_f64:
         f = lib.fn(name, F64)
         if name == "sincos":
@@ -1055,3 +1161,23 @@ def _builtin_f32(lib, name: str, w: WT) -> str:
     if name == "sincos":
         return "fn sincos_f32(x: f32) -> vec2<f32> { return vec2<f32>(sin(x), cos(x)); }"
     return f"fn {name}_f32(x: f32) -> f32 {{ return {name}(x); }}"
+
+
+def _fma_f32(lib, w: WT) -> str:
+    """float32 fma: the product is exact in float64; the sum is rounded to odd in float64 (its error from
+    TwoSum) so that rounding that to float32 gives the correctly rounded result. Without float64, the
+    builtin (fused or not, as the driver makes it)."""
+    if not lib.has_f64:
+        return "fn fmaex_f32(a: f32, b: f32, c: f32) -> f32 { return fma(a, b, c); }"
+    opq = lib.fn("opq", F64)
+    return ("fn fmaex_f32(a: f32, b: f32, c: f32) -> f32 {\n"
+            f"  let p = {opq}(f64(a) * f64(b));\n"
+            "  let cc = f64(c);\n"
+            f"  var s = {opq}(p + cc);\n"
+            f"  let bb = {opq}(s - p);\n"
+            "  let err = (p - (s - bb)) + (cc - bb);\n"
+            "  let us = bitcast<u64>(s);\n"
+            "  if (err != f64(0) && (us & 1lu) == 0lu && (us & 0x7ff0000000000000lu) != 0x7ff0000000000000lu) {\n"
+            "    s = bitcast<f64>(select(us - 1lu, us + 1lu, (err > f64(0)) == (s > f64(0))));\n"
+            "  }\n"
+            "  return f32(s);\n}")

@@ -344,11 +344,14 @@ def _cumulative(kind: str):
             # one invocation per line along the axis; x and o bound whole and walked by hand
             base = [" + ".join([g.raw_offset(j)] + [f"i32({g.coord(c)}) * {g.raw_stride(j, d)}"
                                                     for c, d in enumerate(others)]) for j in (0, 1)]
-            step = f"acc = {_combine(op, acc, g.lib, 'acc', cast(g.raw_load(0, 'xo'), xw, acc))};\n"
-            return (f"  var acc = {lit(acc, 0 if op == 'sum' else 1)};\n  var xo = {base[0]};\n  var oo = {base[1]};\n"
-                    f"  for (var r = 0; r < {g.raw_size(0, axis)}; r = r + 1) {{\n    {step}"
-                    f"  {g.raw_store(1, 'oo', cast('acc', acc, ow))}"
-                    f"    xo = xo + {g.raw_stride(0, axis)};\n    oo = oo + {g.raw_stride(1, axis)};\n  }}\n")
+            # the first element is copied, not combined with the identity (as NumPy's accumulate): 1 * (inf+0j)
+            # is inf+nanj, and 0 + -0.0 is +0.0
+            elem = cast(g.raw_load(0, 'xo'), xw, acc)  # the element at xo
+            store = g.raw_store(1, 'oo', cast('acc', acc, ow))
+            return (f"  var xo = {base[0]};\n  var oo = {base[1]};\n  var acc = {elem};\n{store}"
+                    f"  for (var r = 1; r < {g.raw_size(0, axis)}; r = r + 1) {{\n"
+                    f"    xo = xo + {g.raw_stride(0, axis)};\n    oo = oo + {g.raw_stride(1, axis)};\n"
+                    f"    acc = {_combine(op, acc, g.lib, 'acc', elem)};\n  {store}  }}\n")
 
         run_map(client, kind, (axis, len(x._shape)), [], (), body, coords=True, raw=[(x, False), (o, True)],
                 shape=tuple(x._shape[d] for d in others) or (1,))
