@@ -152,26 +152,31 @@ def run_map(client: WebGPUClient, name: str, key, outs: Sequence[Tensor], ins: S
         client.dispatch(pipe, pack_words(words), binds + raw_binds, grid)
 
 
+def window(client: WebGPUClient, t: Tensor) -> tuple[int, int, int]:
+    """(byte offset, byte size, element offset in the window) of the span of ``t``."""
+    isz = t._dtype.itemsize
+    lo = hi = t._offset
+    for s, n in zip(t._strides, t._shape):
+        if s > 0:
+            hi += s * (n - 1)
+        else:
+            lo += s * (n - 1)
+    b0 = lo * isz
+    b0 -= b0 % client.storage_align
+    return b0, max(16, ((hi + 1) * isz - b0 + 3) & ~3), t._offset - b0 // isz
+
+
 def _raw_windows(client: WebGPUClient, raw) -> tuple[tuple, list[int]]:
     """The binds and uniform words (offset, shape, strides) of tensors bound whole."""
     binds: list = []
     words: list[int] = []
     for t, _ in raw:
-        isz = t._dtype.itemsize
-        lo = hi = t._offset
-        for s, n in zip(t._strides, t._shape):
-            if s > 0:
-                hi += s * (n - 1)
-            else:
-                lo += s * (n - 1)
-        b0 = lo * isz
-        b0 -= b0 % client.storage_align
-        size = max(16, ((hi + 1) * isz - b0 + 3) & ~3)
+        b0, size, first = window(client, t)
         if size > client.max_binding:
             raise MemoryError(f"{client.device}: an indexed operand of {size} bytes exceeds the adapter's largest "
                               f"storage binding ({client.max_binding} bytes)")
         binds += (t._buf.handle, b0, size)
-        words.append(t._offset - b0 // isz)
+        words.append(first)
         words += t._shape
         words += [s & _M32 for s in t._strides]
     return tuple(binds), words

@@ -19,10 +19,10 @@ import numpy as np
 from ... import _dtypes as dt
 from ..._tensor import Tensor, contiguous_strides
 from ._client import pack_words
-from ._map import Gen, run_map
+from ._map import Gen, run_map, window
 from ._shader import Layout, MAX_GROUPS, bindings
 from ._types import WTS, cast, widen, wt
-from .k_reduce import _narrow, _temp, _window, reduce
+from .k_reduce import _narrow, _temp, reduce
 
 I32 = WTS[dt.int32]
 BLOCK = 1024  # mask elements per workgroup of the compaction
@@ -245,7 +245,7 @@ def _compact(client, flags: Tensor, counts: Tensor, offsets: Tensor, pos: Tensor
         pipe = client.pipeline(key, lambda: src, 4, lay.nbytes)
     binds = ()
     for t in (pos, flags, counts, offsets):
-        b0, size, _ = _window(client, t)
+        b0, size, _ = window(client, t)
         binds += (t._buf.handle, b0, size)
     gx = min(nb, MAX_GROUPS)
     client.dispatch(pipe, pack_words([nb, gx, 0, 0]), binds, (gx, -(-nb // gx), 1))

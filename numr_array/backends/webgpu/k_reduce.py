@@ -17,7 +17,7 @@ from ... import _dtypes as dt
 from ..._tensor import Tensor, contiguous_strides
 from ._client import WebGPUClient, pack_words
 from ._lib import BOOL, Lib
-from ._map import Gen, run_map
+from ._map import Gen, run_map, window as _window
 from ._shader import Layout, MAX_GROUPS, bindings
 from ._types import COMPUTE, WT, cast, lit, wt
 
@@ -83,20 +83,6 @@ def _collapse(shape: list[int], strides: list[list[int]]) -> tuple[list[int], li
     if not dims:
         return [1], [[0] for _ in strides]
     return dims, out
-
-
-def _window(client: WebGPUClient, t: Tensor) -> tuple[int, int, int]:
-    """(byte offset, byte size, element offset in the window) of the span of ``t``."""
-    isz = t._dtype.itemsize
-    lo = hi = t._offset
-    for s, n in zip(t._strides, t._shape):
-        if s > 0:
-            hi += s * (n - 1)
-        else:
-            lo += s * (n - 1)
-    b0 = lo * isz
-    b0 -= b0 % client.storage_align
-    return b0, max(16, ((hi + 1) * isz - b0 + 3) & ~3), t._offset - b0 // isz
 
 
 def _temp(client: WebGPUClient, shape: tuple[int, ...], dtype: dt.DType) -> Tensor:
