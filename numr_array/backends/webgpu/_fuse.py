@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from ._client import WebGPUClient, pack_words
 from ._lib import Lib
-from ._map import Gen, MapRecord
+from ._map import Gen, MapRecord, coord_lines, element_lines
 from ._shader import Layout, bindings, groups, main_header
 from ._types import wt
 
@@ -90,7 +90,6 @@ def _merged(client: WebGPUClient, run: list[MapRecord]) -> tuple:
             elif written:
                 info[slots[v]][1] = True
     lay = Layout()
-    W = Layout.word
     shape_k = lay.alloc(ndim)
     words_k = [lay.alloc(1 + ndim) for _ in info]
     lib = Lib(client.has_f64)
@@ -133,17 +132,7 @@ def _merged(client: WebGPUClient, run: list[MapRecord]) -> tuple:
             return f"  let {name} = {value};\n  st{b}(e{b}, {name});\n"
 
         text.append(rec.body(Gen(lib, ins_wt, vals, params, False, [], store)))
-    idx = []
-    if ndim == 1:
-        idx.append("  let c0 = i;\n")
-    else:
-        idx.append("  var q = i;\n")
-        for d in range(ndim - 1, 0, -1):
-            idx.append(f"  let c{d} = q % {W(shape_k + d)};\n  q = q / {W(shape_k + d)};\n")
-        idx.append("  let c0 = q;\n")
-    for b, k in enumerate(words_k, start=1):
-        terms = [f"bitcast<i32>({W(k)})"] + [f"i32(c{d}) * bitcast<i32>({W(k + 1 + d)})" for d in range(ndim)]
-        idx.append(f"  let e{b} = u32({' + '.join(terms)});\n")
+    idx = coord_lines(ndim, shape_k) + element_lines(ndim, words_k)
     # a written binding is declared atomic when packed: reads of it then use atomicLoad
     decls = bindings([(w, written, written) for w, written, *_ in info])
     source = lay.block() + decls + lib.source() + main_header() + "".join(idx) + "".join(text) + "}\n"

@@ -182,6 +182,30 @@ def _raw_windows(client: WebGPUClient, raw) -> tuple[tuple, list[int]]:
     return tuple(binds), words
 
 
+def coord_lines(ndim: int, shape_k: int) -> list[str]:
+    """WGSL that splits the flat invocation index ``i`` into coordinates c0..c{ndim-1} of the iteration
+    space whose shape is in uniform words shape_k..."""
+    W = Layout.word
+    if ndim == 1:
+        return ["  let c0 = i;\n"]
+    lines = ["  var q = i;\n"]
+    for d in range(ndim - 1, 0, -1):
+        lines.append(f"  let c{d} = q % {W(shape_k + d)};\n  q = q / {W(shape_k + d)};\n")
+    lines.append("  let c0 = q;\n")
+    return lines
+
+
+def element_lines(ndim: int, tensor_words) -> list[str]:
+    """WGSL giving e1, e2, ...: each tensor's element index at the coordinates, from the offset and
+    strides stored at its uniform word k (offset at k, strides at k+1...)."""
+    W = Layout.word
+    lines = []
+    for b, k in enumerate(tensor_words, start=1):
+        terms = [f"bitcast<i32>({W(k)})"] + [f"i32(c{d}) * bitcast<i32>({W(k + 1 + d)})" for d in range(ndim)]
+        lines.append(f"  let e{b} = u32({' + '.join(terms)});\n")
+    return lines
+
+
 class MapRecord(NamedTuple):
     """A captured single-dispatch map launch, as the fusion pass reads it."""
     key: tuple
@@ -356,20 +380,10 @@ def _build(client: WebGPUClient, pkey, nout: int, body, ndim: int, coords: bool,
     g = Gen(lib, ins_wt, vals, param_exprs, coords, raw)
     text = body(g)
     W = Layout.word
-    idx = []
-    if ndim == 1:
-        idx.append("  let c0 = i;\n")
-    else:
-        idx.append("  var q = i;\n")
-        for d in range(ndim - 1, 0, -1):
-            idx.append(f"  let c{d} = q % {W(shape_k + d)};\n  q = q / {W(shape_k + d)};\n")
-        idx.append("  let c0 = q;\n")
+    idx = coord_lines(ndim, shape_k)
     if coords:
         idx += [f"  let a{d} = c{d} + {W(origin_k + d)};\n" for d in range(ndim)]
-    for b, k in enumerate(tensor_words, start=1):
-        terms = [f"bitcast<i32>({W(k)})"]
-        terms += [f"i32(c{d}) * bitcast<i32>({W(k + 1 + d)})" for d in range(ndim)]
-        idx.append(f"  let e{b} = u32({' + '.join(terms)});\n")
+    idx += element_lines(ndim, tensor_words)
     binds = bindings([(w, j < nout, False) for j, w in enumerate(tensor_wts)]
                      + [(wt(d), written, written) for d, _, written in raw_desc])
 
