@@ -149,7 +149,9 @@ def test_host_reads_raise_capture_error_and_leave_no_graph(name, fake_backend):
         xp.add(x, 1.0, out=out)
     g2.replay()
     assert np.array_equal(to_np(out), [2, 3, 4])
-    del y
+    del y, g, g2, out
+    gc.collect()
+    assert dev.client.allocator.stats().bytes_in_use == before.bytes_in_use  # the aborted capture leaked nothing
 
 
 def test_capture_error_names_the_operation():
