@@ -152,15 +152,21 @@ def run_map(client: WebGPUClient, name: str, key, outs: Sequence[Tensor], ins: S
         client.dispatch(pipe, pack_words(words), binds + raw_binds, grid)
 
 
-def window(client: WebGPUClient, t: Tensor) -> tuple[int, int, int]:
-    """(byte offset, byte size, element offset in the window) of the span of ``t``."""
-    isz = t._dtype.itemsize
-    lo = hi = t._offset
-    for s, n in zip(t._strides, t._shape):
+def element_span(offset: int, strides, dims) -> tuple[int, int]:
+    """The lowest and highest element index that a view of ``dims`` with ``strides`` from ``offset`` reaches."""
+    lo = hi = offset
+    for s, n in zip(strides, dims):
         if s > 0:
             hi += s * (n - 1)
         else:
             lo += s * (n - 1)
+    return lo, hi
+
+
+def window(client: WebGPUClient, t: Tensor) -> tuple[int, int, int]:
+    """(byte offset, byte size, element offset in the window) of the span of ``t``."""
+    isz = t._dtype.itemsize
+    lo, hi = element_span(t._offset, t._strides, t._shape)
     b0 = lo * isz
     b0 -= b0 % client.storage_align
     return b0, max(16, ((hi + 1) * isz - b0 + 3) & ~3), t._offset - b0 // isz
@@ -285,12 +291,7 @@ def _chunks(client: WebGPUClient, dims, tensors: list[Tensor], strides):
         fits = True
         for t, st, off in zip(tensors, strides, offs):
             isz = t._dtype.itemsize
-            lo = hi = off
-            for s, n in zip(st, sub):
-                if s > 0:
-                    hi += s * (n - 1)
-                else:
-                    lo += s * (n - 1)
+            lo, hi = element_span(off, st, sub)
             b0 = lo * isz
             b0 -= b0 % align
             size = max(16, ((hi + 1) * isz - b0 + 3) & ~3)
@@ -330,12 +331,7 @@ def _unalias(client: WebGPUClient, outs, ins) -> list:
 
 def _overlap(a: Tensor, b: Tensor) -> bool:
     def span(t):
-        lo = hi = t._offset
-        for s, n in zip(t._strides, t._shape):
-            if s > 0:
-                hi += s * (n - 1)
-            else:
-                lo += s * (n - 1)
+        lo, hi = element_span(t._offset, t._strides, t._shape)
         return lo * t._dtype.itemsize, (hi + 1) * t._dtype.itemsize
     a0, a1 = span(a)
     b0, b1 = span(b)
