@@ -16,6 +16,8 @@ import numr_array as xp
 from numr_array import _elementwise as ew
 from numr_array.backends import get_runtime
 
+from ..strategies import to_np
+
 pytestmark = pytest.mark.webgpu
 if get_runtime("webgpu") is None:
     pytest.skip("no WebGPU adapter (wgpu missing or no adapter found)", allow_module_level=True)
@@ -25,10 +27,6 @@ from numr_array.backends.webgpu._client import WebGPUGraph  # noqa: E402
 DEV = "webgpu:0"
 dev = xp._device.parse_device(DEV)
 client = dev.client
-
-
-def to_np(t) -> np.ndarray:
-    return np.asarray(t.to_device("cpu"))
 
 
 def on(a):

@@ -21,6 +21,8 @@ from numr_array import _elementwise as ew
 from numr_array._elementwise import OPS
 from numr_array.backends import get_runtime
 
+from ..strategies import to_np
+
 pytestmark = [pytest.mark.webgpu, pytest.mark.filterwarnings("ignore::RuntimeWarning")]
 if get_runtime("webgpu") is None:
     pytest.skip("no WebGPU adapter (wgpu missing or no adapter found)", allow_module_level=True)
@@ -51,10 +53,6 @@ def flush(a: np.ndarray) -> np.ndarray:
     tiny = np.finfo(np.float32).tiny
     with np.errstate(invalid="ignore"):
         return np.where(np.abs(a) < tiny, np.copysign(np.float32(0), a), a).astype(a.dtype)
-
-
-def to_np(t) -> np.ndarray:
-    return np.asarray(t.to_device("cpu"))
 
 
 def ulps(got: np.ndarray, want: np.ndarray) -> np.ndarray:

@@ -12,6 +12,8 @@ import numr_array as xp
 from numr_array import _elementwise as ew
 from numr_array.backends import get_runtime
 
+from ..strategies import to_np
+
 pytestmark = [pytest.mark.webgpu, pytest.mark.filterwarnings("ignore::RuntimeWarning")]
 if get_runtime("webgpu") is None:
     pytest.skip("no WebGPU adapter (wgpu missing or no adapter found)", allow_module_level=True)
@@ -21,10 +23,6 @@ DTYPES = list(xp.__array_namespace_info__().dtypes(device=DEV).values())
 NUMERIC = [d for d in DTYPES if d != xp.bool]
 REAL = [d for d in NUMERIC if d.kind != "complex floating"]
 FLOAT = [d for d in REAL if d.kind == "real floating"]
-
-
-def to_np(t) -> np.ndarray:
-    return np.asarray(t.to_device("cpu"))
 
 
 def tol(dtype) -> float:
