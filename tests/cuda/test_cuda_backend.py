@@ -160,10 +160,20 @@ def test_complex_division_reciprocal_and_sign_follow_numpy():
         same_complex(xp.sign(on(s)), np.sign(s))
 
 
-def test_complex_log1p_and_linspace_follow_numpy():
+def test_complex_logs_and_linspace_follow_numpy():
     z = np.array([complex(-2, -0.0), complex(-2, 0.0), 1e-3 + 1e-3j, complex(-1, 0)])
     with np.errstate(all="ignore"):
         same_complex(xp.log1p(on(z)), np.log1p(z))
+    # C99's clog: an infinite part gives +inf + i arg(z), also with a NaN in the other part
+    inf, nan = np.inf, np.nan
+    s = np.array([complex(inf, nan), complex(nan, -inf), complex(-inf, 1), complex(-inf, inf), complex(1, -inf),
+                  0j, complex(-0.0, 0.0), complex(nan, 1)])
+    for dtype in (np.complex64, np.complex128):
+        with np.errstate(all="ignore"):
+            same_complex(xp.log(on(s.astype(dtype))), np.log(s.astype(dtype)))
+            for name in ("log2", "log10"):  # parts that scaling by 1/ln(base) leaves exact
+                exact = s[[0, 1, 5]].astype(dtype)
+                same_complex(getattr(xp, name)(on(exact)), getattr(np, name)(exact))
     same(xp.linspace(1 + 2j, 3 - 1j, 4, device=DEV), np.linspace(1 + 2j, 3 - 1j, 4), rtol=1e-15)
     same(xp.linspace(0, 2 + 1j, 3, endpoint=False, dtype=xp.complex64, device=DEV),
          np.linspace(0, 2 + 1j, 3, endpoint=False, dtype=np.complex64), rtol=1e-7)

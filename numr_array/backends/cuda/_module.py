@@ -125,9 +125,9 @@ def make_module(cupy, blas_of) -> types.ModuleType:
         return out
 
     real = _numpy_real(cupy)
-    divide, sign, log1p = _numpy_complex(cupy)
+    divide, sign, log, log1p = _numpy_complex(cupy)
     m.linspace = linspace
-    m.log1p = log1p
+    m.log, m.log1p = log, log1p
     m.amin = m.min = amin
     m.searchsorted = searchsorted
     m.floor_divide, m.remainder, m.mod = real["floor_divide"], real["remainder"], real["remainder"]
@@ -227,6 +227,13 @@ _COMPLEX_SIGN = """
 """
 
 
+_COMPLEX_LOG = """
+    typedef typename T::value_type R;
+    R re_ = a.real(), im_ = a.imag();
+    q = (isinf(re_) || isinf(im_)) ? T(isinf(re_) ? fabs(re_) : fabs(im_), atan2(im_, re_)) : log(a);
+"""
+
+
 _COMPLEX_LOG1P = """
     typedef typename T::value_type R;
     R re_ = a.real() + (R)1, im_ = a.imag();
@@ -236,7 +243,8 @@ _COMPLEX_LOG1P = """
 
 def _numpy_complex(cupy):
     """Complex divide (Smith's algorithm, so that z / 0 is inf or NaN part by part), sign (z / hypot(z),
-    without overflow, with the infinities' cases) and log1p (log|1 + z| + i atan2, which keeps the sign of a
+    without overflow, with the infinities' cases), log (+inf + i arg(z) where a part is infinite, as C99;
+    CuPy's log(inf + NaN j) is NaN + NaN j) and log1p (log|1 + z| + i atan2, which keeps the sign of a
     zero imaginary part on the branch cut) computed as NumPy computes them; CuPy's complex division gives
     NaN + NaN j for z / 0, its sign overflows for |z| beyond about 1e154, and its log1p(-2 - 0j) is +pi j."""
     k_divide = cupy.ElementwiseKernel("T a, T b", "T q", _COMPLEX_DIVIDE, "numr_complex_divide")
@@ -252,6 +260,7 @@ def _numpy_complex(cupy):
         return f
 
     return (divide, unary(cupy.sign, _COMPLEX_SIGN, "numr_complex_sign"),
+            unary(cupy.log, _COMPLEX_LOG, "numr_complex_log"),
             unary(cupy.log1p, _COMPLEX_LOG1P, "numr_complex_log1p"))
 
 

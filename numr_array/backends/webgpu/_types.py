@@ -4,8 +4,8 @@ casts between compute types, and the host packing of scalar operands into unifor
 Storage follows the host's byte layout exactly (copies to and from the device are plain byte copies):
 32- and 64-bit types are native WGSL arrays, complex types are arrays of ``vec2``, and the 8- and
 16-bit types (bool, int8, uint8, int16, uint16) are packed in ``array<u32>`` words: loads extract the
-element, stores replace its bits with two atomic operations so that neighbours in one word written by
-other invocations are left intact.
+element, stores replace its bits with an atomic compare-exchange so that neighbours in one word written
+by other invocations are left intact (and two writes of one element leave one of the values).
 """
 
 from __future__ import annotations
@@ -96,10 +96,18 @@ def store_fn(w: WT, name: str, binding: str) -> str:
         return f"fn {name}(e: u32, v: {w.ct}) {{ {binding}[e] = v; }}\n"
     sh, lg, mask = _packing(w)
     val = "select(0u, 1u, v)" if w.family == "b" else ("bitcast<u32>(v)" if w.signed else "v")
+    # one compare-exchange replaces the element's bits: two invocations writing the same element (repeated
+    # scatter indices) leave one value or the other, never a mix of both
     return (f"fn {name}(e: u32, v: {w.ct}) {{\n"
             f"  let s = (e & {sh}) * {w.bits}u;\n"
-            f"  atomicAnd(&{binding}[e >> {lg}], ~({mask} << s));\n"
-            f"  atomicOr(&{binding}[e >> {lg}], ({val} & {mask}) << s);\n}}\n")
+            f"  let p = &{binding}[e >> {lg}];\n"
+            f"  let bits = ({val} & {mask}) << s;\n"
+            f"  var old = atomicLoad(p);\n"
+            f"  loop {{\n"
+            f"    let r = atomicCompareExchangeWeak(p, old, (old & ~({mask} << s)) | bits);\n"
+            f"    if (r.exchanged) {{ break; }}\n"
+            f"    old = r.old_value;\n"
+            f"  }}\n}}\n")
 
 
 def storage_decl(w: WT, binding: str, index: int, atomic: bool) -> str:
