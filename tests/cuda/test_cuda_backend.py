@@ -179,6 +179,40 @@ def test_complex_logs_and_linspace_follow_numpy():
          np.linspace(0, 2 + 1j, 3, endpoint=False, dtype=np.complex64), rtol=1e-7)
 
 
+def test_complex_tanh_acosh_special_values_follow_c99():
+    inf, nan = np.inf, np.nan
+    for dtype in (np.complex64, np.complex128):
+        z = np.array([complex(0.0, inf), complex(-0.0, nan), complex(0.0, nan), 1 + 2j], dtype)
+        got = to_np(xp.tanh(on(z)))
+        assert np.array_equal(np.signbit(got.real[:3]), [False, True, False]) and (got.real[:3] == 0).all()
+        assert np.isnan(got.imag[:3]).all()
+        np.testing.assert_allclose(got[3], np.tanh(z[3]), rtol=1e-6)
+        got = to_np(xp.acosh(on(z[1:3])))
+        assert np.isnan(got.real).all() and np.allclose(np.abs(got.imag), np.pi / 2)
+
+
+def test_repeat_with_counts_keeps_signed_zeros():
+    a = np.array([[0.0, -0.0, 1.5], [-0.0, 0.0, 2.0]], np.float32)
+    for axis in (None, 0, 1):
+        counts = [2, 1] if axis == 0 else [1, 3, 2] if axis == 1 else [1, 2, 1, 3, 1, 2]
+        want = np.repeat(a, counts, axis)
+        got = to_np(xp.repeat(on(a), on(np.array(counts)), axis=axis))
+        assert np.array_equal(got, want) and np.array_equal(np.signbit(got), np.signbit(want))
+
+
+@pytest.mark.parametrize("name", ["fftn", "ifftn", "rfftn", "irfftn"])
+def test_nd_fft_with_axes_in_any_order_matches_numpy(name):
+    rng = np.random.default_rng(3)
+    z = rng.standard_normal((3, 4, 5)) + 1j * rng.standard_normal((3, 4, 5))
+    a = z.real if name == "rfftn" else z
+    f = getattr(xp.fft, name)
+    for s, axes in (((5, 3), (1, 0)), ((4, 6, 2), (2, 0, 1)), ((3, 8), (0, 2))):
+        want = getattr(np.fft, name)(a, s=s, axes=axes)
+        got = to_np(f(on(a), s=s, axes=axes))
+        assert got.shape == want.shape
+        np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-10)
+
+
 def test_minimum_maximum_signed_zeros_and_nan_follow_numpy():
     a = np.array([0.0, -0.0, np.nan, 1.0, -0.0, 2.0], np.float32)
     b = np.array([-0.0, 0.0, 1.0, np.nan, -0.0, 1.0], np.float32)

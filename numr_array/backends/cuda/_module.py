@@ -124,8 +124,19 @@ def make_module(cupy, blas_of) -> types.ModuleType:
         cupy.copyto(out.imag, cupy.linspace(start.imag, stop.imag, num, endpoint=endpoint, dtype=np.float64))
         return out
 
+    def repeat(a, repeats, axis=None):
+        # a gather with the source positions computed on the host (the counts are host ints already):
+        # CuPy's repeat with a list of counts turned +0.0 into -0.0
+        if axis is None:
+            a, axis = a.ravel(), 0
+        src = np.repeat(np.arange(a.shape[axis]), repeats)
+        return cupy.take(a, cupy.asarray(src), axis=axis)
+
     real = _numpy_real(cupy)
-    divide, sign, log, log1p = _numpy_complex(cupy)
+    divide, sign, log, log1p, tanh, arccosh = _numpy_complex(cupy)
+    m.repeat = repeat
+    m.tanh, m.arccosh, m.acosh = tanh, arccosh, arccosh
+    m.fft = _fft_module(cupy)
     m.linspace = linspace
     m.log, m.log1p = log, log1p
     m.amin = m.min = amin
@@ -234,6 +245,18 @@ _COMPLEX_LOG = """
 """
 
 
+_COMPLEX_TANH = """
+    typedef typename T::value_type R;
+    R re_ = a.real(), im_ = a.imag();
+    q = (re_ == (R)0 && !isfinite(im_)) ? T(re_, im_ - im_) : tanh(a);  // C99: +-0 + NaN j
+"""
+
+_COMPLEX_ACOSH = """
+    typedef typename T::value_type R;
+    R re_ = a.real(), im_ = a.imag();
+    q = (re_ == (R)0 && isnan(im_)) ? T(im_, (R)1.5707963267948966) : acosh(a);  // C99: NaN + i pi/2
+"""
+
 _COMPLEX_LOG1P = """
     typedef typename T::value_type R;
     R re_ = a.real() + (R)1, im_ = a.imag();
@@ -244,7 +267,8 @@ _COMPLEX_LOG1P = """
 def _numpy_complex(cupy):
     """Complex divide (Smith's algorithm, so that z / 0 is inf or NaN part by part), sign (z / hypot(z),
     without overflow, with the infinities' cases), log (+inf + i arg(z) where a part is infinite, as C99;
-    CuPy's log(inf + NaN j) is NaN + NaN j) and log1p (log|1 + z| + i atan2, which keeps the sign of a
+    CuPy's log(inf + NaN j) is NaN + NaN j), tanh and acosh of a zero real part with a non-finite imaginary
+    one (C99's +-0 + NaN j and NaN + i pi/2; CuPy gives NaN + NaN j) and log1p (log|1 + z| + i atan2, which keeps the sign of a
     zero imaginary part on the branch cut) computed as NumPy computes them; CuPy's complex division gives
     NaN + NaN j for z / 0, its sign overflows for |z| beyond about 1e154, and its log1p(-2 - 0j) is +pi j."""
     k_divide = cupy.ElementwiseKernel("T a, T b", "T q", _COMPLEX_DIVIDE, "numr_complex_divide")
@@ -261,33 +285,35 @@ def _numpy_complex(cupy):
 
     return (divide, unary(cupy.sign, _COMPLEX_SIGN, "numr_complex_sign"),
             unary(cupy.log, _COMPLEX_LOG, "numr_complex_log"),
-            unary(cupy.log1p, _COMPLEX_LOG1P, "numr_complex_log1p"))
+            unary(cupy.log1p, _COMPLEX_LOG1P, "numr_complex_log1p"),
+            unary(cupy.tanh, _COMPLEX_TANH, "numr_complex_tanh"),
+            unary(cupy.arccosh, _COMPLEX_ACOSH, "numr_complex_acosh"))
 
 
-def _as_type(cupy, x, dtype):
-    """An operand in ``dtype`` for a kernel that takes all operands in the result dtype (a scalar as a NumPy
-    scalar of it)."""
-    if not isinstance(x, cupy.ndarray):
-        return dtype.type(x)
-    return x if x.dtype == dtype else x.astype(dtype)
+def _fft_module(cupy) -> types.ModuleType:
+    """``cupy.fft`` whose n-D transforms take their axes in any order: CuPy paired ``s`` with the axes in
+    another order (fftn(x, s=(5, 3), axes=(1, 0)) came out transposed). Axes in ascending order go to
+    cuFFT's n-D plan; any other order is done as NumPy does it, one 1-D transform per axis, the last
+    axis first (for the real transforms, the real one on the last axis given)."""
+    f = _CupyModule("numr_array.backends.cuda.cupy.fft")
+    f._cupy = fft = cupy.fft
 
-
-def _linalg_module(cupy, cupyx, matmul) -> types.ModuleType:
-    """``cupy.linalg`` whose routines raise LinAlgError (as NumPy's do) instead of returning NaNs."""
-    la = _CupyModule("numr_array.backends.cuda.cupy.linalg")
-    la._cupy = cupy.linalg
-
-    def raising(f):
-        def call(*args, **kwargs):
-            with cupyx.errstate(linalg="raise"):
-                return f(*args, **kwargs)
-        call.__name__ = getattr(f, "__name__", "linalg")
+    def ordered(nd, one_dim, inverse_real: bool, forward_real: bool):
+        def call(a, s=None, axes=None, norm=None):
+            if axes is None or s is None or all(x % a.ndim < y % a.ndim for x, y in zip(axes, axes[1:])):
+                return nd(a, s=s, axes=axes, norm=norm)
+            last = len(axes) - 1
+            if forward_real:  # the real transform first, on the last axis
+                a = fft.rfft(a, n=s[last], axis=axes[last], norm=norm)
+                last -= 1
+            for i in range(last - inverse_real, -1, -1):
+                a = one_dim(a, n=s[i], axis=axes[i], norm=norm)
+            if inverse_real:  # the real transform last, on the last axis
+                a = fft.irfft(a, n=s[-1], axis=axes[-1], norm=norm)
+            return a
         return call
 
-    for name, f in vars(cupy.linalg).items():
-        if not name.startswith("_") and callable(f) and not isinstance(f, type):
-            setattr(la, name, raising(f))
-    la.LinAlgError = np.linalg.LinAlgError
-    la.matmul = matmul
-    return la
-
+    f.fftn, f.ifftn = ordered(fft.fftn, fft.fft, False, False), ordered(fft.ifftn, fft.ifft, False, False)
+    f.rfftn = ordered(fft.rfftn, fft.fft, False, True)
+    f.irfftn = ordered(fft.irfftn, fft.ifft, True, False)
+    return f
