@@ -48,8 +48,10 @@ FTZ32 = _flushes_float32_subnormals()
 
 def flush(a: np.ndarray) -> np.ndarray:
     """``a`` with its float32 subnormals (real and imaginary parts) flushed to signed zeros."""
-    if a.dtype == np.complex64:
-        return (flush(a.real.copy()) + 1j * flush(a.imag.copy())).astype(np.complex64)
+    if a.dtype == np.complex64:  # part by part: arithmetic (re + 1j * im) would turn an infinite part into NaN
+        out = np.empty_like(a)
+        out.real, out.imag = flush(a.real.copy()), flush(a.imag.copy())
+        return out
     tiny = np.finfo(np.float32).tiny
     with np.errstate(invalid="ignore"):
         return np.where(np.abs(a) < tiny, np.copysign(np.float32(0), a), a).astype(a.dtype)

@@ -317,3 +317,32 @@ def _fft_module(cupy) -> types.ModuleType:
     f.rfftn = ordered(fft.rfftn, fft.fft, False, True)
     f.irfftn = ordered(fft.irfftn, fft.ifft, True, False)
     return f
+
+
+def _as_type(cupy, x, dtype):
+    """An operand in ``dtype`` for a kernel that takes all operands in the result dtype (a scalar as a NumPy
+    scalar of it)."""
+    if not isinstance(x, cupy.ndarray):
+        return dtype.type(x)
+    return x if x.dtype == dtype else x.astype(dtype)
+
+
+def _linalg_module(cupy, cupyx, matmul) -> types.ModuleType:
+    """``cupy.linalg`` whose routines raise LinAlgError (as NumPy's do) instead of returning NaNs."""
+    la = _CupyModule("numr_array.backends.cuda.cupy.linalg")
+    la._cupy = cupy.linalg
+
+    def raising(f):
+        def call(*args, **kwargs):
+            with cupyx.errstate(linalg="raise"):
+                return f(*args, **kwargs)
+        call.__name__ = getattr(f, "__name__", "linalg")
+        return call
+
+    for name, f in vars(cupy.linalg).items():
+        if not name.startswith("_") and callable(f) and not isinstance(f, type):
+            setattr(la, name, raising(f))
+    la.LinAlgError = np.linalg.LinAlgError
+    la.matmul = matmul
+    return la
+
