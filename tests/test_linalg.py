@@ -682,9 +682,20 @@ def test_non_square_and_1d_inputs_are_rejected(name):
         getattr(linalg, name)(xp.zeros((3,), device=DEVICE))
 
 
+# WebGPU does not raise LinAlgError: finding out would read device data back on the host, so singular and
+# indefinite input gives non-finite results there instead (as CuPy does by default); docs/devices.md
+RAISES_LINALG_ERROR = not DEVICE.startswith("webgpu")
+
+
 def test_singular_and_indefinite_matrices_raise_linalg_error():
     singular = xp.asarray([[1.0, 2.0], [2.0, 4.0]], device=DEVICE)
+    indefinite = xp.asarray([[1.0, 2.0], [2.0, 1.0]], device=DEVICE)
     assert issubclass(linalg.LinAlgError, ValueError)
+    if not RAISES_LINALG_ERROR:
+        for r in (linalg.inv(singular), linalg.solve(singular, xp.ones((2,), device=DEVICE)),
+                  linalg.matrix_power(singular, -1), linalg.cholesky(indefinite)):
+            assert not np.isfinite(to_np(r)).all()
+        return
     with pytest.raises(linalg.LinAlgError, match="inv: a matrix of x is singular"):
         linalg.inv(singular)
     with pytest.raises(linalg.LinAlgError, match="solve: a matrix of x1 is singular"):
@@ -692,7 +703,7 @@ def test_singular_and_indefinite_matrices_raise_linalg_error():
     with pytest.raises(linalg.LinAlgError, match="matrix_power"):
         linalg.matrix_power(singular, -1)
     with pytest.raises(linalg.LinAlgError, match="cholesky: a matrix of x is not positive-definite"):
-        linalg.cholesky(xp.asarray([[1.0, 2.0], [2.0, 1.0]], device=DEVICE))
+        linalg.cholesky(indefinite)
 
 
 def test_argument_errors():
@@ -784,6 +795,9 @@ def test_tensordot_and_vecdot_errors():
 def test_failed_calls_leave_arguments_untouched():
     a = np.array([[1.0, 2.0], [2.0, 4.0]])
     x = xp.asarray(a, device=DEVICE)
-    with pytest.raises(linalg.LinAlgError):
+    if RAISES_LINALG_ERROR:
+        with pytest.raises(linalg.LinAlgError):
+            linalg.inv(x)
+    else:
         linalg.inv(x)
     np.testing.assert_array_equal(to_np(x), a)

@@ -1075,13 +1075,15 @@ fn pow_f64(x: f64, y: f64) -> f64 {
   var p_h = y1 * t1;
   let z = opq_f64(p_l + p_h);
   let j = hi_f64(z);
-  let i = bitcast<i32>(lo_f64(z));
-  if (j >= 0x40900000) {
-    if (((j - 0x40900000) | i) != 0) { return sn * inf_f64(); }
-    if (p_l + f64(8.0085662595372944372e-17) > z - p_h) { return sn * inf_f64(); }
-  } else if ((j & 0x7fffffff) >= 0x4090cc00) {
-    if (((j - bitcast<i32>(0xc090cc00u)) | i) != 0) { return sn * f64(0); }
-    if (p_l <= z - p_h) { return sn * f64(0); }
+  // overflow (z >= 1024) and underflow (z <= -1075) tested on the value, and the signed results made
+  // without arithmetic: NVIDIA's Vulkan compiler got fdlibm's bit tests and sn * inf wrong here
+  let neg = xneg && yisint == 1;
+  if (z >= f64(1024)) {
+    if (z > f64(1024) || p_l + f64(8.0085662595372944372e-17) > z - p_h) {
+      return select(inf_f64(), mk_f64(bitcast<i32>(0xfff00000u), 0u), neg);
+    }
+  } else if (z <= f64(-1075)) {
+    if (z < f64(-1075) || p_l <= z - p_h) { return select(f64(0), mk_f64(bitcast<i32>(0x80000000u), 0u), neg); }
   }
   let i2 = j & 0x7fffffff;
   var k = (i2 >> 20u) - 0x3ff;
