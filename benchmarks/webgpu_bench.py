@@ -1,7 +1,9 @@
 """WebGPU benchmarks against CuPy: element-wise on 1 GiB, sum over 1 GiB (bandwidth, ratio to CuPy),
-the eager small-op rate, and a 300-op element-wise chain on 1024 floats eager vs captured and replayed.
+the eager small-op rate, a 300-op element-wise chain on 1024 floats eager vs captured and replayed, and
+the device kernels of the rest of the standard: float32 matmul 4096 and 8192, sort of 1e8 float32 and an
+FFT of 2^24 complex64.
 
-Run: ``python benchmarks/webgpu_bench.py [--gib 1.0] [--json out.json]``. CuPy is optional (its columns
+Run: ``python benchmarks/webgpu_bench.py [--gib 1.0] [--json out.json] [--skip-kernels]``. CuPy is optional (its columns
 are left out without it). Every time is the median of repeats after a warm-up, each ended by a device
 synchronisation (a readback on WebGPU, ``stream.synchronize()`` on CUDA).
 """
@@ -116,24 +118,75 @@ def bench_cupy(n_big: int, repeats: int) -> dict | None:
     return r
 
 
+KERNEL_ROWS = [("float32 matmul 4096 (TFLOP/s)", "matmul4096_TFLOPs", True),
+               ("float32 matmul 8192 (TFLOP/s)", "matmul8192_TFLOPs", True),
+               ("sort 1e8 float32 (ms)", "sort_ms", False),
+               ("fft 2^24 complex64 (ms)", "fft_ms", False)]
+
+
+def kernels(xp_mod, asarray, sync, repeats: int) -> dict:
+    """matmul, sort and fft timings for one library (numr on WebGPU, or CuPy) on the same NumPy data."""
+    import numpy as np
+    rng = np.random.default_rng(0)
+    r: dict = {}
+    for n in (4096, 8192):
+        a = asarray(rng.standard_normal((n, n), np.float32))
+        b = asarray(rng.standard_normal((n, n), np.float32))
+        t = timed(lambda: xp_mod.matmul(a, b), sync, max(3, repeats // 2), warmup=1)
+        r[f"matmul{n}_TFLOPs"] = 2 * n ** 3 / t / 1e12
+        a = b = None
+    x = asarray(rng.standard_normal(10 ** 8).astype(np.float32))
+    r["sort_ms"] = timed(lambda: xp_mod.sort(x), sync, max(3, repeats // 2), warmup=1) * 1e3
+    x = None
+    z = asarray((rng.standard_normal(1 << 24) + 1j * rng.standard_normal(1 << 24)).astype(np.complex64))
+    r["fft_ms"] = timed(lambda: xp_mod.fft.fft(z), sync, repeats, warmup=1) * 1e3
+    return r
+
+
+def check_kernels() -> None:
+    """The timed kernels give NumPy's results (on sizes small enough to check on the host)."""
+    import numpy as np
+    rng = np.random.default_rng(1)
+    a = rng.standard_normal((257, 300), np.float32)
+    b = rng.standard_normal((300, 129), np.float32)
+    got = np.asarray(xp.matmul(xp.asarray(a, device=DEV), xp.asarray(b, device=DEV)).to_device("cpu"))
+    np.testing.assert_allclose(got, a @ b, rtol=1e-4, atol=1e-3)
+    x = rng.standard_normal(100_003).astype(np.float32)
+    assert np.array_equal(np.asarray(xp.sort(xp.asarray(x, device=DEV)).to_device("cpu")), np.sort(x))
+    z = (rng.standard_normal(1 << 16) + 1j * rng.standard_normal(1 << 16)).astype(np.complex64)
+    got = np.asarray(xp.fft.fft(xp.asarray(z, device=DEV)).to_device("cpu"))
+    want = np.fft.fft(z.astype(np.complex128))
+    assert np.max(np.abs(got - want)) <= 1e-4 * np.max(np.abs(want))
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--gib", type=float, default=1.0, help="size of the large array in GiB (float32)")
     p.add_argument("--repeats", type=int, default=10)
     p.add_argument("--json", help="write the results here as JSON")
+    p.add_argument("--skip-kernels", action="store_true", help="leave out matmul, sort and fft")
     args = p.parse_args()
     n_big = int(args.gib * (1 << 30)) // 4
     res = {"n_big": n_big, "webgpu": bench_webgpu(n_big, args.repeats), "cupy": bench_cupy(n_big, args.repeats)}
     w, c = res["webgpu"], res["cupy"]
-    print(f"WebGPU adapter: {w['adapter'].get('device')} ({w['adapter'].get('backend_type')})")
-    if c:
-        print(f"CUDA device:    {c['device']}")
     rows = [("element-wise x*2 on %.2f GiB (GB/s)" % args.gib, "elementwise_GBps", True),
             ("sum over %.2f GiB (GB/s)" % args.gib, "sum_GBps", True),
             ("eager small ops (ops/s)", "eager_ops_per_s", True),
             ("300-op chain, eager (ms)", "chain_eager_ms", False),
             ("300-op chain, replay (ms)", "chain_replay_ms", False),
             ("replay speed-up over eager", "chain_replay_speedup", True)]
+    if not args.skip_kernels:
+        check_kernels()
+        client = xp._device.parse_device(DEV).client
+        client.allocator.release_pool()
+        w.update(kernels(xp, lambda a: xp.asarray(a, device=DEV), client.synchronize, args.repeats))
+        if c:
+            import cupy as cp
+            c.update(kernels(cp, cp.asarray, cp.cuda.get_current_stream().synchronize, args.repeats))
+        rows += KERNEL_ROWS
+    print(f"WebGPU adapter: {w['adapter'].get('device')} ({w['adapter'].get('backend_type')})")
+    if c:
+        print(f"CUDA device:    {c['device']}")
     print(f"{'':42s} {'numr webgpu':>12s} {'CuPy':>12s} {'ratio':>8s}")
     for label, key, higher in rows:
         a = w[key]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import importlib
 
-FAMILIES = ("k_elementwise", "k_reduce", "k_index", "k_linalg")
+FAMILIES = ("k_elementwise", "k_reduce", "k_index", "k_linalg", "k_lu", "k_sort", "k_fft", "k_eigen")
 
 
 def make_kernels() -> dict:

@@ -172,20 +172,27 @@ def window(client: WebGPUClient, t: Tensor) -> tuple[int, int, int]:
     return b0, max(16, ((hi + 1) * isz - b0 + 3) & ~3), t._offset - b0 // isz
 
 
+def bind_whole(client: WebGPUClient, t: Tensor) -> tuple[tuple, int]:
+    """(binds, element offset in the window) of ``t``'s whole window, for kernels that address it
+    freely; MemoryError where the window exceeds the adapter's largest storage binding."""
+    b0, size, first = window(client, t)
+    if size > client.max_binding:
+        raise MemoryError(f"{client.device}: an indexed operand of {size} bytes exceeds the adapter's largest "
+                          f"storage binding ({client.max_binding} bytes)")
+    return (t._buf.handle, b0, size), first
+
+
 def _raw_windows(client: WebGPUClient, raw) -> tuple[tuple, list[int]]:
     """The binds and uniform words (offset, shape, strides) of tensors bound whole."""
-    binds: list = []
+    binds: tuple = ()
     words: list[int] = []
     for t, _ in raw:
-        b0, size, first = window(client, t)
-        if size > client.max_binding:
-            raise MemoryError(f"{client.device}: an indexed operand of {size} bytes exceeds the adapter's largest "
-                              f"storage binding ({client.max_binding} bytes)")
-        binds += (t._buf.handle, b0, size)
+        b, first = bind_whole(client, t)
+        binds += b
         words.append(first)
         words += t._shape
         words += [s & _M32 for s in t._strides]
-    return tuple(binds), words
+    return binds, words
 
 
 def coord_lines(ndim: int, shape_k: int) -> list[str]:

@@ -1,10 +1,23 @@
-"""Contractions: matmul, tensordot and vecdot, as one map kernel over the result.
+"""Contractions (matmul, tensordot, vecdot) and cross products.
 
-Each result element is a sum over the contracted index set of x1[...] * x2[...]: a result axis has a
-stride in x1 and one in x2 (zero where it is not that operand's: a free axis of the other operand, or a
-broadcast batch axis), and each contracted axis has a stride in both. The operands are bound whole;
-each invocation walks the contraction sequentially in the promoted dtype. This is the simple form (one
-invocation per result element, no workgroup tiling).
+A contraction is a sum over a contracted index set of x1[...] * x2[...]: each result axis has a stride in
+x1 and one in x2 (zero where it is not that operand's: a free axis of the other operand, or a broadcast
+batch axis), and each contracted axis has a stride in both.
+
+matmul, and tensordot where its contracted axes merge into one, are batched matrix products
+o[b, i, j] = sum_k x1[b, i, k] * x2[b, k, j] over any strides, computed by a tiled kernel: a workgroup of
+16 x 16 invocations computes a (16 R) x (16 R) tile of o, each invocation an R x R block (R = 8 for large
+products of 32-bit types, else 4) in registers. The operands' tiles pass through workgroup memory,
+BK values of k at a time; the next tiles are read from memory while the current ones are multiplied.
+float32 operands contiguous along k (x1) and along j (x2), at offsets and strides that are multiples of 4,
+are read as vec4 loads. Every dtype uses the kernel: integers accumulate in their compute type and wrap
+as NumPy's, bool as counts (any product true), complex through the complex product; floats accumulate
+with fused multiply-adds (as BLAS does), so sums may differ from NumPy's in the last bits.
+
+Products too small or thin for tiles (fewer than 16 rows or columns), vecdot, and tensordots whose
+contracted axes do not merge use the generic kernel: one invocation per result element walking the
+contraction. Operands are bound whole: MemoryError where one exceeds the adapter's largest storage
+binding.
 """
 
 from __future__ import annotations
@@ -13,10 +26,18 @@ import math
 
 from ... import _dtypes as dt
 from ..._tensor import Tensor
-from ._map import Gen, run_map
-from ._types import COMPUTE, WTS, cast, lit, wt
+from ._client import pack_words
+from ._lib import Lib
+from ._map import Gen, _overlap, bind_whole, run_map
+from ._shader import Layout, MAX_GROUPS
+from ._types import COMPUTE, WT, WTS, cast, lit, load_fn, storage_decl, store_fn, wt
+from .k_reduce import _collapse, _temp
 
 I32 = WTS[dt.int32]
+U32 = WTS[dt.uint32]
+F32 = WTS[dt.float32]
+_M32 = 0xFFFFFFFF
+PAD = 4  # extra elements per k-row of x1's tile in workgroup memory: its transposed stores avoid bank conflicts
 
 
 def contract(client, x1: Tensor, x2: Tensor, o: Tensor, out_strides: list[tuple[int, int]],
@@ -58,53 +79,282 @@ def contract(client, x1: Tensor, x2: Tensor, o: Tensor, out_strides: list[tuple[
             raw=[(x1, False), (x2, False)])
 
 
+def gemm(client, x1: Tensor, x2: Tensor, o: Tensor, batch: list[tuple[int, int, int, int]],
+         n: tuple[int, int, int], m: tuple[int, int, int], k: tuple[int, int, int]) -> None:
+    """o[b, i, j] = sum over r of x1[b, i, r] * x2[b, r, j], all in elements from each tensor's offset:
+    ``batch`` (size, stride in x1, in x2, in o) per batch axis, ``n`` (rows, stride in x1, in o), ``m``
+    (columns, stride in x2, in o), ``k`` (length, stride in x1, in x2)."""
+    N, M, K = n[0], m[0], k[0]
+    if N < 16 or M < 16:
+        out_strides = [(b[1], b[2]) for b in batch] + [(n[1], 0), (0, m[1])]
+        tmp = Tensor(o._buf, o._dtype, tuple(b[0] for b in batch) + (N, M), tuple(b[3] for b in batch) + (n[2], m[2]),
+                     o._offset, o._dev)
+        contract(client, x1, x2, tmp, out_strides, [k] if K else [(0, 0, 0)])
+        return
+    c = _compute_wt(o._dtype)
+    nbatch = math.prod(b[0] for b in batch)
+    bshape, (bs1, bs2, bso) = _collapse([b[0] for b in batch], [[b[1] for b in batch], [b[2] for b in batch],
+                                                                 [b[3] for b in batch]])
+    # 8 x 8 blocks where there are enough 128 x 128 tiles to fill a GPU (a CPU adapter has few cores, and
+    # gains most from the larger blocks)
+    few = client.adapter.info.get("adapter_type") == "CPU"
+    R = 8 if c.ct in ("f32", "i32", "u32") and N >= 128 and M >= 128 and \
+        (few or nbatch * -(-N // 128) * -(-M // 128) >= 128) else 4
+    BM = 16 * R
+    BK = 1024 // BM
+    limit = int(client.wdevice.limits["max-compute-workgroup-storage-size"])
+    while BK > 4 and BK * (2 * BM + PAD) * c.dtype.itemsize > limit:
+        BK //= 2
+    (b1, e1), (b2, e2), (bo, eo) = (bind_whole(client, t) for t in (x1, x2, o))
+    # vec4 loads: float32 contiguous along the loaded direction, every vec4 in or out of range as a whole
+    fours = lambda *vs: all(v % 4 == 0 for v in vs)
+    vec1 = (x1._dtype == o._dtype == dt.float32 and k[1] == 1 and fours(K, e1, n[1] if N > 1 else 0, *bs1))
+    vec2 = (x2._dtype == o._dtype == dt.float32 and m[1] == 1 and fours(M, e2, k[2] if K > 1 else 0, *bs2))
+    # scalar loads run along the operand's contiguous direction where it has one
+    m_major1 = not vec1 and n[1] == 1 and k[1] != 1
+    k_major2 = not vec2 and k[2] == 1 and m[1] != 1
+    key = ("gemm", x1._dtype, x2._dtype, o._dtype, R, BK, len(bshape), vec1, vec2, m_major1, k_major2)
+    pipe = client._pipelines.get(key)
+    if pipe is None:
+        pipe = _build_gemm(client, key, wt(x1._dtype), wt(x2._dtype), wt(o._dtype), c, R, BK, len(bshape),
+                           vec1, vec2, m_major1, k_major2)
+    TI, TJ = -(-N // BM), -(-M // BM)
+    total = nbatch * TI * TJ
+    gx = min(total, MAX_GROUPS)
+    words = [total, gx, 0, 0, N, M, K, TJ, TI, e1, e2, eo] + [s & _M32 for s in (n[1], k[1], k[2], m[1], n[2], m[2])]
+    words += bshape
+    for st in (bs1, bs2, bso):
+        words += [s & _M32 for s in st]
+    client.dispatch(pipe, pack_words(words), bo + b1 + b2, (gx, -(-total // gx), 1))
+
+
+def _apart(client, ins, o: Tensor) -> list[Tensor]:
+    """The operands, each copied first where it shares memory with o (an ``out=`` over an input): every
+    result element reads whole rows and columns, which other invocations may already have written."""
+    res = []
+    for t in ins:
+        if t._buf is o._buf and _overlap(t, o):
+            c = _temp(client, t._shape, t._dtype)
+            client.launch("copy", (t,), (c,), {})
+            t = c
+        res.append(t)
+    return res
+
+
+def _compute_wt(o: dt.DType) -> WT:
+    """What a product accumulates in: o's compute type, bool as a count of true products."""
+    return U32 if o == dt.bool_ else COMPUTE[wt(o)]
+
+
+def _build_gemm(client, key, w1: WT, w2: WT, ow: WT, c: WT, R: int, BK: int, nbd: int, vec1: bool, vec2: bool,
+                m_major1: bool, k_major2: bool):
+    lay = Layout()
+    W = Layout.word
+    N_k, M_k, K_k, TJ_k, TI_k, e1_k, e2_k, eo_k, sn1_k, sk1_k, sk2_k, sm2_k, sno_k, smo_k = \
+        (lay.alloc(1) for _ in range(14))
+    bs, b1s, b2s, bos = (lay.alloc(nbd) for _ in range(4))
+    i32 = lambda k: f"bitcast<i32>({W(k)})"
+    lib = Lib(client.has_f64)
+    BM = 16 * R
+    AW = BM + PAD  # a k-row of x1's tile in workgroup memory
+    E = BM * BK // 256  # elements of each operand's tile that each invocation loads
+    ct = c.ct
+    real = c.family != "c"  # real types sit in workgroup memory as vec4s, read four at a time
+    zero = lit(c, 0)
+    src = [lay.block(), storage_decl(ow, "b1", 1, True), store_fn(ow, "st1", "b1")]
+    for j, (w, vec) in enumerate(((w1, vec1), (w2, vec2)), start=2):
+        if vec:
+            src.append(f"@group(0) @binding({j}) var<storage, read_write> b{j}: array<vec4<f32>>;\n"
+                       f"fn ld{j}(e: u32) -> vec4<f32> {{ return b{j}[e >> 2u]; }}\n")
+        else:
+            src += [storage_decl(w, f"b{j}", j, False), load_fn(w, f"ld{j}", f"b{j}")]
+    if real:
+        src.append(f"var<workgroup> As: array<vec4<{ct}>, {BK * AW // 4}>;\n"
+                   f"var<workgroup> Bs: array<vec4<{ct}>, {BK * BM // 4}>;\n")
+        put = lambda arr, idx, v: f"{arr}[({idx}) >> 2u][({idx}) & 3u] = {v};"
+    else:
+        src.append(f"var<workgroup> As: array<{ct}, {BK * AW}>;\nvar<workgroup> Bs: array<{ct}, {BK * BM}>;\n")
+        put = lambda arr, idx, v: f"{arr}[{idx}] = {v};"
+    body = ["@compute @workgroup_size(256)\n"
+            "fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) li: u32) {\n"
+            f"  let g = wid.y * {W(1)} + wid.x;\n  if (g >= {W(0)}) {{ return; }}\n"
+            f"  let N = {W(N_k)};\n  let M = {W(M_k)};\n  let K = {W(K_k)};\n"
+            f"  let tj = g % {W(TJ_k)};\n  let rest = g / {W(TJ_k)};\n  let ti = rest % {W(TI_k)};\n"
+            f"  var q = rest / {W(TI_k)};\n"
+            f"  var a0 = {i32(e1_k)};\n  var b0 = {i32(e2_k)};\n  var c0 = {i32(eo_k)};\n"]
+    for d in range(nbd - 1, -1, -1):
+        body.append(f"  {{ let c = i32(q % {W(bs + d)}); q = q / {W(bs + d)}; a0 = a0 + c * {i32(b1s + d)};"
+                    f" b0 = b0 + c * {i32(b2s + d)}; c0 = c0 + c * {i32(bos + d)}; }}\n")
+    body.append(f"  let row0 = ti * {BM}u;\n  let col0 = tj * {BM}u;\n  let tx = li % 16u;\n  let ty = li / 16u;\n"
+                f"  let sk1 = {i32(sk1_k)};\n  let sk2 = {i32(sk2_k)};\n")
+    # which element of each operand's tile each invocation loads: (row or column, k) and its address at k = 0
+    loads, stores = [], []
+    n1 = E // 4 if vec1 else E
+    for e in range(n1):
+        idx = f"(li + {256 * e}u)"
+        if vec1:
+            i, kk = f"({idx} / {BK // 4}u)", f"(({idx} % {BK // 4}u) * 4u)"
+        elif m_major1:
+            i, kk = f"({idx} % {BM}u)", f"({idx} / {BM}u)"
+        else:
+            i, kk = f"({idx} / {BK}u)", f"({idx} % {BK}u)"
+        body.append(f"  let ai{e} = {i};\n  let ak{e} = {kk};\n  let ar{e} = row0 + ai{e} < N;\n"
+                    f"  let ap{e} = a0 + i32(row0 + ai{e}) * {i32(sn1_k)} + i32(ak{e}) * sk1;\n"
+                    f"  var ra{e} = {'vec4<f32>()' if vec1 else zero};\n")
+        value = f"ld2(u32(ap{e} + i32(k0) * sk1))"
+        loads.append(f"    if (ar{e} && k0 + ak{e} < K) {{ ra{e} = {value if vec1 else cast(value, w1, c)}; }}"
+                     f" else {{ ra{e} = {'vec4<f32>()' if vec1 else zero}; }}\n")
+        if vec1:  # four values of k: one element of four k-rows of the transposed tile
+            stores += [f"    {put('As', f'(ak{e} + {t}u) * {AW}u + ai{e}', f'ra{e}[{t}]')}\n" for t in range(4)]
+        else:
+            stores.append(f"    {put('As', f'ak{e} * {AW}u + ai{e}', f'ra{e}')}\n")
+    n2 = E // 4 if vec2 else E
+    for e in range(n2):
+        idx = f"(li + {256 * e}u)"
+        if vec2:
+            j, kk = f"(({idx} % {BM // 4}u) * 4u)", f"({idx} / {BM // 4}u)"
+        elif k_major2:
+            j, kk = f"({idx} / {BK}u)", f"({idx} % {BK}u)"
+        else:
+            j, kk = f"({idx} % {BM}u)", f"({idx} / {BM}u)"
+        body.append(f"  let bj{e} = {j};\n  let bk{e} = {kk};\n  let bc{e} = col0 + bj{e} < M;\n"
+                    f"  let bp{e} = b0 + i32(col0 + bj{e}) * {i32(sm2_k)} + i32(bk{e}) * sk2;\n"
+                    f"  var rb{e} = {'vec4<f32>()' if vec2 else zero};\n")
+        value = f"ld3(u32(bp{e} + i32(k0) * sk2))"
+        loads.append(f"    if (bc{e} && k0 + bk{e} < K) {{ rb{e} = {value if vec2 else cast(value, w2, c)}; }}"
+                     f" else {{ rb{e} = {'vec4<f32>()' if vec2 else zero}; }}\n")
+        if vec2:
+            stores.append(f"    Bs[(bk{e} * {BM}u + bj{e}) >> 2u] = rb{e};\n")
+        else:
+            stores.append(f"    {put('Bs', f'bk{e} * {BM}u + bj{e}', f'rb{e}')}\n")
+    # the accumulators: per row i of the block, R // 4 vec4s (real) or R values (complex); column j of
+    # the block is 64 (j // 4) + 4 tx + j % 4, so that each quarter-warp reads 128 contiguous bytes of Bs
+    if real:
+        body += [f"  var c{i}_{h} = vec4<{ct}>();\n" for i in range(R) for h in range(R // 4)]
+    else:
+        body += [f"  var c{i}_{j} = {zero};\n" for i in range(R) for j in range(R)]
+    body.append("  let nt = (K + " + f"{BK - 1}u) / {BK}u;\n  var k0 = 0u;\n  {{\n")
+    body += loads
+    body += stores
+    body.append("  }\n  workgroupBarrier();\n  for (var t = 0u; t < nt; t = t + 1u) {\n"
+                f"    k0 = k0 + {BK}u;\n    let more = t + 1u < nt;\n    if (more) {{\n")
+    body += ["  " + s for s in loads]
+    body.append(f"    }}\n    for (var kk = 0u; kk < {BK}u; kk = kk + 1u) {{\n")
+    if real:
+        body += [f"      let av{h} = As[kk * {AW // 4}u + ty * {R // 4}u + {h}u];\n" for h in range(R // 4)]
+        body += [f"      let bv{h} = Bs[kk * {BM // 4}u + {16 * h}u + tx];\n" for h in range(R // 4)]
+        for i in range(R):
+            a = f"vec4<{ct}>(av{i // 4}[{i % 4}])"
+            for h in range(R // 4):
+                v = f"c{i}_{h}"
+                body.append(f"      {v} = {f'fma({a}, bv{h}, {v})' if c.family == 'f' else f'{v} + {a} * bv{h}'};\n")
+    else:
+        cmul = lib.fn("cmul", c)
+        body += [f"      let av{i} = As[kk * {AW}u + ty * {R}u + {i}u];\n" for i in range(R)]
+        body += [f"      let bv{j} = Bs[kk * {BM}u + {64 * (j // 4)}u + tx * 4u + {j % 4}u];\n" for j in range(R)]
+        body += [f"      c{i}_{j} = c{i}_{j} + {cmul}(av{i}, bv{j});\n" for i in range(R) for j in range(R)]
+    body.append("    }\n    workgroupBarrier();\n    if (more) {\n")
+    body += stores
+    body.append("    }\n    workgroupBarrier();\n  }\n")
+    for i in range(R):
+        body.append(f"  let r{i} = row0 + ty * {R}u + {i}u;\n")
+    for j in range(R):
+        body.append(f"  let s{j} = col0 + {64 * (j // 4)}u + tx * 4u + {j % 4}u;\n")
+    for i in range(R):
+        for j in range(R):
+            v = f"c{i}_{j // 4}[{j % 4}]" if real else f"c{i}_{j}"
+            body.append(f"  if (r{i} < N && s{j} < M) {{ st1(u32(c0 + i32(r{i}) * {i32(sno_k)} + i32(s{j}) * "
+                        f"{i32(smo_k)}), {cast(v, c, ow)}); }}\n")
+    body.append("}\n")
+
+    def source() -> str:
+        return "".join(src) + lib.source() + "".join(body)
+
+    return client.pipeline(key, source, 3, lay.nbytes)
+
+
 def _matmul(client, ins, outs, p):
-    x1, x2 = ins
     o = outs[0]
+    x1, x2 = _apart(client, ins, o)
     if not math.prod(o._shape):
         return
     s1, s2 = x1._shape, x2._shape
     # x1 as (..., n, k) and x2 as (..., k, m); a 1-D operand has no n (or m) axis in the result
     v1 = len(s1) == 1
     v2 = len(s2) == 1
-    t1 = list(zip(s1, x1._strides))
-    t2 = list(zip(s2, x2._strides))
-    k = s1[-1]
-    kst1 = x1._strides[-1]
-    kst2 = x2._strides[0] if v2 else x2._strides[-2]
-    b1 = t1[:-2] if not v1 else []
-    b2 = t2[:-2] if not v2 else []
+    K = s1[-1]
+    b1 = list(zip(s1[:-2], x1._strides[:-2])) if not v1 else []
+    b2 = list(zip(s2[:-2], x2._strides[:-2])) if not v2 else []
     nb = len(o._shape) - (0 if v1 else 1) - (0 if v2 else 1)
-    strides = []
+    batch = []
     for d in range(nb):  # batch axes, right-aligned against each operand's batch axes (size 1: broadcast)
         e1 = d - (nb - len(b1))
         e2 = d - (nb - len(b2))
         st1 = b1[e1][1] if e1 >= 0 and b1[e1][0] != 1 else 0
         st2 = b2[e2][1] if e2 >= 0 and b2[e2][0] != 1 else 0
-        strides.append((st1, st2))
-    if not v1:
-        strides.append((x1._strides[-2], 0))
-    if not v2:
-        strides.append((0, x2._strides[-1]))
-    contract(client, x1, x2, o, strides, [(k, kst1, kst2)] if k else [(0, 0, 0)])
+        batch.append((o._shape[d], st1, st2, o._strides[d]))
+    n = (1, 0, 0) if v1 else (s1[-2], x1._strides[-2], o._strides[nb])
+    m = (1, 0, 0) if v2 else (s2[-1], x2._strides[-1], o._strides[-1])
+    k = (K, x1._strides[-1], x2._strides[0] if v2 else x2._strides[-2])
+    gemm(client, x1, x2, o, batch, n, m, k)
 
 
 def _tensordot(client, ins, outs, p):
-    x1, x2 = ins
     o = outs[0]
+    x1, x2 = _apart(client, ins, o)
+    if not math.prod(o._shape):
+        return
     a1, a2 = p["axes1"], p["axes2"]
-    strides = [(x1._strides[d], 0) for d in range(len(x1._shape)) if d not in a1]
-    strides += [(0, x2._strides[d]) for d in range(len(x2._shape)) if d not in a2]
+    free1 = [d for d in range(len(x1._shape)) if d not in a1]
+    free2 = [d for d in range(len(x2._shape)) if d not in a2]
+    ks, (k1, k2) = _collapse([x1._shape[i] for i in a1], [[x1._strides[i] for i in a1], [x2._strides[j] for j in a2]])
+    if len(ks) == 1:
+        # o's axes are x1's free axes then x2's: the last of each is the rows (columns), the others batch axes
+        os_ = o._strides
+        f1 = [(x1._shape[d], x1._strides[d], 0, os_[i]) for i, d in enumerate(free1)] or [(1, 0, 0, 0)]
+        f2 = [(x2._shape[d], 0, x2._strides[d], os_[len(free1) + i]) for i, d in enumerate(free2)] or [(1, 0, 0, 0)]
+        gemm(client, x1, x2, o, f1[:-1] + f2[:-1], (f1[-1][0], f1[-1][1], f1[-1][3]),
+             (f2[-1][0], f2[-1][2], f2[-1][3]), (ks[0], k1[0], k2[0]))
+        return
+    strides = [(x1._strides[d], 0) for d in free1] + [(0, x2._strides[d]) for d in free2]
     red = [(x1._shape[i], x1._strides[i], x2._strides[j]) for i, j in zip(a1, a2)]
     contract(client, x1, x2, o, strides, red)
 
 
 def _vecdot(client, ins, outs, p):
-    x1, x2 = ins
     o = outs[0]
+    x1, x2 = _apart(client, ins, o)
     strides = [(s1, s2) for s1, s2 in zip(x1._strides[:-1], x2._strides[:-1])]
     contract(client, x1, x2, o, strides, [(x1._shape[-1], x1._strides[-1], x2._strides[-1])], conj=True)
 
 
+def _cross(client, ins, outs, p):
+    """One map launch per component c of the result: o_c = a_i b_j - a_j b_i, (i, j) = (c + 1, c + 2) mod 3,
+    each product rounded on its own as NumPy's."""
+    x1, x2 = ins
+    o = outs[0]
+    ow = wt(o._dtype)
+    c = COMPUTE[ow]
+    axis = p["axis"] % len(o._shape)
+
+    def part(t: Tensor, i: int) -> Tensor:
+        return Tensor(t._buf, t._dtype, t._shape[:axis] + t._shape[axis + 1:], t._strides[:axis] + t._strides[axis + 1:],
+                      t._offset + i * t._strides[axis], t._dev)
+
+    def body(g: Gen) -> str:
+        a_i, b_j, a_j, b_i = (cast(g.val(k), g.wt_in(k), c) for k in range(4))
+        if c.family == "c":
+            mul = g.lib.fn("cmul", c)
+            return g.store(0, cast(f"{mul}({a_i}, {b_j}) - {mul}({a_j}, {b_i})", c, ow))
+        if c.family == "f":  # opq keeps the compiler from fusing a product into the subtraction
+            opq = g.lib.fn("opq", c)
+            return g.store(0, cast(f"{opq}({a_i} * {b_j}) - {opq}({a_j} * {b_i})", c, ow))
+        return g.store(0, cast(f"{a_i} * {b_j} - {a_j} * {b_i}", c, ow))
+
+    for comp in range(3):
+        i, j = (comp + 1) % 3, (comp + 2) % 3
+        run_map(client, "cross", None, [part(o, comp)], [part(x1, i), part(x2, j), part(x1, j), part(x2, i)], body)
+
+
 def kernels() -> dict:
-    return {"matmul": _matmul, "tensordot": _tensordot, "vecdot": _vecdot}
+    return {"matmul": _matmul, "tensordot": _tensordot, "vecdot": _vecdot, "cross": _cross}

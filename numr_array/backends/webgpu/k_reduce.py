@@ -1,4 +1,5 @@
-"""Reductions (sum, prod, max, min, mean, var, std, all, any), cumulative sums and products, and diff.
+"""Reductions (sum, prod, max, min, mean, var, std, all, any, argmax, argmin), cumulative sums and
+products, and diff.
 
 One template for every reduction: the kept dimensions index the outputs, the reduced dimensions are
 walked by either one invocation per output (short reductions) or one workgroup per output (a strided
@@ -6,43 +7,74 @@ loop then a tree in workgroup memory). A long reduction with few outputs is spli
 output whose partial results are reduced again, so that the whole device works on it. An input larger
 than one storage binding is split into pieces along its outer dimension, reduced piece by piece, and
 the pieces' results reduced again. mean, var and std are sums followed by element-wise finishing.
+
+argmax and argmin are the same template over (value, index) pairs: the index is the element's row-major
+position over the reduced axes (the flattened position when they are all the axes), and two pairs
+combine to the one further in the order (NaN beyond every number, complex numbers lexicographically, as
+NumPy), equal values to the lower index, so that the first occurrence wins whatever the order of the
+tree. Partial results (parts, pieces) are pairs too: their values and their indices in two tensors.
+Indices are 32-bit inside the kernels (a reduction covers fewer than 2**32 elements).
+
+Cumulative sums and products are a reduce-then-scan over blocks of each line: the totals of a line's
+blocks are computed with the reduction above and scanned (recursively, the same way), then one
+workgroup per block scans it in workgroup memory starting from the combined totals of the blocks
+before it. Integer results are exact (wrapping as NumPy's); float sums and products are associated
+blockwise, not strictly left to right as NumPy's, and so may differ from NumPy's in the last bits.
+Lines of up to 8 elements are walked by one invocation each, in NumPy's order.
 """
 
 from __future__ import annotations
 
 import math
-
+from typing import NamedTuple
 
 from ... import _dtypes as dt
 from ..._tensor import Tensor, contiguous_strides
 from ._client import WebGPUClient, pack_words
 from ._lib import BOOL, Lib
-from ._map import Gen, run_map, window as _window
+from ._map import _unalias, bind_whole, run_map, window as _window
 from ._shader import Layout, MAX_GROUPS, bindings
-from ._types import COMPUTE, WT, cast, lit, wt
+from ._types import COMPUTE, WT, WTS, cast, lit, wt
 
 _M32 = 0xFFFFFFFF
 WG = 256
+U32 = WTS[dt.uint32]
+ARG = ("argmax", "argmin")
+
+
+class ArgIO(NamedTuple):
+    """What an argmax/argmin reduction reads and writes besides x and the index output o."""
+    index: Tensor | None = None  # uint32, laid out like x: each element's index (else its position)
+    value: Tensor | None = None  # laid out like o (the acc dtype): where the extremum itself is written
+    base: int = 0                # added to every index written
 
 
 def _acc_wt(kind: str, x: dt.DType, o: dt.DType) -> WT:
     if kind in ("any", "all"):
         return BOOL
-    if kind in ("max", "min", "sqdev"):
+    if kind in ("max", "min", "sqdev") + ARG:
         return COMPUTE[wt(x)]
     return COMPUTE[wt(o)]
 
 
 def _identity(kind: str, a: WT, lib: Lib) -> str:
     if kind in ("sum", "sqdev", "count_nonzero"):
-        return lit(a, 0)
+        # -0.0, not +0.0, for floats: -0.0 + x is x for every x, so a sum of -0.0 stays -0.0 (as NumPy's)
+        return lit(a, {"f": -0.0, "c": complex(-0.0, -0.0)}.get(a.family, 0))
     if kind == "prod":
         return lit(a, 1)
     if kind == "any":
         return "false"
     if kind == "all":
         return "true"
+    if kind in ARG:
+        return f"AP({_identity(kind[3:], a, lib)}, 0xffffffffu)"
     lowest = kind == "max"
+    if a.family == "b":
+        return "false" if lowest else "true"
+    if a.family == "c":
+        r = _identity(kind, a.real, lib)
+        return f"{a.ct}({r}, {r})"
     if a.family == "f":
         return f"{'-' if lowest else ''}{lib.fn('inf', a)}()"
     bits = int(a.ct[1:])
@@ -60,9 +92,32 @@ def _combine(kind: str, a: WT, lib: Lib, x: str, y: str) -> str:
         return f"({x} || {y})"
     if kind == "all":
         return f"({x} && {y})"
+    if kind in ARG:
+        return f"comb_ap({x}, {y})"
     if a.family == "f":
         return f"{lib.fn('fmax' if kind == 'max' else 'fmin', a)}({x}, {y})"
     return f"{kind}({x}, {y})"
+
+
+def _arg_source(kind: str, a: WT, lib: Lib) -> str:
+    """The (value, index) pair of argmax/argmin and its combination: the pair further in the order wins
+    (NaN beyond every number, the first NaN winning), equal values the lower index."""
+    op = ">" if kind == "argmax" else "<"
+    if a.family == "b":
+        past = "b && !a" if kind == "argmax" else "!b && a"
+    elif a.family == "c":  # NaN in either part counts as NaN
+        isnan = lib.fn("isnan", a.real)
+        nan = lambda v: f"({isnan}({v}.x) || {isnan}({v}.y))"
+        past = f"!{nan('a')} && ({nan('b')} || b.x {op} a.x || (b.x == a.x && b.y {op} a.y))"
+    elif a.family == "f":
+        isnan = lib.fn("isnan", a)
+        past = f"!{isnan}(a) && ({isnan}(b) || b {op} a)"
+    else:
+        past = f"b {op} a"
+    return (f"struct AP {{ v: {a.ct}, i: u32 }}\n"
+            f"fn past(b: {a.ct}, a: {a.ct}) -> bool {{ return {past}; }}\n"
+            "fn comb_ap(a: AP, b: AP) -> AP {\n"
+            "  if (past(b.v, a.v) || (!past(a.v, b.v) && b.i < a.i)) { return b; }\n  return a;\n}\n")
 
 
 def _collapse(shape: list[int], strides: list[list[int]]) -> tuple[list[int], list[list[int]]]:
@@ -91,9 +146,10 @@ def _temp(client: WebGPUClient, shape: tuple[int, ...], dtype: dt.DType) -> Tens
 
 
 def reduce(client: WebGPUClient, kind: str, x: Tensor, axes: tuple[int, ...], o: Tensor, mean: Tensor | None = None,
-           acc_dtype: dt.DType | None = None) -> None:
+           acc_dtype: dt.DType | None = None, arg: ArgIO | None = None) -> None:
     """o (shaped like x's kept dimensions, length-1 ones allowed) = the ``kind`` reduction of x over ``axes``.
-    ``mean`` (sqdev only): per-output values subtracted before squaring, shaped like o."""
+    ``mean`` (sqdev only): per-output values subtracted before squaring, shaped like o. ``arg`` (argmax and
+    argmin only): where indices come from and where the extremum's value goes besides its index in o."""
     kept = [d for d in range(len(x._shape)) if d not in axes]
     oshape = [x._shape[d] for d in kept]
     ostr = _kept_strides(o, kept)
@@ -108,29 +164,39 @@ def reduce(client: WebGPUClient, kind: str, x: Tensor, axes: tuple[int, ...], o:
                 params=[(wt(o._dtype), o._dtype.np.type(value))])
         return
     acc = wt(acc_dtype) if acc_dtype is not None else _acc_wt(kind, x._dtype, o._dtype)
+    if kind in ARG and arg is None:
+        arg = ArgIO()
     limit = client.max_binding
     if _window(client, x)[1] > limit:
-        _reduce_split(client, kind, x, axes, kept, o, mean, acc)
+        _reduce_split(client, kind, x, axes, kept, o, mean, acc, arg)
         return
     kshape, (kx, ko, km) = _collapse(oshape, [[x._strides[d] for d in kept], ostr, mstr or [0] * len(kept)])
     rshape, (rx,) = _collapse([x._shape[d] for d in axes], [[x._strides[d] for d in axes]])
     if K <= 32 or M >= 16384:
-        _launch(client, kind, "thread", x, o, mean, acc, kshape, kx, ko, km, rshape, rx, M, K, 1, 0)
+        _launch(client, kind, "thread", x, o, mean, acc, kshape, kx, ko, km, rshape, rx, M, K, 1, 0, arg)
         return
     parts = 1 if M >= 512 else max(1, min(-(-K // (WG * 64)), 4096 // M, MAX_GROUPS))
     if parts == 1:
-        _launch(client, kind, "group", x, o, mean, acc, kshape, kx, ko, km, rshape, rx, M, K, 1, 0)
+        _launch(client, kind, "group", x, o, mean, acc, kshape, kx, ko, km, rshape, rx, M, K, 1, 0, arg)
         return
     # partial results per (output, part), contiguous as (M, parts), then reduced over the parts
-    partial = _temp(client, (M, parts), acc.dtype)
     pk = contiguous_strides(tuple(kshape))
-    _launch(client, kind, "group", x, partial, mean, acc, kshape, kx, [parts * s for s in pk], km, rshape, rx,
-            M, K, parts, 1)
-    second = "sum" if kind in ("sqdev", "count_nonzero") else kind
-    pv = Tensor(partial._buf, acc.dtype, tuple(kshape) + (parts,), tuple(parts * s for s in pk) + (1,), 0,
-                client.device)
+    pshape, pstrides = tuple(kshape) + (parts,), tuple(parts * s for s in pk) + (1,)
+    view = lambda t: Tensor(t._buf, t._dtype, pshape, pstrides, 0, client.device)
+    partial = _temp(client, (M, parts), acc.dtype)
     ov = Tensor(o._buf, o._dtype, tuple(kshape), tuple(ko), o._offset, o._dev)
-    reduce(client, second, pv, (len(kshape),), ov, acc_dtype=acc.dtype)
+    if kind in ARG:  # the partial indices are the first launch's output, the partial values its arg.value
+        pidx = _temp(client, (M, parts), dt.uint32)
+        _launch(client, kind, "group", x, pidx, mean, acc, kshape, kx, [parts * s for s in pk], km, rshape, rx,
+                M, K, parts, 1, ArgIO(arg.index, partial, arg.base))
+        v = arg.value
+        vv = None if v is None else Tensor(v._buf, v._dtype, tuple(kshape), tuple(ko), v._offset, v._dev)
+        reduce(client, kind, view(partial), (len(kshape),), ov, acc_dtype=acc.dtype, arg=ArgIO(view(pidx), vv))
+        return
+    _launch(client, kind, "group", x, partial, mean, acc, kshape, kx, [parts * s for s in pk], km, rshape, rx,
+            M, K, parts, 1, None)
+    second = "sum" if kind in ("sqdev", "count_nonzero") else kind
+    reduce(client, second, view(partial), (len(kshape),), ov, acc_dtype=acc.dtype)
 
 
 def _kept_strides(t: Tensor, kept: list[int]) -> list[int]:
@@ -141,25 +207,39 @@ def _kept_strides(t: Tensor, kept: list[int]) -> list[int]:
     return [t._strides[d] for d in kept]
 
 
-def _reduce_split(client, kind, x, axes, kept, o, mean, acc) -> None:
+def _reduce_split(client, kind, x, axes, kept, o, mean, acc, arg) -> None:
     """A reduction whose input exceeds one storage binding: split along x's outer kept dimension (outputs
     independent) or else its outer reduced dimension (pieces reduced, then their results)."""
     okept = [d for d in range(len(o._shape))] if len(o._shape) == len(kept) else None
+    narrow = lambda t, d, start, length: None if t is None else _narrow(t, d, start, length)
     for d in kept:
         if x._shape[d] > 1:
             h = x._shape[d] // 2
             od = kept.index(d) if okept is not None else d
             for start, length in ((0, h), (h, x._shape[d] - h)):
+                sub = None if arg is None else ArgIO(narrow(arg.index, d, start, length),
+                                                     narrow(arg.value, od, start, length), arg.base)
                 reduce(client, kind, _narrow(x, d, start, length), axes, _narrow(o, od, start, length),
-                       None if mean is None else _narrow(mean, od, start, length), acc.dtype)
+                       narrow(mean, od, start, length), acc.dtype, sub)
             return
     d = next(a for a in axes if x._shape[a] > 1)
     h = x._shape[d] // 2
     pieces = _temp(client, (2,) + o._shape, acc.dtype)
+    row = lambda t, k: Tensor(t._buf, t._dtype, o._shape, t._strides[1:], k * t._strides[0], o._dev)
+    if arg is not None:
+        pidx = _temp(client, (2,) + o._shape, dt.uint32)
+        # d is the outermost reduced axis longer than 1: a position in the second piece is h rows further
+        inner = math.prod(x._shape[a] for a in axes if a > d)
     for k, (start, length) in enumerate(((0, h), (h, x._shape[d] - h))):
-        row = Tensor(pieces._buf, acc.dtype, o._shape, pieces._strides[1:], k * pieces._strides[0], o._dev)
-        reduce(client, kind, _narrow(x, d, start, length), axes, row, mean, acc.dtype)
-    reduce(client, "sum" if kind in ("sqdev", "count_nonzero") else kind, pieces, (0,), o, acc_dtype=acc.dtype)
+        if arg is None:
+            reduce(client, kind, _narrow(x, d, start, length), axes, row(pieces, k), mean, acc.dtype)
+        else:
+            base = arg.base + (0 if arg.index is not None else start * inner)
+            reduce(client, kind, _narrow(x, d, start, length), axes, row(pidx, k), None, acc.dtype,
+                   ArgIO(narrow(arg.index, d, start, length), row(pieces, k), base))
+    second = "sum" if kind in ("sqdev", "count_nonzero") else kind
+    reduce(client, second, pieces, (0,), o, acc_dtype=acc.dtype,
+           arg=None if arg is None else ArgIO(pidx, arg.value))
 
 
 def _narrow(t: Tensor, d: int, start: int, length: int) -> Tensor:
@@ -167,13 +247,15 @@ def _narrow(t: Tensor, d: int, start: int, length: int) -> Tensor:
     return Tensor(t._buf, t._dtype, shape, t._strides, t._offset + start * t._strides[d], t._dev)
 
 
-def _launch(client, kind, variant, x, o, mean, acc, kshape, kx, ko, km, rshape, rx, M, K, parts, opart) -> None:
+def _launch(client, kind, variant, x, o, mean, acc, kshape, kx, ko, km, rshape, rx, M, K, parts, opart,
+            arg) -> None:
     nk, nr = len(kshape), len(rshape)
     has_mean = mean is not None
-    key = ("reduce", kind, variant, x._dtype, o._dtype, acc.dtype, nk, nr, has_mean)
+    pair = (arg.index is not None, arg.value is not None) if arg is not None else None
+    key = ("reduce", kind, variant, x._dtype, o._dtype, acc.dtype, nk, nr, has_mean, pair)
     pipe = client._pipelines.get(key)
     if pipe is None:
-        pipe = _build(client, key, kind, variant, wt(x._dtype), wt(o._dtype), acc, nk, nr, has_mean)
+        pipe = _build(client, key, kind, variant, wt(x._dtype), wt(o._dtype), acc, nk, nr, has_mean, pair)
     xb, xs, xe = _window(client, x)
     ob, os_, oe = _window(client, o)
     binds = (o._buf.handle, ob, os_, x._buf.handle, xb, xs)
@@ -192,10 +274,17 @@ def _launch(client, kind, variant, x, o, mean, acc, kshape, kx, ko, km, rshape, 
         binds += (mean._buf.handle, mb, ms)
         words.append(me)
         words += [s & _M32 for s in km]
+    if arg is not None:
+        words.append(arg.base)
+        for t in (arg.index, arg.value):  # each its element offset in its window (0 where absent)
+            tb, ts, te = _window(client, t) if t is not None else (0, 0, 0)
+            if t is not None:
+                binds += (t._buf.handle, tb, ts)
+            words.append(te)
     client.dispatch(pipe, pack_words(words), binds, (gx, gy, 1))
 
 
-def _build(client, key, kind, variant, xw: WT, ow: WT, acc: WT, nk: int, nr: int, has_mean: bool):
+def _build(client, key, kind, variant, xw: WT, ow: WT, acc: WT, nk: int, nr: int, has_mean: bool, pair):
     lay = Layout()
     W = Layout.word
     parts_k, k_k, oe_k, xe_k, opart_k = (lay.alloc(1) for _ in range(5))
@@ -212,18 +301,34 @@ def _build(client, key, kind, variant, xw: WT, ow: WT, acc: WT, nk: int, nr: int
     ident = _identity(kind, acc, lib)
     tensors = [(ow, True, False), (xw, False, False)] + ([(acc, False, False)] if has_mean else [])
     i32 = lambda k: f"bitcast<i32>({W(k)})"
-    # value of one element
+    st = acc.ct  # the type of the running state
+    if kind in ARG:
+        base_k, ie_k, ve_k = (lay.alloc(1) for _ in range(3))
+        st = "AP"
+        has_index, has_value = pair
+        if has_index:
+            tensors.append((U32, False, False))
+            ib = len(tensors)
+        if has_value:
+            tensors.append((acc, True, False))
+            vb = len(tensors)
+    # the state of one element, at x element e (an i32 expression) and reduced position r (u32)
     if kind in ("any", "all"):
-        val = lambda v: cast(v, xw, BOOL)
+        val = lambda e, r: cast(f"ld2(u32({e}))", xw, BOOL)
     elif kind == "count_nonzero":
-        val = lambda v: cast(cast(v, xw, BOOL), BOOL, acc)
+        val = lambda e, r: cast(cast(f"ld2(u32({e}))", xw, BOOL), BOOL, acc)
     elif kind == "sqdev":
-        val = lambda v: f"sq({cast(v, xw, acc)} - m)"
+        val = lambda e, r: f"sq({cast(f'ld2(u32({e}))', xw, acc)} - m)"
+    elif kind in ARG:
+        index = (lambda e, r: f"ld{ib}(u32({e} - {i32(xe_k)} + {i32(ie_k)}))") if has_index else (lambda e, r: r)
+        val = lambda e, r: f"AP({cast(f'ld2(u32({e}))', xw, acc)}, {index(e, r)})"
     else:
-        val = lambda v: cast(v, xw, acc)
+        val = lambda e, r: cast(f"ld2(u32({e}))", xw, acc)
     src = [lay.block(), bindings(tensors)]
     if kind == "sqdev":
         src.append(f"fn sq(d: {acc.ct}) -> {acc.ct} {{ return d * d; }}\n")
+    if kind in ARG:
+        src.append(_arg_source(kind, acc, lib))
     body = []
     # the kept coordinates of output oi give the bases of x, o (and the mean)
     body.append("  var q = oi;\n  var xb = " + i32(xe_k) + ";\n  var ob = " + i32(oe_k) + ";\n")
@@ -242,8 +347,13 @@ def _build(client, key, kind, variant, xw: WT, ow: WT, acc: WT, nk: int, nr: int
         for d in range(nr - 1, -1, -1):
             walk.append(f"    {{ let c = i32(rq % {W(rs + d)}); rq = rq / {W(rs + d)};"
                         f" xo = xo + c * {i32(rxs + d)}; }}\n")
-    walk.append(f"    acc = {comb('acc', val('ld2(u32(xo))'))};\n")
-    store = f"st1(u32(ob), {cast('ACC', acc, ow)});"
+    walk.append(f"    acc = {comb('acc', val('xo', 'r'))};\n")
+    if kind in ARG:
+        store = f"st1(u32(ob), {cast(f'ACC.i + {W(base_k)}', U32, ow)});"
+        if has_value:
+            store += f" st{vb}(u32(ob - {i32(oe_k)} + {i32(ve_k)}), ACC.v);"
+    else:
+        store = f"st1(u32(ob), {cast('ACC', acc, ow)});"
     if variant == "thread":
         src.append("@compute @workgroup_size(256)\n"
                    "fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) li: u32) {\n"
@@ -253,7 +363,7 @@ def _build(client, key, kind, variant, xw: WT, ow: WT, acc: WT, nk: int, nr: int
         src += walk
         src.append("  }\n  " + store.replace("ACC", "acc") + "\n}\n")
     else:
-        src.append(f"var<workgroup> sh: array<{acc.ct}, 256>;\n"
+        src.append(f"var<workgroup> sh: array<{'u32' if st == 'bool' else st}, 256>;\n"
                    "@compute @workgroup_size(256)\n"
                    "fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) li: u32) {\n"
                    f"  let g = wid.y * {W(1)} + wid.x;\n  if (g >= {W(0)}) {{ return; }}\n"
@@ -262,16 +372,23 @@ def _build(client, key, kind, variant, xw: WT, ow: WT, acc: WT, nk: int, nr: int
         src.append(f"  ob = ob + i32(part) * {i32(opart_k)};\n")
         src.append(f"  var acc = {ident};\n  let step = {W(parts_k)} * 256u;\n  var r = part * 256u + li;\n")
         if nr == 1:  # four independent loads in flight per iteration: memory-level parallelism
-            v = [val(f"ld2(u32(xb + i32(r + {k}u * step) * {i32(rxs)}))") for k in range(4)]
+            v = [val(f"xb + i32(r + {k}u * step) * {i32(rxs)}", f"(r + {k}u * step)") for k in range(4)]
             src.append(f"  loop {{\n    if (r + 3u * step >= {W(k_k)}) {{ break; }}\n"
                        f"    acc = {comb('acc', comb(comb(v[0], v[1]), comb(v[2], v[3])))};\n"
                        "    r = r + 4u * step;\n  }\n")
         src.append(f"  for (; r < {W(k_k)}; r = r + step) {{\n")
         src += walk
-        src.append("  }\n  sh[li] = acc;\n  workgroupBarrier();\n"
+        if st == "bool":
+            # bools go through workgroup memory as u32: NVIDIA's Vulkan driver lost values of a workgroup
+            # array<bool> (all() of 36+ true elements came out false)
+            put, get = (lambda v: f"select(0u, 1u, {v})"), (lambda v: f"({v} != 0u)")
+        else:
+            put = get = lambda v: v
+        src.append(f"  }}\n  sh[li] = {put('acc')};\n  workgroupBarrier();\n"
                    "  for (var s = 128u; s > 0u; s = s >> 1u) {\n"
-                   f"    if (li < s) {{ sh[li] = {comb('sh[li]', 'sh[li + s]')}; }}\n    workgroupBarrier();\n  }}\n"
-                   "  if (li == 0u) { " + store.replace("ACC", "sh[0]") + " }\n}\n")
+                   f"    if (li < s) {{ sh[li] = {put(comb(get('sh[li]'), get('sh[li + s]')))}; }}\n"
+                   "    workgroupBarrier();\n  }\n"
+                   "  if (li == 0u) { " + store.replace("ACC", get("sh[0]")) + " }\n}\n")
 
     def source() -> str:
         return src[0] + src[1] + lib.source() + "".join(src[2:])
@@ -318,30 +435,133 @@ def _moment(std: bool):
 
 
 def _cumulative(kind: str):
+    op = "sum" if kind == "cumulative_sum" else "prod"
+
     def kernel(client, ins, outs, p):
-        x, o = ins[0], outs[0]
-        axis = p["axis"]
-        acc = COMPUTE[wt(o._dtype)]
-        others = [d for d in range(len(x._shape)) if d != axis]
-        xw, ow = wt(x._dtype), wt(o._dtype)
-        op = "sum" if kind == "cumulative_sum" else "prod"
-
-        def body(g: Gen) -> str:
-            # one invocation per line along the axis; x and o bound whole and walked by hand
-            base = [" + ".join([g.raw_offset(j)] + [f"i32({g.coord(c)}) * {g.raw_stride(j, d)}"
-                                                    for c, d in enumerate(others)]) for j in (0, 1)]
-            # the first element is copied, not combined with the identity (as NumPy's accumulate): 1 * (inf+0j)
-            # is inf+nanj, and 0 + -0.0 is +0.0
-            elem = cast(g.raw_load(0, 'xo'), xw, acc)  # the element at xo
-            store = g.raw_store(1, 'oo', cast('acc', acc, ow))
-            return (f"  var xo = {base[0]};\n  var oo = {base[1]};\n  var acc = {elem};\n{store}"
-                    f"  for (var r = 1; r < {g.raw_size(0, axis)}; r = r + 1) {{\n"
-                    f"    xo = xo + {g.raw_stride(0, axis)};\n    oo = oo + {g.raw_stride(1, axis)};\n"
-                    f"    acc = {_combine(op, acc, g.lib, 'acc', elem)};\n  {store}  }}\n")
-
-        run_map(client, kind, (axis, len(x._shape)), [], (), body, coords=True, raw=[(x, False), (o, True)],
-                shape=tuple(x._shape[d] for d in others) or (1,))
+        scan(client, op, ins[0], outs[0], p["axis"])
     return kernel
+
+
+def scan(client: WebGPUClient, op: str, x: Tensor, o: Tensor, axis: int) -> None:
+    """o = the running ``op`` ("sum" or "prod") of x along ``axis``, in o's dtype (see the module's doc).
+    x and o are bound whole: MemoryError where one exceeds the adapter's largest storage binding."""
+    if not math.prod(x._shape):
+        return
+    x = _unalias(client, [o], [x])[0]
+    L = x._shape[axis]
+    T, C = _scan_shape(L)
+    nb = -(-L // (T * C))
+    prefix = None
+    if nb > 1:
+        # the totals of the full blocks 0..nb-2 (the last block's is never needed), scanned: block b starts
+        # from prefix[b - 1]
+        others = [d for d in range(len(x._shape)) if d != axis]
+        lead = tuple(x._shape[d] for d in others)
+        sa = x._strides[axis]
+        blocks = Tensor(x._buf, x._dtype, lead + (nb - 1, T * C),
+                        tuple(x._strides[d] for d in others) + (T * C * sa, sa), x._offset, x._dev)
+        totals = _temp(client, lead + (nb - 1,), o._dtype)
+        reduce(client, op, blocks, (len(lead) + 1,), totals)
+        prefix = _temp(client, lead + (nb - 1,), o._dtype)
+        scan(client, op, totals, prefix, len(lead))
+    _scan_blocks(client, op, x, o, axis, T, C, nb, prefix)
+
+
+def _scan_shape(L: int) -> tuple[int, int]:
+    """(invocations per line in a block, elements per invocation) for lines of L elements: a power of two
+    of invocations walking about 8 elements each, up to 256 x 16 elements per block."""
+    T = 1
+    while T < 256 and T * 8 < L:
+        T *= 2
+    return T, min(-(-L // T), 16)
+
+
+def _scan_blocks(client, op: str, x: Tensor, o: Tensor, axis: int, T: int, C: int, nb: int,
+                 prefix: Tensor | None) -> None:
+    """Each workgroup scans one block of T*C elements of 256 // T lines: each invocation walks its C
+    elements, the invocations' totals are scanned in workgroup memory, and each invocation walks its
+    elements again from everything before them (prefix[b - 1] for block b > 0, and the earlier
+    invocations' totals)."""
+    others = [d for d in range(len(x._shape)) if d != axis]
+    lead = [x._shape[d] for d in others]
+    M = math.prod(lead)
+    pstr = list(contiguous_strides(tuple(lead) + (max(nb - 1, 1),))[:-1])
+    kshape, (kx, ko, kp) = _collapse(lead, [[x._strides[d] for d in others], [o._strides[d] for d in others], pstr])
+    nk = len(kshape)
+    key = ("scan", op, x._dtype, o._dtype, nk, prefix is not None)
+    pipe = client._pipelines.get(key)
+    if pipe is None:
+        pipe = _build_scan(client, key, op, wt(x._dtype), wt(o._dtype), nk, prefix is not None)
+    binds, offsets = (), []
+    for t in (o, x) + ((prefix,) if prefix is not None else ()):
+        b, e = bind_whole(client, t)
+        binds += b
+        offsets.append(e)
+    G = 256 // T
+    n = -(-M // G) * nb
+    gx = min(n, MAX_GROUPS)
+    words = [n, gx, 0, 0, M, x._shape[axis], T, C, nb, G, x._strides[axis] & _M32, o._strides[axis] & _M32]
+    words += offsets
+    words += kshape
+    for st in (kx, ko, kp):
+        words += [s & _M32 for s in st]
+    client.dispatch(pipe, pack_words(words), binds, (gx, -(-n // gx), 1))
+
+
+def _build_scan(client, key, op: str, xw: WT, ow: WT, nk: int, has_prefix: bool):
+    lay = Layout()
+    W = Layout.word
+    M_k, L_k, T_k, C_k, nb_k, G_k, xa_k, oa_k, oe_k, xe_k = (lay.alloc(1) for _ in range(10))
+    pe_k = lay.alloc(1) if has_prefix else None
+    ks, kxs, kos, kps = (lay.alloc(nk) for _ in range(4))
+    lib = Lib(client.has_f64)
+    acc = COMPUTE[ow]
+    comb = lambda a, b: _combine(op, acc, lib, a, b)
+    i32 = lambda k: f"bitcast<i32>({W(k)})"
+    tensors = [(ow, True, False), (xw, False, False)] + ([(ow, False, False)] if has_prefix else [])
+    ld = lambda r: cast(f"ld2(u32(xb + i32({r}) * {i32(xa_k)}))", xw, acc)
+    st = lambda r, v: f"st1(u32(ob + i32({r}) * {i32(oa_k)}), {cast(v, acc, ow)});"
+    body = [f"var<workgroup> sh: array<{acc.ct}, 256>;\n"
+            "@compute @workgroup_size(256)\n"
+            "fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) li: u32) {\n"
+            # every invocation reaches the barriers; one past the end of the data does nothing else
+            f"  let g = wid.y * {W(1)} + wid.x;\n  let b = g % {W(nb_k)};\n"
+            f"  let line = (g / {W(nb_k)}) * {W(G_k)} + li / {W(T_k)};\n  let lane = li % {W(T_k)};\n"
+            f"  let start = (b * {W(T_k)} + lane) * {W(C_k)};\n"
+            f"  let end = min(start + {W(C_k)}, {W(L_k)});\n"
+            f"  let live = g < {W(0)} && line < {W(M_k)} && start < end;\n"
+            f"  var q = line;\n  var xb = {i32(xe_k)};\n  var ob = {i32(oe_k)};\n"
+            + (f"  var pb = {i32(pe_k)};\n" if has_prefix else "")]
+    for d in range(nk - 1, -1, -1):
+        body.append(f"  {{ let c = i32(q % {W(ks + d)}); q = q / {W(ks + d)};"
+                    f" xb = xb + c * {i32(kxs + d)}; ob = ob + c * {i32(kos + d)};"
+                    + (f" pb = pb + c * {i32(kps + d)};" if has_prefix else "") + " }\n")
+    # the first element is taken as it is, not combined with an identity (as NumPy's accumulate):
+    # 1 * (inf+0j) is inf+nanj, and 0 + -0.0 is +0.0
+    body.append(f"  var tot: {acc.ct};\n"
+                f"  if (live) {{\n    tot = {ld('start')};\n"
+                f"    for (var r = start + 1u; r < end; r = r + 1u) {{ tot = {comb('tot', ld('r'))}; }}\n  }}\n"
+                "  sh[li] = tot;\n  workgroupBarrier();\n"
+                # inclusive scan of the totals of each line's invocations (Hillis-Steele)
+                f"  for (var s = 1u; s < {W(T_k)}; s = s << 1u) {{\n"
+                f"    var t = sh[li];\n    if (lane >= s) {{ t = {comb('sh[li - s]', 't')}; }}\n"
+                "    workgroupBarrier();\n    sh[li] = t;\n    workgroupBarrier();\n  }\n"
+                f"  if (!live) {{ return; }}\n  var acc = {ld('start')};\n")
+    carry = "sh[li - 1u]"
+    if has_prefix:
+        body.append(f"  if (b > 0u) {{\n    var c = {cast('ld3(u32(pb + i32(b - 1u)))', ow, acc)};\n"
+                    f"    if (lane > 0u) {{ c = {comb('c', carry)}; }}\n    acc = {comb('c', 'acc')};\n"
+                    f"  }} else if (lane > 0u) {{ acc = {comb(carry, 'acc')}; }}\n")
+    else:
+        body.append(f"  if (lane > 0u) {{ acc = {comb(carry, 'acc')}; }}\n")
+    body.append(f"  {st('start', 'acc')}\n"
+                f"  for (var r = start + 1u; r < end; r = r + 1u) {{\n    acc = {comb('acc', ld('r'))};\n"
+                f"    {st('r', 'acc')}\n  }}\n}}\n")
+
+    def source() -> str:
+        return lay.block() + bindings(tensors) + lib.source() + "".join(body)
+
+    return client.pipeline(key, source, len(tensors), lay.nbytes)
 
 
 def _diff(client, ins, outs, p):
@@ -368,7 +588,7 @@ def _diff(client, ins, outs, p):
 
 
 def kernels() -> dict:
-    k = {kind: _reduction(kind) for kind in ("sum", "prod", "max", "min", "any", "all")}
+    k = {kind: _reduction(kind) for kind in ("sum", "prod", "max", "min", "any", "all") + ARG}
     k.update(mean=_mean, var=_moment(False), std=_moment(True), cumulative_sum=_cumulative("cumulative_sum"),
              cumulative_prod=_cumulative("cumulative_prod"), diff=_diff)
     return k
