@@ -108,6 +108,19 @@ def test_allocator_accounts_and_reuses_freed_buffers():
     assert y._buf.handle is w
 
 
+def test_buffers_freed_while_launches_are_pending_outlive_them(monkeypatch):
+    # with no pool every freed buffer is destroyed; launches that use it are still unsubmitted
+    monkeypatch.setattr(client.allocator, "pool_limit", 0)
+    x = on(np.arange(1000, dtype=np.float32))
+    t = x
+    for _ in range(20):
+        t = xp.add(xp.multiply(t, 2.0), 1.0)  # each intermediate is freed before any submit
+    want = np.arange(1000, dtype=np.float32)
+    for _ in range(20):
+        want = want * 2 + 1
+    np.testing.assert_array_equal(to_np(t), want)
+
+
 def test_allocation_beyond_the_adapter_limit_raises_memory_error():
     with pytest.raises(MemoryError, match="bytes"):
         client.allocator.allocate(client.max_buffer_size + 1)
@@ -127,8 +140,9 @@ def test_unaligned_byte_copies(start, n, dst):
     u = on(np.zeros(40, np.uint8))
     client.copy_within_device(t._buf, start, u._buf, dst, n)
     assert to_np(u)[dst:dst + n].tolist() == want[start:start + n].tolist()
-    client.copy_within_device(t._buf, start, t._buf, start + 16, min(n, 16))  # the same buffer
-    assert to_np(t)[start + 16:start + 16 + min(n, 16)].tolist() == want[start:start + min(n, 16)].tolist()
+    m = min(n, 24 - start)  # the same buffer, within its 40 bytes, source and destination apart
+    client.copy_within_device(t._buf, start, t._buf, start + 16, m)
+    assert to_np(t)[start + 16:start + 16 + m].tolist() == want[start:start + m].tolist()
 
 
 def test_copy_strided_makes_views_contiguous():

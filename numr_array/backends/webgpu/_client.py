@@ -105,6 +105,9 @@ class WebGPUAllocator(Allocator):
             self._drop(max(s for s, lst in self._pool.items() if lst))
 
     def _drop(self, size: int) -> None:
+        # a buffer that pending (unsubmitted) launches use must outlive their submission: destroying it
+        # first makes the submit fail; once submitted, wgpu keeps it until the GPU is done with it
+        self._client.flush()
         w = self._pool[size].pop()
         self._pooled -= size
         del self.registry[w.serial]
