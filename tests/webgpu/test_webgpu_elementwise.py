@@ -162,6 +162,8 @@ def test_every_op_every_dtype_matches_cpu(op):
                 gpu = [p[0] for p in pairs]
                 host = [p[1] for p in pairs]
             got = to_np(f(*gpu))
+            if FTZ32:  # the driver reads float32 subnormal operands as zeros, and flushes results
+                host = [flush(h) if h.dtype in (np.float32, np.complex64) else h for h in host]
             want = to_np(f(*[xp.asarray(h) for h in host]))
             if FTZ32 and want.dtype in (np.float32, np.complex64):
                 got, want = flush(got), flush(want)
