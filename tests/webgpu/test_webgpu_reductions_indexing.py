@@ -246,11 +246,12 @@ def test_matmul_tensordot_vecdot_match_cpu(dtype):
 
 @pytest.mark.parametrize("name", ["sum", "prod", "max", "min"])
 def test_aligned_rows_read_as_vec4_match_cpu(name):
-    """Contiguous, 16-byte aligned rows of 32-bit elements take the vec4 path; offsets that are not take the
-    scalar one. Both against the CPU, with NaN and infinities in some rows."""
+    """Contiguous, 16-byte aligned rows of 32-bit elements take the vec4 path; offsets that are not, and
+    packed 8- and 16-bit elements (computed as 32-bit), take the scalar one. Against the CPU, with NaN and
+    infinities in some rows."""
     rng = np.random.default_rng(4)
     client = xp.asarray(0, device=DEV)._dev.client
-    for dtype in (np.float32, np.int32, np.uint32):
+    for dtype in (np.float32, np.int32, np.uint32, np.int8, np.uint16):
         a = rng.integers(0, 3, (6, 4100)).astype(dtype) if name == "prod" else rng.integers(-50, 50, (6, 4100)).astype(dtype)
         if dtype == np.float32:
             a[1, 7], a[2, 9], a[3, 11] = np.nan, np.inf, -np.inf

@@ -178,8 +178,9 @@ def reduce(client: WebGPUClient, kind: str, x: Tensor, axes: tuple[int, ...], o:
     parts = 1 if M >= 512 else max(1, min(-(-K // (WG * 64)), 4096 // M, MAX_GROUPS))
     # rows of 32-bit elements, contiguous and 16-byte aligned, reduced in their own type: read as vec4
     # (NVIDIA's Vulkan driver does not merge neighbouring scalar loads; vec4 loads nearly double a sum's rate)
-    xc = wt(x._dtype).ct
-    variant = "vec4" if (kind in ("sum", "prod", "max", "min") and mean is None and xc == acc.ct
+    xw = wt(x._dtype)
+    xc = xw.ct
+    variant = "vec4" if (kind in ("sum", "prod", "max", "min") and mean is None and xc == acc.ct and not xw.packed
                          and xc in ("f32", "i32", "u32") and len(rshape) == 1 and rx[0] == 1 and K % 4 == 0
                          and all(s % 4 == 0 for s in kx) and _window(client, x)[2] % 4 == 0) else "group"
     if parts == 1:
