@@ -62,6 +62,16 @@ def bench_webgpu(n_big: int, repeats: int) -> dict:
     t = timed(lambda: xp.sum(x), sync, repeats)
     r["sum_s"] = t
     r["sum_GBps"] = 4 * n_big / t / 1e9
+    # the same sum with scalar loads (k_reduce's vec4 path off), alternating with vec4 to share the noise
+    from numr_array.backends.webgpu import k_reduce
+    scalar, vec4 = [], []
+    for _ in range(repeats):
+        for flag, ts in ((False, scalar), (True, vec4)):
+            k_reduce.VEC4_LOADS = flag
+            ts.append(timed(lambda: xp.sum(x), sync, 1, warmup=1))
+    k_reduce.VEC4_LOADS = True
+    r["sum_scalar_loads_GBps"] = 4 * n_big / statistics.median(scalar) / 1e9
+    r["sum_vec4_loads_GBps"] = 4 * n_big / statistics.median(vec4) / 1e9
     assert float(xp.sum(x)) == float(n_big)
     x = y = None  # give the 2 GiB back before the small-array runs
     client.allocator.release_pool()
@@ -187,6 +197,8 @@ def main() -> None:
     print(f"WebGPU adapter: {w['adapter'].get('device')} ({w['adapter'].get('backend_type')})")
     if c:
         print(f"CUDA device:    {c['device']}")
+    print(f"WebGPU sum, scalar loads vs vec4 loads (GB/s, alternating): {w['sum_scalar_loads_GBps']:.0f} vs "
+          f"{w['sum_vec4_loads_GBps']:.0f}")
     print(f"{'':42s} {'numr webgpu':>12s} {'CuPy':>12s} {'ratio':>8s}")
     for label, key, higher in rows:
         a = w[key]

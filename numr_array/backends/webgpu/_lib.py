@@ -29,11 +29,13 @@ _FLOAT = {
 # name -> (dependencies, template); templates use the keys of _FLOAT (real float helpers) or T/S/U
 # (integers) or T/S/R/RS (complex, R its real type). "{{" and "}}" are WGSL braces.
 _REAL: dict[str, tuple[tuple[str, ...], str]] = {
-    "inf": ((), "fn inf_{S}() -> {T} {{ return bitcast<{T}>({EXP}); }}"),
+    # infinity and NaN through the uniform zero word, not as constants: NVIDIA's Vulkan compiler folded
+    # products with a constant f64 infinity wrongly (inf * 0.79 came out 0.79 in complex cosh)
+    "inf": ((), "fn inf_{S}() -> {T} {{ return bitcast<{T}>({EXP} | {U}(u.w[0].z)); }}"),
     # x, through an OR with the uniform word that is always 0: a value the compiler cannot see through,
     # so that it neither folds it as a constant nor reassociates an exact sequence around it
     "opq": ((), "fn opq_{S}(x: {T}) -> {T} {{ return bitcast<{T}>(bitcast<{U}>(x) | {U}(u.w[0].z)); }}"),
-    "nan": ((), "fn nan_{S}() -> {T} {{ return bitcast<{T}>({QNAN}); }}"),
+    "nan": ((), "fn nan_{S}() -> {T} {{ return bitcast<{T}>({QNAN} | {U}(u.w[0].z)); }}"),
     "isnan": ((), "fn isnan_{S}(x: {T}) -> bool {{ return (bitcast<{U}>(x) & {ABS}) > {EXP}; }}"),
     "isinf": ((), "fn isinf_{S}(x: {T}) -> bool {{ return (bitcast<{U}>(x) & {ABS}) == {EXP}; }}"),
     "isfinite": ((), "fn isfinite_{S}(x: {T}) -> bool {{ return (bitcast<{U}>(x) & {EXP}) != {EXP}; }}"),

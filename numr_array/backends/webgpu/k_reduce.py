@@ -40,6 +40,8 @@ _M32 = 0xFFFFFFFF
 WG = 256
 U32 = WTS[dt.uint32]
 ARG = ("argmax", "argmin")
+#: read contiguous aligned rows of 32-bit elements as vec4 (benchmarks/webgpu_bench.py compares both ways)
+VEC4_LOADS = True
 
 
 class ArgIO(NamedTuple):
@@ -177,10 +179,10 @@ def reduce(client: WebGPUClient, kind: str, x: Tensor, axes: tuple[int, ...], o:
         return
     parts = 1 if M >= 512 else max(1, min(-(-K // (WG * 64)), 4096 // M, MAX_GROUPS))
     # rows of 32-bit elements, contiguous and 16-byte aligned, reduced in their own type: read as vec4
-    # (NVIDIA's Vulkan driver does not merge neighbouring scalar loads; vec4 loads nearly double a sum's rate)
+    # (16-byte loads: a quarter of the load instructions)
     xw = wt(x._dtype)
     xc = xw.ct
-    variant = "vec4" if (kind in ("sum", "prod", "max", "min") and mean is None and xc == acc.ct and not xw.packed
+    variant = "vec4" if (VEC4_LOADS and kind in ("sum", "prod", "max", "min") and mean is None and xc == acc.ct and not xw.packed
                          and xc in ("f32", "i32", "u32") and len(rshape) == 1 and rx[0] == 1 and K % 4 == 0
                          and all(s % 4 == 0 for s in kx) and _window(client, x)[2] % 4 == 0) else "group"
     if parts == 1:
