@@ -3,9 +3,11 @@ the eager small-op rate, a 300-op element-wise chain on 1024 floats eager vs cap
 the device kernels of the rest of the standard: float32 matmul 4096 and 8192, sort of 1e8 float32 and an
 FFT of 2^24 complex64.
 
-Run: ``python benchmarks/webgpu_bench.py [--gib 1.0] [--json out.json] [--skip-kernels]``. CuPy is optional (its columns
+Run: ``python benchmarks/webgpu_bench.py [--gib 1.0] [--json out.json] [--skip-kernels]``. CuPy is optional
+(its columns
 are left out without it). Every time is the median of repeats after a warm-up, each ended by a device
-synchronisation (a readback on WebGPU, ``stream.synchronize()`` on CUDA).
+synchronisation (a readback on WebGPU, ``stream.synchronize()`` on CUDA); the bandwidth rows time
+batches of 10 calls per synchronisation (steady-state throughput, for both libraries), the others one.
 """
 
 from __future__ import annotations
@@ -22,18 +24,22 @@ from numr_array import _elementwise as ew
 DEV = "webgpu:0"
 
 
-def timed(fn, sync, repeats: int, warmup: int = 2) -> float:
-    """Median seconds of ``fn(); sync()``."""
+def timed(fn, sync, repeats: int, warmup: int = 2, batch: int = 1) -> float:
+    """Median seconds per call of ``batch`` calls of ``fn`` followed by one ``sync()``."""
     for _ in range(warmup):
         fn()
     sync()
     ts = []
     for _ in range(repeats):
         t0 = time.perf_counter()
-        fn()
+        for _ in range(batch):
+            fn()
         sync()
-        ts.append(time.perf_counter() - t0)
+        ts.append((time.perf_counter() - t0) / batch)
     return statistics.median(ts)
+
+
+BATCH = 10  # bandwidth rows: calls per synchronisation, so that its own cost is not counted as bandwidth
 
 
 def _repeat(f, a, b, n: int) -> None:
@@ -56,22 +62,12 @@ def bench_webgpu(n_big: int, repeats: int) -> dict:
     r: dict = {"adapter": dict(client.adapter.info), "features": sorted(client.features)}
     x = xp.ones((n_big,), dtype=xp.float32, device=DEV)
     y = xp.empty((n_big,), dtype=xp.float32, device=DEV)
-    t = timed(lambda: ew.multiply(x, 2.0, out=y), sync, repeats)
+    t = timed(lambda: ew.multiply(x, 2.0, out=y), sync, repeats, batch=BATCH)
     r["elementwise_s"] = t
     r["elementwise_GBps"] = 2 * 4 * n_big / t / 1e9
-    t = timed(lambda: xp.sum(x), sync, repeats)
+    t = timed(lambda: xp.sum(x), sync, repeats, batch=BATCH)
     r["sum_s"] = t
     r["sum_GBps"] = 4 * n_big / t / 1e9
-    # the same sum with scalar loads (k_reduce's vec4 path off), alternating with vec4 to share the noise
-    from numr_array.backends.webgpu import k_reduce
-    scalar, vec4 = [], []
-    for _ in range(repeats):
-        for flag, ts in ((False, scalar), (True, vec4)):
-            k_reduce.VEC4_LOADS = flag
-            ts.append(timed(lambda: xp.sum(x), sync, 1, warmup=1))
-    k_reduce.VEC4_LOADS = True
-    r["sum_scalar_loads_GBps"] = 4 * n_big / statistics.median(scalar) / 1e9
-    r["sum_vec4_loads_GBps"] = 4 * n_big / statistics.median(vec4) / 1e9
     assert float(xp.sum(x)) == float(n_big)
     x = y = None  # give the 2 GiB back before the small-array runs
     client.allocator.release_pool()
@@ -102,10 +98,10 @@ def bench_cupy(n_big: int, repeats: int) -> dict | None:
     r: dict = {"device": cp.cuda.runtime.getDeviceProperties(0)["name"].decode()}
     x = cp.ones(n_big, cp.float32)
     y = cp.empty(n_big, cp.float32)
-    t = timed(lambda: cp.multiply(x, 2.0, out=y), sync, repeats)
+    t = timed(lambda: cp.multiply(x, 2.0, out=y), sync, repeats, batch=BATCH)
     r["elementwise_s"] = t
     r["elementwise_GBps"] = 2 * 4 * n_big / t / 1e9
-    t = timed(lambda: x.sum(), sync, repeats)
+    t = timed(lambda: x.sum(), sync, repeats, batch=BATCH)
     r["sum_s"] = t
     r["sum_GBps"] = 4 * n_big / t / 1e9
     x = y = None
@@ -197,8 +193,6 @@ def main() -> None:
     print(f"WebGPU adapter: {w['adapter'].get('device')} ({w['adapter'].get('backend_type')})")
     if c:
         print(f"CUDA device:    {c['device']}")
-    print(f"WebGPU sum, scalar loads vs vec4 loads (GB/s, alternating): {w['sum_scalar_loads_GBps']:.0f} vs "
-          f"{w['sum_vec4_loads_GBps']:.0f}")
     print(f"{'':42s} {'numr webgpu':>12s} {'CuPy':>12s} {'ratio':>8s}")
     for label, key, higher in rows:
         a = w[key]

@@ -242,21 +242,3 @@ def test_matmul_tensordot_vecdot_match_cpu(dtype):
         same(both(xp.matmul, mk(*s1), mk(*s2)))
     same(both(lambda x, y: xp.tensordot(x, y, axes=([1, 0], [0, 2])), mk(3, 4, 2), mk(4, 5, 3)))
     same(both(lambda x, y: xp.vecdot(x, y), mk(3, 4), mk(2, 1, 4)))
-
-
-@pytest.mark.parametrize("name", ["sum", "prod", "max", "min"])
-def test_aligned_rows_read_as_vec4_match_cpu(name):
-    """Contiguous, 16-byte aligned rows of 32-bit elements take the vec4 path; offsets that are not, and
-    packed 8- and 16-bit elements (computed as 32-bit), take the scalar one. Against the CPU, with NaN and
-    infinities in some rows."""
-    rng = np.random.default_rng(4)
-    client = xp.asarray(0, device=DEV)._dev.client
-    for dtype in (np.float32, np.int32, np.uint32, np.int8, np.uint16):
-        a = rng.integers(0, 3, (6, 4100)).astype(dtype) if name == "prod" else rng.integers(-50, 50, (6, 4100)).astype(dtype)
-        if dtype == np.float32:
-            a[1, 7], a[2, 9], a[3, 11] = np.nan, np.inf, -np.inf
-        for key in (np.s_[:, :4096], np.s_[:, 4:4100], np.s_[:, 1:4097], np.s_[2:3, 8:]):
-            for axis in (None, 1):
-                got, want = both(lambda t: getattr(xp, name)(t[key], axis=axis), a)
-                same((got, want), exact=dtype != np.float32)
-    assert any(k[:3] == ("reduce", name, "vec4") for k in client._pipelines)

@@ -40,8 +40,6 @@ _M32 = 0xFFFFFFFF
 WG = 256
 U32 = WTS[dt.uint32]
 ARG = ("argmax", "argmin")
-#: read contiguous aligned rows of 32-bit elements as vec4 (benchmarks/webgpu_bench.py compares both ways)
-VEC4_LOADS = True
 
 
 class ArgIO(NamedTuple):
@@ -178,15 +176,8 @@ def reduce(client: WebGPUClient, kind: str, x: Tensor, axes: tuple[int, ...], o:
         _launch(client, kind, "thread", x, o, mean, acc, kshape, kx, ko, km, rshape, rx, M, K, 1, 0, arg)
         return
     parts = 1 if M >= 512 else max(1, min(-(-K // (WG * 64)), 4096 // M, MAX_GROUPS))
-    # rows of 32-bit elements, contiguous and 16-byte aligned, reduced in their own type: read as vec4
-    # (16-byte loads: a quarter of the load instructions)
-    xw = wt(x._dtype)
-    xc = xw.ct
-    variant = "vec4" if (VEC4_LOADS and kind in ("sum", "prod", "max", "min") and mean is None and xc == acc.ct and not xw.packed
-                         and xc in ("f32", "i32", "u32") and len(rshape) == 1 and rx[0] == 1 and K % 4 == 0
-                         and all(s % 4 == 0 for s in kx) and _window(client, x)[2] % 4 == 0) else "group"
     if parts == 1:
-        _launch(client, kind, variant, x, o, mean, acc, kshape, kx, ko, km, rshape, rx, M, K, 1, 0, arg)
+        _launch(client, kind, "group", x, o, mean, acc, kshape, kx, ko, km, rshape, rx, M, K, 1, 0, arg)
         return
     # partial results per (output, part), contiguous as (M, parts), then reduced over the parts
     pk = contiguous_strides(tuple(kshape))
@@ -202,7 +193,7 @@ def reduce(client: WebGPUClient, kind: str, x: Tensor, axes: tuple[int, ...], o:
         vv = None if v is None else Tensor(v._buf, v._dtype, tuple(kshape), tuple(ko), v._offset, v._dev)
         reduce(client, kind, view(partial), (len(kshape),), ov, acc_dtype=acc.dtype, arg=ArgIO(view(pidx), vv))
         return
-    _launch(client, kind, variant, x, partial, mean, acc, kshape, kx, [parts * s for s in pk], km, rshape, rx,
+    _launch(client, kind, "group", x, partial, mean, acc, kshape, kx, [parts * s for s in pk], km, rshape, rx,
             M, K, parts, 1, None)
     second = "sum" if kind in ("sqdev", "count_nonzero") else kind
     reduce(client, second, view(partial), (len(kshape),), ov, acc_dtype=acc.dtype)
@@ -333,11 +324,7 @@ def _build(client, key, kind, variant, xw: WT, ow: WT, acc: WT, nk: int, nr: int
         val = lambda e, r: f"AP({cast(f'ld2(u32({e}))', xw, acc)}, {index(e, r)})"
     else:
         val = lambda e, r: cast(f"ld2(u32({e}))", xw, acc)
-    if variant == "vec4":  # x as an array of vec4 (the loads below), no scalar accessor
-        src = [lay.block(), bindings(tensors[:1])
-               + f"@group(0) @binding(2) var<storage, read_write> b2: array<vec4<{xw.ct}>>;\n"]
-    else:
-        src = [lay.block(), bindings(tensors)]
+    src = [lay.block(), bindings(tensors)]
     if kind == "sqdev":
         src.append(f"fn sq(d: {acc.ct}) -> {acc.ct} {{ return d * d; }}\n")
     if kind in ARG:
@@ -384,21 +371,13 @@ def _build(client, key, kind, variant, xw: WT, ow: WT, acc: WT, nk: int, nr: int
         src += body
         src.append(f"  ob = ob + i32(part) * {i32(opart_k)};\n")
         src.append(f"  var acc = {ident};\n  let step = {W(parts_k)} * 256u;\n  var r = part * 256u + li;\n")
-        if variant == "vec4":  # r counts vec4s; two 16-byte loads in flight per iteration
-            four = lambda v: comb(comb(f"{v}.x", f"{v}.y"), comb(f"{v}.z", f"{v}.w"))
-            src.append(f"  let k4 = {W(k_k)} >> 2u;\n  let x4 = u32(xb) >> 2u;\n"
-                       "  loop {\n    if (r + step >= k4) { break; }\n"
-                       "    let a = b2[x4 + r];\n    let b = b2[x4 + r + step];\n"
-                       f"    acc = {comb('acc', comb(four('a'), four('b')))};\n    r = r + 2u * step;\n  }}\n"
-                       f"  for (; r < k4; r = r + step) {{\n    let a = b2[x4 + r];\n    acc = {comb('acc', four('a'))};\n")
-        else:
-            if nr == 1:  # four independent loads in flight per iteration: memory-level parallelism
-                v = [val(f"xb + i32(r + {k}u * step) * {i32(rxs)}", f"(r + {k}u * step)") for k in range(4)]
-                src.append(f"  loop {{\n    if (r + 3u * step >= {W(k_k)}) {{ break; }}\n"
-                           f"    acc = {comb('acc', comb(comb(v[0], v[1]), comb(v[2], v[3])))};\n"
-                           "    r = r + 4u * step;\n  }\n")
-            src.append(f"  for (; r < {W(k_k)}; r = r + step) {{\n")
-            src += walk
+        if nr == 1:  # four independent loads in flight per iteration: memory-level parallelism
+            v = [val(f"xb + i32(r + {k}u * step) * {i32(rxs)}", f"(r + {k}u * step)") for k in range(4)]
+            src.append(f"  loop {{\n    if (r + 3u * step >= {W(k_k)}) {{ break; }}\n"
+                       f"    acc = {comb('acc', comb(comb(v[0], v[1]), comb(v[2], v[3])))};\n"
+                       "    r = r + 4u * step;\n  }\n")
+        src.append(f"  for (; r < {W(k_k)}; r = r + step) {{\n")
+        src += walk
         if st == "bool":
             # bools go through workgroup memory as u32: NVIDIA's Vulkan driver lost values of a workgroup
             # array<bool> (all() of 36+ true elements came out false)
