@@ -4,8 +4,7 @@ the device kernels of the rest of the standard: float32 matmul 4096 and 8192, so
 FFT of 2^24 complex64.
 
 Run: ``python benchmarks/webgpu_bench.py [--gib 1.0] [--json out.json] [--skip-kernels]``. CuPy is optional
-(its columns
-are left out without it). Every time is the median of repeats after a warm-up, each ended by a device
+(its columns are left out without it). Every time is the median of repeats after a warm-up, each ended by a device
 synchronisation (a readback on WebGPU, ``stream.synchronize()`` on CUDA); the bandwidth rows time
 batches of 10 calls per synchronisation (steady-state throughput, for both libraries), the others one.
 """
