@@ -275,3 +275,14 @@ def test_captured_scan_argmax_matmul_replay_new_data():
     check(s, np.cumsum(new, axis=1), rtol=1e-4)
     check(i, np.argmax(new, axis=1).astype(INDEX.np))
     check(p, new @ to_np(y), rtol=1e-4)
+
+
+def test_contractions_over_empty_axes_are_zeros():
+    """Empty operands bind no window beyond their buffer (the official suite found tensordot of a
+    (5, 4, 0, 4) int64 and a (0, 4) int8 array failing validation)."""
+    for s1, s2, axes in (((5, 4, 0, 4), (0, 4), 2), ((3, 0), (0, 5), 1), ((20, 0), (0, 17), 1)):
+        for d1, d2 in ((np.int64, np.int8), (np.float32, np.float64)):
+            a, b = np.ones(s1, d1), np.ones(s2, d2)
+            got = to_np(xp.tensordot(xp.asarray(a, device=DEV), xp.asarray(b, device=DEV), axes=axes))
+            want = np.tensordot(a, b, axes=axes)
+            assert got.shape == want.shape and np.array_equal(got, want)

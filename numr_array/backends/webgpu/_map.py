@@ -153,8 +153,11 @@ def run_map(client: WebGPUClient, name: str, key, outs: Sequence[Tensor], ins: S
 
 
 def element_span(offset: int, strides, dims) -> tuple[int, int]:
-    """The lowest and highest element index that a view of ``dims`` with ``strides`` from ``offset`` reaches."""
+    """The lowest and highest element index that a view of ``dims`` with ``strides`` from ``offset`` reaches
+    (just ``offset`` for an empty view, which reaches nothing)."""
     lo = hi = offset
+    if 0 in dims:
+        return lo, hi
     for s, n in zip(strides, dims):
         if s > 0:
             hi += s * (n - 1)
