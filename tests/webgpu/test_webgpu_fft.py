@@ -249,3 +249,13 @@ def test_frequencies(n):
             np.testing.assert_allclose(to_np(r), np.fft.fftfreq(n, d).astype(dtype.np), rtol=1e-7, atol=0)
             r = no_readback(fft.rfftfreq, n, d=d, dtype=dtype, device=DEV)
             np.testing.assert_allclose(to_np(r), np.fft.rfftfreq(n, d).astype(dtype.np), rtol=1e-7, atol=0)
+
+
+def test_table_cache_keeps_the_most_recent_tables(monkeypatch):
+    monkeypatch.setattr(k_fft, "TABLES_KEPT", 4)
+    rng = np.random.default_rng(7)
+    lengths = [11, 13, 17, 19, 23, 11]  # the first length's tables are evicted, then made again
+    for n in lengths:
+        a = signal(rng, (n,), xp.complex64)
+        close(fft.fft(xp.asarray(a, device=DEV)), np.fft.fft(a.astype(np.complex128)), n)
+    assert len(k_fft._tables[client()]) <= 4

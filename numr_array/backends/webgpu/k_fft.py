@@ -31,6 +31,8 @@ MemoryError (the batch is split into launches that fit).
 
 from __future__ import annotations
 
+import collections
+
 import math
 import weakref
 
@@ -48,8 +50,9 @@ from .k_reduce import _narrow, _temp
 I32 = WTS[dt.int32]
 _MAX_LOCAL = 4096  # points per workgroup at most (registers: 16 per invocation at 256 invocations)
 
-# per client: (dtype, key) -> uploaded constant tables (twiddles, chirps), kept for the client's life
-_tables: weakref.WeakKeyDictionary[WebGPUClient, dict] = weakref.WeakKeyDictionary()
+# per client: key -> uploaded constant tables (twiddles, chirps), the TABLES_KEPT most recently used
+_tables: weakref.WeakKeyDictionary[WebGPUClient, collections.OrderedDict] = weakref.WeakKeyDictionary()
+TABLES_KEPT = 64
 
 
 # --- plans and tables -------------------------------------------------------------------------------
@@ -86,16 +89,22 @@ def _unit(num: np.ndarray, den: int) -> np.ndarray:
 
 def _upload(client: WebGPUClient, key: tuple, make) -> Tensor:
     """The constant table ``make()`` (a 1-D NumPy array) on the device, uploaded on first use. Tables are
-    buffers of their own, outside the allocator: captures and replays keep binding them."""
-    cache = _tables.setdefault(client, {})
+    buffers of their own, outside the allocator: captures and replays keep binding them (a bind group
+    holds its buffers, so a table dropped from this cache lives on in the graphs that use it). The
+    cache keeps the ``TABLES_KEPT`` most recently used tables: many odd lengths do not pile up."""
+    cache = _tables.setdefault(client, collections.OrderedDict())
     t = cache.get(key)
-    if t is None:
+    if t is not None:
+        cache.move_to_end(key)
+    else:
         host = make()
         size = max(16, host.nbytes)
         buf = Buffer(WBuf(client.wdevice.create_buffer(size=size, usage=_USAGE), size), host.nbytes, None)
         client.copy_to_device(host, buf, 0)
         dtype = dt.from_numpy(host.dtype)
         t = cache[key] = Tensor(buf, dtype, host.shape, (1,), 0, client.device)
+        while len(cache) > TABLES_KEPT:
+            cache.popitem(last=False)
     return t
 
 

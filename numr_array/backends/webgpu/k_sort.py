@@ -24,9 +24,7 @@ as large as the adapter's workgroup memory holds: 4096 float32 keys with their i
 
 For 1e8 float32 (P = 2^27) with E = 4096 that is 1 + 15 local and 36 global launches, each reading and
 writing 8 bytes per element, then one gather of the values (about 55 passes over 800 MB, against the
-4 passes of a radix sort: expect a few times CuPy's time). Measured so far only on lavapipe (software
-Vulkan on a 2-core machine that other test runs shared): sort of 2^20 float32 in 7.3 s (NumPy: 0.4 s
-there). The H100 figure against CuPy is the lead's to add here.
+4 passes of a radix sort). Measured against CuPy's radix sort in docs/benchmarks.md.
 
 The rest is searches over sorted keys: searchsorted is a binary search per element of x2 in x1 (through
 ``sorter``), comparing keys of the promoted dtype; isin sorts the keys of x2 and binary-searches each
