@@ -241,7 +241,7 @@ _COMPLEX_SIGN = """
 _COMPLEX_LOG = """
     typedef typename T::value_type R;
     R re_ = a.real(), im_ = a.imag();
-    q = (isinf(re_) || isinf(im_)) ? T(isinf(re_) ? fabs(re_) : fabs(im_), atan2(im_, re_)) : log(a);
+    q = T(log(hypot(re_, im_)), atan2(im_, re_));  // hypot: no overflow, and inf with an infinite part
 """
 
 
@@ -266,8 +266,8 @@ _COMPLEX_LOG1P = """
 
 def _numpy_complex(cupy):
     """Complex divide (Smith's algorithm, so that z / 0 is inf or NaN part by part), sign (z / hypot(z),
-    without overflow, with the infinities' cases), log (+inf + i arg(z) where a part is infinite, as C99;
-    CuPy's log(inf + NaN j) is NaN + NaN j), tanh and acosh of a zero real part with a non-finite imaginary
+    without overflow, with the infinities' cases), log (log|z| through hypot + i arg(z): C99's special values,
+    and no overflow; CuPy's log(inf + NaN j) is NaN + NaN j and its log(1 + 1.8e308j) inf), tanh and acosh of a zero real part with a non-finite imaginary
     one (C99's +-0 + NaN j and NaN + i pi/2; CuPy gives NaN + NaN j) and log1p (log|1 + z| + i atan2, which keeps the sign of a
     zero imaginary part on the branch cut) computed as NumPy computes them; CuPy's complex division gives
     NaN + NaN j for z / 0, its sign overflows for |z| beyond about 1e154, and its log1p(-2 - 0j) is +pi j."""

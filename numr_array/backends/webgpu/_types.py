@@ -154,6 +154,8 @@ def cast(expr: str, src: WT, dst: WT) -> str:
         return f"select({d}(0), {d}(1), {expr})"
     if df == "c":
         if sf == "c":
+            if src.real.ct == "f32" and dst.real.ct == "f64":  # part by part: NaN signs kept (below)
+                return f"{d}({cast(f'({expr}).x', src.real, dst.real)}, {cast(f'({expr}).y', src.real, dst.real)})"
             return f"{d}({expr})"
         return f"{d}({cast(expr, src, dst.real)}, {_runtime_zero(dst.real)})"
     if sf == "c":
