@@ -215,6 +215,22 @@ def test_nd_fft_with_axes_in_any_order_matches_numpy(name):
         np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-10)
 
 
+def test_hypot_and_full_of_negative_zero_follow_numpy():
+    big = np.finfo(np.float64).max
+    a = np.array([1.0, big, 3.0, np.inf, np.nan, 0.0])
+    b = np.array([big, big / 2, 4.0, np.nan, np.inf, 0.0])
+    np.testing.assert_allclose(to_np(xp.hypot(on(a), on(b))), np.hypot(a, b), rtol=1e-15)
+    same(xp.hypot(on(a[:1]), big), np.hypot(a[:1], big))
+    for dtype in (xp.float32, xp.float64, xp.complex64, xp.complex128):
+        for v in (-0.0, complex(0.0, -0.0)):
+            if isinstance(v, complex) and dtype.kind != "complex floating":
+                continue
+            got, want = to_np(xp.full((3,), v, dtype=dtype, device=DEV)), np.full((3,), v, dtype.np)
+            # CuPy fills zeros with a memset: the signs must survive it
+            assert np.array_equal(np.signbit(np.real(got)), np.signbit(np.real(want)))
+            assert np.array_equal(np.signbit(np.imag(got)), np.signbit(np.imag(want)))
+
+
 def test_minimum_maximum_signed_zeros_and_nan_follow_numpy():
     a = np.array([0.0, -0.0, np.nan, 1.0, -0.0, 2.0], np.float32)
     b = np.array([-0.0, 0.0, 1.0, np.nan, -0.0, 1.0], np.float32)

@@ -167,6 +167,12 @@ def test_every_op_every_dtype_matches_cpu(op):
             want = to_np(f(*[xp.asarray(h) for h in host]))
             if FTZ32 and want.dtype in (np.float32, np.complex64):
                 got, want = flush(got), flush(want)
+            if op.name == "asinh" and dtype.kind == "complex floating":
+                # the standard: asinh(NaN + inf j) is "+-infinity + NaN j (sign of the real component is
+                # unspecified)"; NumPy takes it from the NaN's sign bit, which NVIDIA's driver does not keep
+                free = np.isnan(host[0].real) & np.isinf(host[0].imag)
+                got, want = got.copy(), want.copy()
+                got.real[free], want.real[free] = np.abs(got.real[free]), np.abs(want.real[free])
             approx = op.name in (APPROX_COMPLEX if dtype.kind == "complex floating" else APPROX)
             assert_same(got, want, approx)
 

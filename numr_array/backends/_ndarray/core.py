@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 
 def kernels(m) -> dict:
     def copy(ins, outs, p):
@@ -13,7 +15,14 @@ def kernels(m) -> dict:
         m.copyto(outs[0], src, casting="unsafe")
 
     def fill(ins, outs, p):
-        outs[0][...] = p["value"]
+        o, v = outs[0], p["value"]
+        o[...] = v
+        if o.dtype.kind in "fc" and v == 0:
+            # CuPy fills a zero with a memset, which turns -0.0 into +0.0: give negative zeros their sign
+            kind = o.dtype.kind
+            for part, pv in ((o, v),) if kind == "f" else ((o.real, v.real), (o.imag, v.imag)):
+                if math.copysign(1.0, pv) < 0:
+                    m.copysign(part, -1.0, out=part)
 
     def matmul(ins, outs, p):
         m.matmul(ins[0], ins[1], out=outs[0])

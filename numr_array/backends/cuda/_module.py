@@ -142,7 +142,7 @@ def make_module(cupy, blas_of) -> types.ModuleType:
     m.amin = m.min = amin
     m.searchsorted = searchsorted
     m.floor_divide, m.remainder, m.mod = real["floor_divide"], real["remainder"], real["remainder"]
-    m.minimum, m.maximum = real["minimum"], real["maximum"]
+    m.minimum, m.maximum, m.hypot = real["minimum"], real["maximum"], real["hypot"]
     m.true_divide = m.divide = divide
     m.sign = sign
     m.linalg = _linalg_module(cupy, cupyx, matmul)
@@ -192,7 +192,8 @@ def _binary(cupy, fallback, kernel, kinds: str):
 def _numpy_real(cupy) -> dict:
     """floor_divide and remainder of real floating operands computed as NumPy's npy_divmod does (from fmod,
     so exact where the quotient is huge; CuPy computes floor(a / b) and a - floor(a / b) * b), and minimum
-    and maximum that return the second operand of two equal ones (NumPy's -0/+0 choice; CuPy's differs)."""
+    and maximum that return the second operand of two equal ones (NumPy's -0/+0 choice; CuPy's differs),
+    and hypot without overflow below the largest float."""
     def kernel(body, name):
         return cupy.ElementwiseKernel("T a, T b", "T q", body, name)
     return {
@@ -200,7 +201,18 @@ def _numpy_real(cupy) -> dict:
         "remainder": _binary(cupy, cupy.remainder, kernel(_DIVMOD + "q = mod;", "numr_remainder"), "f"),
         "minimum": _binary(cupy, cupy.minimum, kernel("q = (a < b || isnan(a)) ? a : b;", "numr_minimum"), "f"),
         "maximum": _binary(cupy, cupy.maximum, kernel("q = (a > b || isnan(a)) ? a : b;", "numr_maximum"), "f"),
+        "hypot": _binary(cupy, cupy.hypot, kernel(_HYPOT, "numr_hypot"), "f"),
     }
+
+
+# CUDA's hypot overflows for finite operands near the largest float (hypot(1, 1.8e308) is inf there)
+_HYPOT = """
+    q = hypot(a, b);
+    if (isinf(q) && isfinite(a) && isfinite(b)) {
+        T x = fabs(a), y = fabs(b), mx = fmax(x, y), r = fmin(x, y) / mx;
+        q = mx * sqrt((T)1 + r * r);
+    }
+"""
 
 
 _COMPLEX_DIVIDE = """
@@ -241,7 +253,13 @@ _COMPLEX_SIGN = """
 _COMPLEX_LOG = """
     typedef typename T::value_type R;
     R re_ = a.real(), im_ = a.imag();
-    q = T(log(hypot(re_, im_)), atan2(im_, re_));  // hypot: no overflow, and inf with an infinite part
+    R h = hypot(re_, im_);  // inf with an infinite part, NaN with a NaN and no infinite one
+    R lr = log(h);
+    if (isinf(h) && isfinite(re_) && isfinite(im_)) {  // |z| beyond the largest float: log(max) + log of the rest
+        R x = fabs(re_), y = fabs(im_), mx = fmax(x, y), r = fmin(x, y) / mx;
+        lr = log(mx) + (R)0.5 * log1p(r * r);
+    }
+    q = T(lr, atan2(im_, re_));
 """
 
 

@@ -154,8 +154,6 @@ def cast(expr: str, src: WT, dst: WT) -> str:
         return f"select({d}(0), {d}(1), {expr})"
     if df == "c":
         if sf == "c":
-            if src.real.ct == "f32" and dst.real.ct == "f64":  # part by part: NaN signs kept (below)
-                return f"{d}({cast(f'({expr}).x', src.real, dst.real)}, {cast(f'({expr}).y', src.real, dst.real)})"
             return f"{d}({expr})"
         return f"{d}({cast(expr, src, dst.real)}, {_runtime_zero(dst.real)})"
     if sf == "c":
@@ -166,12 +164,6 @@ def cast(expr: str, src: WT, dst: WT) -> str:
         return f"select({d}({expr}), bitcast<{d}>({signed}({expr})), {expr} < {s}(0))"
     if sf in "iu" and df in "iu":
         return _int_cast(expr, src, dst)
-    if s == "f32" and d == "f64":
-        # a NaN keeps its sign (NVIDIA's driver widened every NaN to +NaN; NumPy's asinh(-NaN + inf j)
-        # takes the sign of the real part's NaN)
-        bits = f"bitcast<u32>({expr})"
-        return (f"select(f64({expr}), bitcast<f64>((u64({bits} & 0x80000000u) << 32u) | 0x7ff8000000000000lu), "
-                f"({bits} & 0x7fffffffu) > 0x7f800000u)")
     return f"{d}({expr})"
 
 
