@@ -16,6 +16,7 @@ from numr_array import linalg
 from numr_array.backends import get_runtime
 
 from ..strategies import to_np
+from .helpers import no_readback, on_device, random
 
 pytestmark = [pytest.mark.webgpu, pytest.mark.filterwarnings("ignore::RuntimeWarning")]
 if get_runtime("webgpu") is None:
@@ -35,40 +36,8 @@ def tol(dtype, scale: float = 1.0) -> dict:
     return {"rtol": r, "atol": r * scale}
 
 
-def random(rng, dtype, shape, scale: float = 1.0) -> np.ndarray:
-    a = rng.standard_normal(shape)
-    if dtype.kind == "complex floating":
-        a = a + 1j * rng.standard_normal(shape)
-    return (scale * a).astype(dtype.np)
-
-
 def adjoint(a):
     return np.conj(np.swapaxes(a, -1, -2))
-
-
-def on_device(a: np.ndarray, layout: str):
-    """``a`` on the device: contiguous, every other column of a wider array, reversed rows and columns
-    of a flipped copy, or the transpose of a transposed copy."""
-    if layout == "strided" and a.size:
-        big = np.zeros(a.shape[:-1] + (2 * a.shape[-1],), a.dtype)
-        big[..., ::2] = a
-        return xp.asarray(big, device=DEV)[..., ::2]
-    if layout == "reversed" and a.size:
-        return xp.asarray(a[..., ::-1, ::-1].copy(), device=DEV)[..., ::-1, ::-1]
-    if layout == "transposed":
-        return xp.matrix_transpose(xp.asarray(np.swapaxes(a, -1, -2).copy(), device=DEV))
-    return xp.asarray(a, device=DEV)
-
-
-class NoReadback:
-    """Asserts that the block reads nothing back from the device."""
-
-    def __enter__(self):
-        self.before = client.readbacks
-
-    def __exit__(self, *exc):
-        if exc[0] is None:
-            assert client.readbacks == self.before, "a kernel read device data back to the host"
 
 
 def cases(square: bool, max_n: int = 6):
@@ -101,7 +70,7 @@ def test_eigh_eigvalsh(c):
     dtype, rng = c["dtype"], np.random.default_rng(c["seed"])
     a = random(rng, dtype, c["batch"] + c["shape"], 3.0)
     x = on_device(a, c["layout"])
-    with NoReadback():
+    with no_readback():
         w, v = linalg.eigh(x)
         w2 = linalg.eigvalsh(x)
     # the lower triangle is the Hermitian matrix (as LAPACK's UPLO='L', NumPy's default)
@@ -139,7 +108,7 @@ def test_svd_svdvals(c, full):
     dtype, rng = c["dtype"], np.random.default_rng(c["seed"])
     a = random(rng, dtype, c["batch"] + c["shape"], 2.0)
     x = on_device(a, c["layout"])
-    with NoReadback():
+    with no_readback():
         u, s, vh = linalg.svd(x, full_matrices=full)
         s2 = linalg.svdvals(x)
     m, n = c["shape"]
@@ -203,7 +172,7 @@ def test_matrix_rank(case, data):
     rtol = data.draw(rtols(a.shape[:-2]), label="rtol")
     x = on_device(a, layout)
     arg = xp.asarray(rtol, device=DEV) if isinstance(rtol, np.ndarray) else rtol
-    with NoReadback():
+    with no_readback():
         r = linalg.matrix_rank(x, rtol=arg)
     s = np.linalg.svd(a, compute_uv=False)
     if s.shape[-1] == 0:
@@ -228,7 +197,7 @@ def test_pinv(c, data):
         a = ((u * s[..., None, :]) @ vh).astype(dtype.np)
     x = on_device(a, c["layout"])
     arg = xp.asarray(rtol, device=DEV) if isinstance(rtol, np.ndarray) else rtol
-    with NoReadback():
+    with no_readback():
         p = linalg.pinv(x, rtol=arg)
     cut = max(c["shape"]) * np.finfo(dtype.np).eps if rtol is None else rtol
     want = np.linalg.pinv(a, rcond=np.asarray(cut)) if a.size else np.zeros(p.shape, dtype.np)
@@ -267,7 +236,7 @@ def test_eig_eigvals(c):
     dtype, rng = c["dtype"], np.random.default_rng(c["seed"])
     a = random(rng, dtype, c["batch"] + c["shape"])
     x = on_device(a, c["layout"])
-    with NoReadback():
+    with no_readback():
         w, v = linalg.eig(x)
         e = linalg.eigvals(x)
     check_eig(a, w, v, max(1, a.shape[-1]) * 3.0)

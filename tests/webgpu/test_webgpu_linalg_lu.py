@@ -16,6 +16,7 @@ from numr_array import linalg
 from numr_array.backends import get_runtime
 
 from ..strategies import to_np
+from .helpers import no_readback, on_device, random
 
 pytestmark = [pytest.mark.webgpu, pytest.mark.filterwarnings("ignore::RuntimeWarning")]
 if get_runtime("webgpu") is None:
@@ -37,36 +38,6 @@ def tol(dtype, scale: float = 1.0) -> dict:
     return {"rtol": r, "atol": r * scale}
 
 
-def random(rng, dtype, shape, scale: float = 1.0) -> np.ndarray:
-    a = rng.standard_normal(shape)
-    if dtype.kind == "complex floating":
-        a = a + 1j * rng.standard_normal(shape)
-    return (scale * a).astype(dtype.np)
-
-
-def on_device(a: np.ndarray, layout: str):
-    """``a`` on the device: contiguous, every other column of a wider array, or the transpose of a
-    transposed copy (column-major matrices)."""
-    if layout == "strided" and a.ndim and a.size:
-        big = np.zeros(a.shape[:-1] + (2 * a.shape[-1],), a.dtype)
-        big[..., ::2] = a
-        return xp.asarray(big, device=DEV)[..., ::2]
-    if layout == "transposed" and a.ndim >= 2:
-        return xp.matrix_transpose(xp.asarray(np.swapaxes(a, -1, -2).copy(), device=DEV))
-    return xp.asarray(a, device=DEV)
-
-
-class NoReadback:
-    """Asserts that the block reads nothing back from the device."""
-
-    def __enter__(self):
-        self.before = client.readbacks
-
-    def __exit__(self, *exc):
-        if exc[0] is None:
-            assert client.readbacks == self.before, "a kernel read device data back to the host"
-
-
 cases = st.fixed_dictionaries({
     "dtype": st.sampled_from(FLOAT),
     "batch": st.sampled_from([(), (1,), (3,), (2, 2), (0,)]),
@@ -86,7 +57,7 @@ def test_lu_kernels_match_numpy(c):
     b = random(rng, dtype, c["batch"] + (n, 2))
     v = random(rng, dtype, (n,))
     x = on_device(a, c["layout"])
-    with NoReadback():
+    with no_readback():
         det, (sign, logabs) = linalg.det(x), linalg.slogdet(x)
         inv = linalg.inv(x)
         sol, solv = linalg.solve(x, on_device(b, c["layout"])), linalg.solve(x, xp.asarray(v, device=DEV))
@@ -112,7 +83,7 @@ def test_cholesky_matches_numpy(c, upper):
     h = (b @ np.conj(np.swapaxes(b, -1, -2)) + n * np.eye(n)).astype(dtype.np)
     # the strict upper triangle is never read (LAPACK's lower potrf): garbage there changes nothing
     h_dirty = h + np.triu(random(rng, dtype, h.shape), 1)
-    with NoReadback():
+    with no_readback():
         r = linalg.cholesky(on_device(h_dirty, c["layout"]), upper=upper)
     np.testing.assert_allclose(to_np(r), np.linalg.cholesky(h, upper=upper), **tol(dtype, n))
     rn = to_np(r)
@@ -127,7 +98,7 @@ def test_qr_matches_lapack(c, m, mode):
     dtype, n = c["dtype"], c["n"]
     rng = np.random.default_rng(c["seed"])
     a = random(rng, dtype, c["batch"] + (m, n))
-    with NoReadback():
+    with no_readback():
         q, r = linalg.qr(on_device(a, c["layout"]), mode=mode)
     eq, er = np.linalg.qr(a, mode=mode)
     assert q.shape == eq.shape and r.shape == er.shape and q.dtype == r.dtype == dtype
@@ -153,7 +124,7 @@ def test_matrix_power_matches_numpy(c, power):
     dtype, n = c["dtype"], c["n"]
     rng = np.random.default_rng(c["seed"])
     a = random(rng, dtype, c["batch"] + (n, n), 0.4) + np.eye(n, dtype=dtype.np)
-    with NoReadback():
+    with no_readback():
         r = linalg.matrix_power(on_device(a, c["layout"]), power)
     expected = np.linalg.matrix_power(a, power)
     np.testing.assert_allclose(to_np(r), expected, **tol(dtype, float(np.max(np.abs(expected), initial=1)) * 10))
@@ -180,7 +151,7 @@ def test_singular_and_indefinite_matrices_follow_the_gpu_convention():
     for dtype in FLOAT:
         singular = xp.asarray([[1.0, 2.0], [2.0, 4.0]], dtype=dtype, device=DEV)
         zero = xp.zeros((2, 2), dtype=dtype, device=DEV)
-        with NoReadback():
+        with no_readback():
             d, (sign, logabs) = linalg.det(zero), linalg.slogdet(zero)
             inv = linalg.inv(zero)
             sol = linalg.solve(zero, xp.ones((2,), dtype=dtype, device=DEV))
@@ -220,7 +191,7 @@ def test_vector_norm_matches_cpu(dtype, shape, order, keepdims, data):
     if order == -math.inf and empty_axes:
         return
     layout = data.draw(st.sampled_from(["contiguous", "strided"]))
-    with NoReadback():
+    with no_readback():
         got = linalg.vector_norm(on_device(a, layout), axis=axes, keepdims=keepdims, ord=order)
     want = linalg.vector_norm(xp.asarray(a), axis=axes, keepdims=keepdims, ord=order)
     assert got.dtype == want.dtype and got.shape == want.shape
@@ -251,7 +222,7 @@ def test_matrix_norm_matches_numpy(c, m, order, keepdims):
         if stub:
             r = linalg.matrix_norm(x, ord=order, keepdims=keepdims)
         else:
-            with NoReadback():
+            with no_readback():
                 r = linalg.matrix_norm(x, ord=order, keepdims=keepdims)
     finally:
         if stub:

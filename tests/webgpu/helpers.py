@@ -1,0 +1,42 @@
+"""What the linear-algebra test modules of the WebGPU device share: random data, operands in several
+layouts, and the check that kernels read nothing back to the host."""
+
+from __future__ import annotations
+
+import contextlib
+
+import numpy as np
+
+import numr_array as xp
+
+DEV = "webgpu:0"
+
+
+def random(rng, dtype, shape, scale: float = 1.0) -> np.ndarray:
+    a = rng.standard_normal(shape)
+    if dtype.kind == "complex floating":
+        a = a + 1j * rng.standard_normal(shape)
+    return (scale * a).astype(dtype.np)
+
+
+def on_device(a: np.ndarray, layout: str):
+    """``a`` on the device: contiguous, every other column of a wider array, reversed rows and columns
+    of a flipped copy, or the transpose of a transposed copy (column-major matrices)."""
+    if layout == "strided" and a.ndim and a.size:
+        big = np.zeros(a.shape[:-1] + (2 * a.shape[-1],), a.dtype)
+        big[..., ::2] = a
+        return xp.asarray(big, device=DEV)[..., ::2]
+    if layout == "reversed" and a.ndim >= 2 and a.size:
+        return xp.asarray(a[..., ::-1, ::-1].copy(), device=DEV)[..., ::-1, ::-1]
+    if layout == "transposed" and a.ndim >= 2:
+        return xp.matrix_transpose(xp.asarray(np.swapaxes(a, -1, -2).copy(), device=DEV))
+    return xp.asarray(a, device=DEV)
+
+
+@contextlib.contextmanager
+def no_readback():
+    """Asserts that the block reads no device data back to the host."""
+    client = xp._device.parse_device(DEV).client
+    before = client.readbacks
+    yield
+    assert client.readbacks == before, "a kernel read device data back to the host"
