@@ -286,3 +286,30 @@ def test_contractions_over_empty_axes_are_zeros():
             got = to_np(xp.tensordot(xp.asarray(a, device=DEV), xp.asarray(b, device=DEV), axes=axes))
             want = np.tensordot(a, b, axes=axes)
             assert got.shape == want.shape and np.array_equal(got, want)
+
+
+@pytest.mark.parametrize("dtype", [xp.float32, xp.int8, xp.complex64])
+def test_contractions_longer_than_an_invocations_loop(dtype):
+    """More terms than one invocation may loop over on lavapipe (65535 iterations) are summed in chunks."""
+    n = 70_001
+    rng = np.random.default_rng(5)
+    a = rng.integers(0, 2, (2, n)).astype(dtype.np)
+    b = rng.integers(0, 2, (n, 3)).astype(dtype.np)
+    if dtype == xp.complex64:
+        a = a + 1j * a[:, ::-1]
+    ga, gb = xp.asarray(a, device=DEV), xp.asarray(b, device=DEV)
+    with np.errstate(over="ignore"):
+        want_mm, want_dot = a @ b, np.sum(np.conj(a[0]) * a[1])
+    check = np.testing.assert_allclose if dtype.kind == "complex floating" else np.testing.assert_array_equal
+    check(to_np(xp.matmul(ga, gb)), want_mm.astype(dtype.np))
+    check(to_np(xp.vecdot(ga[0], ga[1])), np.asarray(want_dot).astype(dtype.np))
+
+
+def test_tiled_products_longer_than_an_invocations_loop():
+    """A product big enough for the tiled kernel, with k beyond what lavapipe lets one invocation loop over."""
+    n = 70_001
+    rng = np.random.default_rng(6)
+    a = rng.integers(0, 3, (16, n)).astype(np.float32)
+    b = rng.integers(0, 3, (n, 16)).astype(np.float32)
+    got = to_np(xp.matmul(xp.asarray(a, device=DEV), xp.asarray(b, device=DEV)))
+    np.testing.assert_array_equal(got, a.astype(np.float64) @ b.astype(np.float64))

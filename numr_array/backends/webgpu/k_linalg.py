@@ -31,7 +31,7 @@ from ._lib import Lib
 from ._map import Gen, _overlap, bind_whole, run_map
 from ._shader import Layout, MAX_GROUPS
 from ._types import COMPUTE, WT, WTS, cast, lit, load_fn, storage_decl, store_fn, wt
-from .k_reduce import _collapse, _temp
+from .k_reduce import _collapse, _temp, reduce
 
 I32 = WTS[dt.int32]
 U32 = WTS[dt.uint32]
@@ -40,24 +40,44 @@ _M32 = 0xFFFFFFFF
 PAD = 4  # extra elements per k-row of x1's tile in workgroup memory: its transposed stores avoid bank conflicts
 
 
+CHUNK = 32768  # terms per invocation: lavapipe silently ends an invocation's loops after 65535 iterations
+
+
 def contract(client, x1: Tensor, x2: Tensor, o: Tensor, out_strides: list[tuple[int, int]],
              red: list[tuple[int, int, int]], conj: bool = False) -> None:
     """o[c] = sum over r of x1[..] * x2[..]: ``out_strides`` (stride in x1, stride in x2) per axis of o,
-    ``red`` (size, stride in x1, stride in x2) per contracted axis."""
+    ``red`` (size, stride in x1, stride in x2) per contracted axis. More than CHUNK terms are summed in
+    chunks of CHUNK, one launch each into a temporary in the compute dtype, then reduced into o."""
+    c = COMPUTE[wt(o._dtype)]
+    total = math.prod(r[0] for r in red)
+    if total <= CHUNK:
+        _contract_range(client, x1, x2, o, out_strides, red, conj, 0, total)
+        return
+    n = -(-total // CHUNK)
+    part = _temp(client, (n,) + o._shape, c.dtype)
+    for i in range(n):
+        view = Tensor(part._buf, c.dtype, o._shape, part._strides[1:], i * part._strides[0], o._dev)
+        _contract_range(client, x1, x2, view, out_strides, red, conj, i * CHUNK, min(total, (i + 1) * CHUNK))
+    reduce(client, "any" if c.family == "b" else "sum", part, (0,), o, acc_dtype=c.dtype)
+
+
+def _contract_range(client, x1: Tensor, x2: Tensor, o: Tensor, out_strides: list[tuple[int, int]],
+                    red: list[tuple[int, int, int]], conj: bool, start: int, stop: int) -> None:
+    """o[c] = the sum of the terms ``start`` to ``stop`` (row-major over ``red``) of ``contract``."""
     c = COMPUTE[wt(o._dtype)]
     w1, w2, ow = wt(x1._dtype), wt(x2._dtype), wt(o._dtype)
     nd, nr = len(o._shape), len(red)
     params = [(I32, s) for pair in out_strides for s in pair]
     params += [(I32, v) for r in red for v in r]
+    params += [(I32, start), (I32, stop)]
 
     def body(g: Gen) -> str:
         lib = g.lib
         b1 = " + ".join([g.raw_offset(0)] + [f"i32({g.coord(d)}) * {g.param(2 * d)}" for d in range(nd)])
         b2 = " + ".join([g.raw_offset(1)] + [f"i32({g.coord(d)}) * {g.param(2 * d + 1)}" for d in range(nd)])
         k0 = 2 * nd
-        count = " * ".join([g.param(k0 + 3 * j) for j in range(nr)]) or "1"
         lines = [f"  let b1 = {b1};\n  let b2 = {b2};\n  var acc = {lit(c, 0)};\n",
-                 f"  for (var r = 0; r < {count}; r = r + 1) {{\n",
+                 f"  for (var r = {g.param(k0 + 3 * nr)}; r < {g.param(k0 + 3 * nr + 1)}; r = r + 1) {{\n",
                  "    var q = r;\n    var o1 = b1;\n    var o2 = b2;\n"]
         for j in range(nr - 1, -1, -1):
             size, s1, s2 = (g.param(k0 + 3 * j + t) for t in range(3))
@@ -85,7 +105,10 @@ def gemm(client, x1: Tensor, x2: Tensor, o: Tensor, batch: list[tuple[int, int, 
     ``batch`` (size, stride in x1, in x2, in o) per batch axis, ``n`` (rows, stride in x1, in o), ``m``
     (columns, stride in x2, in o), ``k`` (length, stride in x1, in x2)."""
     N, M, K = n[0], m[0], k[0]
-    if N < 16 or M < 16:
+    cpu_adapter = client.adapter.info.get("adapter_type") == "CPU"
+    # a software adapter (lavapipe) ends an invocation's loops after 65535 iterations, about 58000 values
+    # of k for the tiled kernel: longer products there go to contract(), which sums in chunks
+    if N < 16 or M < 16 or (cpu_adapter and K > CHUNK):
         out_strides = [(b[1], b[2]) for b in batch] + [(n[1], 0), (0, m[1])]
         tmp = Tensor(o._buf, o._dtype, tuple(b[0] for b in batch) + (N, M), tuple(b[3] for b in batch) + (n[2], m[2]),
                      o._offset, o._dev)
@@ -97,9 +120,8 @@ def gemm(client, x1: Tensor, x2: Tensor, o: Tensor, batch: list[tuple[int, int, 
                                                                  [b[3] for b in batch]])
     # 8 x 8 blocks where there are enough 128 x 128 tiles to fill a GPU (a CPU adapter has few cores, and
     # gains most from the larger blocks)
-    few = client.adapter.info.get("adapter_type") == "CPU"
     R = 8 if c.ct in ("f32", "i32", "u32") and N >= 128 and M >= 128 and \
-        (few or nbatch * -(-N // 128) * -(-M // 128) >= 128) else 4
+        (cpu_adapter or nbatch * -(-N // 128) * -(-M // 128) >= 128) else 4
     BM = 16 * R
     BK = 1024 // BM
     limit = int(client.wdevice.limits["max-compute-workgroup-storage-size"])
