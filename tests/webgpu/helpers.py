@@ -1,5 +1,5 @@
-"""What the linear-algebra test modules of the WebGPU device share: random data, operands in several
-layouts, and the check that kernels read nothing back to the host."""
+"""What the WebGPU test modules share: random data, operands in several layouts, and the check that
+kernels read nothing back to the host."""
 
 from __future__ import annotations
 
@@ -40,3 +40,9 @@ def no_readback():
     before = client.readbacks
     yield
     assert client.readbacks == before, "a kernel read device data back to the host"
+
+
+def call_without_readback(f, *args, **kwargs):
+    """``f(*args, **kwargs)``, asserting that it reads no device data back (results are read later)."""
+    with no_readback():
+        return f(*args, **kwargs)

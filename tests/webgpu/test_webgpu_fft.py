@@ -19,6 +19,7 @@ from numr_array.backends import get_runtime
 from numr_array.backends.webgpu import k_fft
 
 from ..strategies import to_np
+from .helpers import call_without_readback as no_readback
 
 pytestmark = [pytest.mark.webgpu, pytest.mark.filterwarnings("ignore::RuntimeWarning")]
 if get_runtime("webgpu") is None:
@@ -54,15 +55,6 @@ def signal(rng, shape, dtype) -> np.ndarray:
     if dtype.kind == "complex floating":
         a = a + 1j * rng.standard_normal(shape)
     return a.astype(dtype.np)
-
-
-def no_readback(f, *args, **kwargs):
-    """f(*args, **kwargs), checking that the client's readback count is unchanged."""
-    c = client()
-    before = c.readbacks
-    r = f(*args, **kwargs)
-    assert c.readbacks == before, "a kernel read device data back to the host"
-    return r
 
 
 @st.composite

@@ -14,6 +14,7 @@ from numr_array import _dispatch
 from numr_array.backends import get_runtime
 
 from ..strategies import to_np
+from .helpers import call_without_readback as no_readback
 
 pytestmark = [pytest.mark.webgpu, pytest.mark.filterwarnings("ignore::RuntimeWarning")]
 if get_runtime("webgpu") is None:
@@ -25,10 +26,6 @@ NUMERIC = [d for d in DTYPES if d != xp.bool]
 REAL = [d for d in NUMERIC if d.kind != "complex floating"]
 FLOAT = [d for d in REAL if d.kind == "real floating"]
 INDEX = xp.__array_namespace_info__().default_dtypes(device=DEV)["indexing"]
-
-
-def client():
-    return xp.asarray(np.zeros(1, np.float32), device=DEV).device.client
 
 
 def ints(rng, dtype, shape, lo=-3, hi=4):
@@ -45,15 +42,6 @@ def check(got, want, rtol=None, exact=False):
     else:
         tol = rtol or (2e-5 if g.dtype in (np.float32, np.complex64) else 1e-12)
         np.testing.assert_allclose(g, w, rtol=tol, atol=tol, equal_nan=True)
-
-
-def no_readback(f):
-    """f() with the device's readback counter unchanged across it (results are read afterwards)."""
-    c = client()
-    before = c.readbacks
-    r = f()
-    assert c.readbacks == before
-    return r
 
 
 # --- matmul, tensordot, vecdot ------------------------------------------------------------------------
