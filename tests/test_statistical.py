@@ -90,6 +90,8 @@ def magnitude(a: np.ndarray) -> float:
 def product_scale(a: np.ndarray) -> float:
     """The largest finite magnitude in ``a`` (at least 1) to the power of its size: the scale of a product
     over it (magnitude(a) ** size overflows a Python float for long integer arrays)."""
+    if a.dtype.kind not in "fc":
+        return 1.0  # integer products are compared exactly (and 2.6e11 ** 27 overflows a Python float)
     m = np.abs(a.astype(np.complex128) if a.dtype.kind == "c" else a.astype(np.float64))
     m = m[np.isfinite(m)]
     return max(1.0, float(np.max(m, initial=0.0))) ** a.size

@@ -78,7 +78,8 @@ def test_adopt_wraps_a_cupy_array_without_copying(layout):
     t = client.adopt(c)
     assert t.device == dev and t.dtype == xp.float32 and t.shape == c.shape
     assert np.array_equal(to_np(t), cupy.asnumpy(c))
-    c[...] = -1
+    with client.stream:  # the write on numr's stream, ordered before numr's read whatever stream is current
+        c[...] = -1
     assert np.array_equal(to_np(t), np.full(c.shape, -1.0, np.float32))
     r = xp.sum(t * 2.0)  # usable as any tensor
     assert float(r) == -2.0 * c.size

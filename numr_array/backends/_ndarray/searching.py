@@ -84,7 +84,10 @@ def kernels(m) -> dict:
                 m.copyto(o, m.reshape(inverse, o.shape))
 
     def isin(ins, outs, p):
-        m.copyto(outs[0], m.isin(ins[0], ins[1], invert=p["invert"]))
+        # both in their promoted dtype first: CuPy found int32 0 in uint32 [2147483648]
+        x1, x2 = ins
+        dtype = m.result_type(x1.dtype, x2.dtype)
+        m.copyto(outs[0], m.isin(x1.astype(dtype, copy=False), x2.astype(dtype, copy=False), invert=p["invert"]))
 
     return {
         "argmax": arg_extremum(m.argmax), "argmin": arg_extremum(m.argmin), "count_nonzero": count_nonzero,

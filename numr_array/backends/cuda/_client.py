@@ -21,11 +21,11 @@ from ..._tensor import Tensor
 from ...runtime import Allocator, Buffer, Client, Event, Graph
 from .._ndarray import make_kernels, native_views
 from ._blas import WORKSPACE_BYTES, Cublas
+from ._direct import BINARY as DIRECT_BINARY, DirectLauncher
 from ._module import make_module
 from ._subnormals import keep_float32_subnormals
 
 _get_device = runtime.getDevice
-_ndarray = cupy.ndarray
 _current_stream = cupy.cuda.get_current_stream
 _DEFAULT_STREAMS = (0, runtime.streamLegacy, runtime.streamPerThread)
 _OOM = cupy.cuda.memory.OutOfMemoryError
@@ -123,6 +123,7 @@ class CudaClient(Client):
         #: whether CuPy's kernels keep float32 subnormals (as the CPU does); see _subnormals
         self.keeps_float32_subnormals = keep_float32_subnormals()
         self.kernels = make_kernels(make_module(cupy, self.blas))
+        self._direct = DirectLauncher(self.stream)
 
     # --- device, streams, memory --------------------------------------------------------------------
     def on_device(self):
@@ -176,18 +177,19 @@ class CudaClient(Client):
     def alloc_tensor(self, shape, dtype):
         if self.arena is not None:
             return Client.alloc_tensor(self, shape, dtype)
-        arr = None
+        n = dtype.itemsize
+        for d in shape:
+            n *= d
+        mp = None
         if _current_stream() is self.stream or self._adopt_current():
-            try:  # the fast path: CuPy allocates from its pool (on the current stream, ours) in C
-                arr = _ndarray(shape, dtype.np)
+            try:  # the fast path: a block of CuPy's pool filed under our (current) stream; the CuPy view of
+                # the tensor is made later, only if a CuPy kernel needs one (direct launches do not)
+                mp = self.pool.malloc(n)
             except _OOM:
                 pass
-        if arr is None:  # another stream is current, or out of memory: the path that switches and retries
-            n = dtype.itemsize
-            for d in shape:
-                n *= d
-            arr = _ndarray(shape, dtype.np, self.malloc(n))
-        return self.allocator.track(arr.data, arr.nbytes), arr
+        if mp is None:  # another stream is current, or out of memory: the path that switches and retries
+            mp = self.malloc(n)
+        return self.allocator.track(mp, n), None
 
     def native(self, t: Tensor):
         """The CuPy view of ``t`` (made once, then kept on the tensor)."""
@@ -286,6 +288,9 @@ class CudaClient(Client):
 
     # --- kernels -------------------------------------------------------------------------------------
     def launch(self, kernel: str, inputs: Sequence, outputs: Sequence[Tensor], params: dict) -> None:
+        if kernel in DIRECT_BINARY and not self._capturing and _current_stream() is self.stream \
+                and self._direct.try_binary(kernel, inputs, outputs):
+            return
         fn = self.kernels[kernel]
         ins, outs = native_views(self.native, inputs, outputs)
         if self._capturing:

@@ -132,10 +132,30 @@ def make_module(cupy, blas_of) -> types.ModuleType:
         src = np.repeat(np.arange(a.shape[axis]), repeats)
         return cupy.take(a, cupy.asarray(src), axis=axis)
 
+    def first_nan(f):
+        # CuPy's argmin/argmax need not pick the first of several NaNs (argmin([0, nan, nan]) gave 2); NumPy's
+        # answer, where a NaN is present, is the first NaN
+        def call(a, axis=None):
+            r = f(a, axis=axis)
+            if a.dtype.kind not in "fc":
+                return r
+            nan = cupy.isnan(a)
+            return cupy.where(cupy.any(nan, axis=axis), cupy.argmax(nan, axis=axis), r)
+        return call
+
     real = _numpy_real(cupy)
-    divide, sign, log, log1p, tanh, arccosh = _numpy_complex(cupy)
+    divide, sign, log, log1p, tanh, tan, arccosh = _numpy_complex(cupy)
+    hypot = real["hypot"]
+
+    def absolute(a, out=None, **kwargs):
+        if kwargs or a.dtype.kind != "c":
+            return cupy.absolute(a, out=out, **kwargs)
+        return hypot(a.real, a.imag, out=out)  # |z| below the largest float does not overflow (CuPy's did)
+
+    m.argmin, m.argmax = first_nan(cupy.argmin), first_nan(cupy.argmax)
+    m.absolute = m.abs = absolute
     m.repeat = repeat
-    m.tanh, m.arccosh, m.acosh = tanh, arccosh, arccosh
+    m.tanh, m.tan, m.arccosh, m.acosh = tanh, tan, arccosh, arccosh
     m.fft = _fft_module(cupy)
     m.linspace = linspace
     m.log, m.log1p = log, log1p
@@ -269,6 +289,14 @@ _COMPLEX_TANH = """
     q = (re_ == (R)0 && !isfinite(im_)) ? T(re_, im_ - im_) : tanh(a);  // C99: +-0 + NaN j
 """
 
+# tan(z) = -i tanh(i z), with tanh's C99 case (CuPy's tan(inf + 0j) was NaN + NaN j; NumPy's is NaN + 0j)
+_COMPLEX_TAN = """
+    typedef typename T::value_type R;
+    R re_ = -a.imag(), im_ = a.real();
+    T t = (re_ == (R)0 && !isfinite(im_)) ? T(re_, im_ - im_) : tanh(T(re_, im_));
+    q = T(t.imag(), -t.real());
+"""
+
 _COMPLEX_ACOSH = """
     typedef typename T::value_type R;
     R re_ = a.real(), im_ = a.imag();
@@ -285,8 +313,9 @@ _COMPLEX_LOG1P = """
 def _numpy_complex(cupy):
     """Complex divide (Smith's algorithm, so that z / 0 is inf or NaN part by part), sign (z / hypot(z),
     without overflow, with the infinities' cases), log (log|z| through hypot + i arg(z): C99's special values,
-    and no overflow; CuPy's log(inf + NaN j) is NaN + NaN j and its log(1 + 1.8e308j) inf), tanh and acosh of a zero real part with a non-finite imaginary
-    one (C99's +-0 + NaN j and NaN + i pi/2; CuPy gives NaN + NaN j) and log1p (log|1 + z| + i atan2, which keeps the sign of a
+    and no overflow; CuPy's log(inf + NaN j) is NaN + NaN j and its log(1 + 1.8e308j) inf), tanh (and tan through
+    it) and acosh of a zero real part with a non-finite imaginary one (C99's +-0 + NaN j and NaN + i pi/2; CuPy
+    gives NaN + NaN j) and log1p (log|1 + z| + i atan2, which keeps the sign of a
     zero imaginary part on the branch cut) computed as NumPy computes them; CuPy's complex division gives
     NaN + NaN j for z / 0, its sign overflows for |z| beyond about 1e154, and its log1p(-2 - 0j) is +pi j."""
     k_divide = cupy.ElementwiseKernel("T a, T b", "T q", _COMPLEX_DIVIDE, "numr_complex_divide")
@@ -305,6 +334,7 @@ def _numpy_complex(cupy):
             unary(cupy.log, _COMPLEX_LOG, "numr_complex_log"),
             unary(cupy.log1p, _COMPLEX_LOG1P, "numr_complex_log1p"),
             unary(cupy.tanh, _COMPLEX_TANH, "numr_complex_tanh"),
+            unary(cupy.tan, _COMPLEX_TAN, "numr_complex_tan"),
             unary(cupy.arccosh, _COMPLEX_ACOSH, "numr_complex_acosh"))
 
 
