@@ -2,9 +2,10 @@
 
 Submission: every launch is encoded into one pending command encoder (inside one open compute pass) and
 the encoder is submitted at a synchronisation point: a readback, ``synchronize``, a host write into a
-buffer, a capture boundary, or after ``MAX_PENDING`` launches. Kernel parameters go into a uniform buffer
-through a dynamic offset, so that a bind group (one per set of buffer windows) serves every launch on
-the same buffers; bind groups and pipelines are cached.
+buffer, a capture boundary, after ``MAX_PENDING`` launches, or after a launch that binds
+``EARLY_SUBMIT_BYTES``. Kernel parameters go into a uniform buffer through a dynamic offset, so that a
+bind group (one per set of buffer windows) serves every launch on the same buffers; bind groups and
+pipelines are cached.
 
 Capture: launches still run when captured, and each is also recorded as (pipeline, bind group, dynamic
 offset, workgroup counts); the parameters of captured launches live in uniform buffers the graph owns.
@@ -34,6 +35,9 @@ _serials = itertools.count(1)
 
 #: launches encoded before the pending encoder is submitted even without a synchronisation point
 MAX_PENDING = 1024
+#: a launch that binds this many bytes is submitted at once, so that the GPU works on it while the host
+#: encodes what follows instead of waiting for the next synchronisation (a 1 GiB sum ran 14% faster)
+EARLY_SUBMIT_BYTES = 64 << 20
 #: bytes of each uniform buffer launches take parameter slots from
 UNIFORM_POOL_BYTES = 1 << 20
 
@@ -318,7 +322,7 @@ class WebGPUClient(Client):
             self._records.append(self.map_record)
             self.map_record = None
         self._pending += 1
-        if self._pending >= MAX_PENDING:
+        if self._pending >= MAX_PENDING or sum(binds[2::3]) >= EARLY_SUBMIT_BYTES:
             self.flush()
 
     def _slot(self, uniform: bytes, ubytes: int) -> tuple[UniformPool, int]:

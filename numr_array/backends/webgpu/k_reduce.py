@@ -38,6 +38,9 @@ from ._types import COMPUTE, WT, WTS, cast, lit, wt
 
 _M32 = 0xFFFFFFFF
 WG = 256
+#: workgroups of a reduction's first pass over all its outputs: enough loads in flight to fill an H100's
+#: memory system (8192 measured 2646 GB/s on a 1 GiB sum, 4096 2534, 1056 1712)
+PARTS_TOTAL = 8192
 U32 = WTS[dt.uint32]
 ARG = ("argmax", "argmin")
 
@@ -175,7 +178,7 @@ def reduce(client: WebGPUClient, kind: str, x: Tensor, axes: tuple[int, ...], o:
     if K <= 32 or M >= 16384:
         _launch(client, kind, "thread", x, o, mean, acc, kshape, kx, ko, km, rshape, rx, M, K, 1, 0, arg)
         return
-    parts = 1 if M >= 512 else max(1, min(-(-K // (WG * 64)), 4096 // M, MAX_GROUPS))
+    parts = 1 if M >= 512 else max(1, min(-(-K // (WG * 64)), PARTS_TOTAL // M, MAX_GROUPS))
     if parts == 1:
         _launch(client, kind, "group", x, o, mean, acc, kshape, kx, ko, km, rshape, rx, M, K, 1, 0, arg)
         return
