@@ -181,12 +181,19 @@ def id_matches(nodeid: str, pattern: str) -> bool:
 # --------------------------------------------------------------------------------------
 
 def _git(path: Path, *args: str) -> str | None:
-    try:
-        out = subprocess.run(["git", "-C", str(path), *args], capture_output=True, text=True,
-                             timeout=30)
-    except (OSError, subprocess.SubprocessError):
+    """``git args`` in ``path``'s own repository; None when ``path`` is not the top of one (a copy without
+    .git inside another checkout would otherwise report that checkout's commit)."""
+    def run(*a: str) -> str | None:
+        try:
+            out = subprocess.run(["git", "-C", str(path), *a], capture_output=True, text=True, timeout=30)
+        except (OSError, subprocess.SubprocessError):
+            return None
+        return out.stdout.strip() if out.returncode == 0 and out.stdout.strip() else None
+
+    top = run("rev-parse", "--show-toplevel")
+    if top is None or Path(top).resolve() != Path(path).resolve():
         return None
-    return out.stdout.strip() if out.returncode == 0 and out.stdout.strip() else None
+    return run(*args)
 
 
 def _probe_module(python: str, env: dict, module: str) -> dict:
