@@ -21,6 +21,7 @@ if get_runtime("cuda") is None:
 import cupy  # noqa: E402
 
 from numr_array.backends.cuda._client import CudaGraph  # noqa: E402
+from numr_array.backends.cuda._direct import FusedRun  # noqa: E402
 
 DEV = "cuda:0"
 dev = xp._device.parse_device(DEV)
@@ -239,3 +240,66 @@ def test_upload_inside_capture_is_a_graph_constant():
     x[...] = 1.0
     g.replay()
     assert np.array_equal(to_np(y), np.full(5, 11.0))
+
+
+def test_direct_ops_in_a_capture_become_fused_kernels_with_eager_results(monkeypatch):
+    a = np.linspace(-1, 1, 1024, dtype=np.float32)
+    b = np.full(1024, 0.001, np.float32)
+    x, y = on(a), on(b)
+    out = xp.empty((1024,), dtype=xp.float32, device=DEV)
+    runs = []
+    launch_run = client._direct.launch_run
+    monkeypatch.setattr(client._direct, "launch_run", lambda run: (runs.append(len(run.steps)), launch_run(run)))
+    with xp.capture(device=DEV) as g:
+        xp.add(chain(x, y, 300), 0.0, out=out)
+    # 301 ops in kernels of at most MAX_STEPS steps each
+    assert sum(runs) == 301 and len(runs) == -(-301 // FusedRun.MAX_STEPS)
+    eager = to_np(chain(x, y, 300))
+    np.testing.assert_array_equal(to_np(out), eager)  # the same roundings as one kernel per op
+    x[...] = on(np.cos(a))
+    g.replay()
+    np.testing.assert_array_equal(to_np(out), to_np(chain(x, y, 300)))
+
+
+def test_fused_runs_mix_dtypes_scalars_comparisons_and_in_place_updates():
+    rng = np.random.default_rng(5)
+    i = on(rng.integers(-2**31, 2**31 - 1, 64, dtype=np.int32))
+    f = on(rng.standard_normal(64))
+    u8 = on(rng.integers(0, 255, 64, dtype=np.uint8))
+
+    def block():
+        j = xp.multiply(i, 3)  # wraps
+        j = xp.subtract(7, j)
+        m = xp.less(xp.bitwise_and(j, 0xFF), 100)
+        m = xp.logical_xor(m, xp.greater(f, 0.0))
+        g2 = xp.divide(f, xp.add(f, 1.0))
+        v = xp.add(u8, u8)
+        xp.multiply(v, 3, out=v)  # in place
+        return j, m, g2, v
+
+    eager = [to_np(t) for t in block()]
+    with xp.capture(device=DEV) as g:
+        results = block()
+    for t, e in zip(results, eager):
+        np.testing.assert_array_equal(to_np(t), e, strict=True)
+    g.replay()
+    for t, e in zip(results, eager):
+        np.testing.assert_array_equal(to_np(t), e, strict=True)
+
+
+def test_an_op_reading_an_overlapping_shifted_view_is_not_fused_with_its_writer():
+    # x[0:8] written, then x[4:12] read: element i of the second op needs element i + 4 of the first,
+    # which another thread computes; the second op must start a new kernel
+    c = on(np.arange(8, dtype=np.float32))
+    buf = on(np.zeros(16, np.float32))
+    d = xp.empty((8,), dtype=xp.float32, device=DEV)
+    with xp.capture(device=DEV) as g:
+        xp.multiply(c, 2.0, out=buf[0:8])
+        xp.add(buf[4:12], 1.0, out=d)
+    want = np.zeros(16, np.float32)
+    want[0:8] = np.arange(8) * 2
+    np.testing.assert_array_equal(to_np(d), want[4:12] + 1)
+    c[...] = on(np.arange(8, dtype=np.float32) + 100)
+    g.replay()
+    want[0:8] = (np.arange(8) + 100) * 2
+    np.testing.assert_array_equal(to_np(d), want[4:12] + 1)

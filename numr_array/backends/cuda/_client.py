@@ -21,7 +21,7 @@ from ..._tensor import Tensor
 from ...runtime import Allocator, Buffer, Client, Event, Graph
 from .._ndarray import make_kernels, native_views
 from ._blas import WORKSPACE_BYTES, Cublas
-from ._direct import BINARY as DIRECT_BINARY, DirectLauncher
+from ._direct import BINARY as DIRECT_BINARY, DirectLauncher, FusedRun
 from ._module import make_module
 from ._subnormals import keep_float32_subnormals
 
@@ -124,6 +124,7 @@ class CudaClient(Client):
         self.keeps_float32_subnormals = keep_float32_subnormals()
         self.kernels = make_kernels(make_module(cupy, self.blas))
         self._direct = DirectLauncher(self.stream)
+        self._run: FusedRun | None = None  # direct ops captured but not yet put into the graph
 
     # --- device, streams, memory --------------------------------------------------------------------
     def on_device(self):
@@ -193,6 +194,8 @@ class CudaClient(Client):
 
     def native(self, t: Tensor):
         """The CuPy view of ``t`` (made once, then kept on the tensor)."""
+        if self._run is not None:  # CuPy work on t inside the capture must come after the ops pending for it
+            self._flush_run()
         v = t._view
         if v is None:
             size = t._dtype.itemsize
@@ -278,6 +281,8 @@ class CudaClient(Client):
             self.copy_stream.synchronize()
 
     def copy_within_device(self, src: Buffer, src_offset: int, dst: Buffer, dst_offset: int, nbytes: int) -> None:
+        if self._run is not None:
+            self._flush_run()
         if nbytes:
             with self.on_device():
                 runtime.memcpyAsync(dst.handle.ptr + dst_offset, src.handle.ptr + src_offset, nbytes,
@@ -288,9 +293,14 @@ class CudaClient(Client):
 
     # --- kernels -------------------------------------------------------------------------------------
     def launch(self, kernel: str, inputs: Sequence, outputs: Sequence[Tensor], params: dict) -> None:
-        if kernel in DIRECT_BINARY and not self._capturing and _current_stream() is self.stream \
-                and self._direct.try_binary(kernel, inputs, outputs):
-            return
+        if kernel in DIRECT_BINARY:
+            if self._capturing:
+                if self._record(kernel, inputs, outputs):
+                    return
+            elif _current_stream() is self.stream and self._direct.try_binary(kernel, inputs, outputs):
+                return
+        if self._run is not None:
+            self._flush_run()
         fn = self.kernels[kernel]
         ins, outs = native_views(self.native, inputs, outputs)
         if self._capturing:
@@ -311,6 +321,26 @@ class CudaClient(Client):
             why = f"{kernel} cannot be captured on {self.device} ({type(e).__name__}: {e})"
             _capture.abort_active(why)
             raise _capture.CaptureError(f"{why}; move it out of the capture() block") from e
+
+    def _record(self, kernel: str, inputs, outputs) -> bool:
+        """Add a direct op to the capture's pending fused run (flushing a run it does not fit)."""
+        run = self._run
+        if run is not None and run.add(kernel, inputs, outputs):
+            return True
+        fresh = FusedRun()
+        if not fresh.add(kernel, inputs, outputs):
+            return False
+        if run is not None:
+            self._flush_run()
+        self._run = fresh
+        return True
+
+    def _flush_run(self) -> None:
+        """Put the pending fused run into the capture: anything captured after it is ordered after it."""
+        run, self._run = self._run, None
+        if run is not None:
+            self._launch_captured("a fused element-wise run", lambda ins, outs, p: self._direct.launch_run(run),
+                                  None, None, None)
 
     # --- capture -------------------------------------------------------------------------------------
     def begin_capture(self) -> None:
@@ -350,6 +380,7 @@ class CudaClient(Client):
                 cm.__exit__(None, None, None)
 
     def end_capture(self) -> CudaGraph:
+        self._flush_run()
         try:
             g = self._stop_capture()
         except runtime.CUDARuntimeError as e:
@@ -360,6 +391,7 @@ class CudaClient(Client):
         return graph
 
     def abort_capture(self) -> None:
+        self._run = None
         try:
             self._stop_capture()
         except (runtime.CUDARuntimeError, RuntimeError):
