@@ -52,12 +52,17 @@ _FORMS = {"tt": ("const T* a_", "const T* b_", "a_[i]", "b_[i]"),
           "st": ("T a_", "const T* b_", "a_", "b_[i]")}
 
 
+def _step(op: str, ctype: str, rtype: str, ea: str, eb: str, target: str) -> str:
+    """C statements setting ``target`` to ``op`` of the operand expressions ``ea`` and ``eb``."""
+    return f"{{ {ctype} a = {ea}; {ctype} b = {eb}; {target} = ({rtype})({BINARY[op]}); }}"
+
+
 def _source(op: str, ctype: str, rtype: str, form: str) -> str:
     pa, pb, ea, eb = _FORMS[form]
     return (f"typedef {ctype} T;\n"
             f"extern \"C\" __global__ void k({pa}, {pb}, {rtype}* o, long long n) {{\n"
             "  long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;\n"
-            f"  if (i < n) {{ T a = {ea}; T b = {eb}; o[i] = ({rtype})({BINARY[op]}); }}\n"
+            f"  if (i < n) {_step(op, 'T', rtype, ea, eb, 'o[i]')}\n"
             "}\n")
 
 
@@ -255,8 +260,7 @@ class FusedRun:
             c, r = _CTYPE[npdtype.name], _CTYPE[odtype.name]
             k = pointer(out)
             key.append((op, npdtype, k))
-            body.append(f"  {r} r{j};\n  {{ {c} a = {ea}; {c} b = {eb}; r{j} = ({r})({BINARY[op]}); }}\n"
-                        f"  (({r}*)p{k})[i] = r{j};\n")
+            body.append(f"  {r} r{j};\n  {_step(op, c, r, ea, eb, f'r{j}')}\n  (({r}*)p{k})[i] = r{j};\n")
             held[out] = (f"r{j}", odtype)
         params.append("long long n")
         source = (f"extern \"C\" __global__ void k({', '.join(params)}) {{\n"
