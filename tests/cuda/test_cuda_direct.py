@@ -1,6 +1,6 @@
 """CUDA's direct element-wise launches (backends/cuda/_direct.py) against NumPy, for every operator, dtype
 and operand form they take, and the cases that must go to CuPy instead; and the CuPy results numr
-replaces (complex abs and tan, argmin/argmax with NaNs, isin across signed and unsigned dtypes)."""
+replaces (complex abs, log, log1p and tan, argmin/argmax with NaNs, isin across signed and unsigned dtypes)."""
 
 import numpy as np
 import pytest
@@ -119,6 +119,15 @@ def test_complex_abs_near_the_largest_float():
     got = to_np(xp.abs(xp.asarray(z, device=DEV)))
     with np.errstate(all="ignore"):
         np.testing.assert_array_equal(got, np.abs(z))
+
+
+def test_complex_log_and_log1p_near_the_largest_float():
+    big = np.finfo(np.float64).max
+    z = np.array([1j * big, 1 + 1j * big, big + 0j, -big + 1j])
+    for f, ref in ((xp.log, np.log), (xp.log1p, np.log1p)):
+        got = to_np(f(xp.asarray(z, device=DEV)))
+        assert np.all(np.isfinite(got)), (f.__name__, got)
+        np.testing.assert_allclose(got, ref(z), rtol=1e-14)
 
 
 def test_complex_tan_special_values():

@@ -270,32 +270,39 @@ _COMPLEX_SIGN = """
 """
 
 
-_COMPLEX_LOG = """
-    typedef typename T::value_type R;
-    R re_ = a.real(), im_ = a.imag();
+# log|z| + i arg(z) of the complex (re_, im_) into q: through hypot, with a scaled formula where |z| is beyond
+# the largest float (CUDA's hypot and so log|z| were inf for 1 + 1.8e308j)
+_LOG_PARTS = """
     R h = hypot(re_, im_);  // inf with an infinite part, NaN with a NaN and no infinite one
     R lr = log(h);
-    if (isinf(h) && isfinite(re_) && isfinite(im_)) {  // |z| beyond the largest float: log(max) + log of the rest
+    if (isinf(h) && isfinite(re_) && isfinite(im_)) {  // log(max) + log of the rest
         R x = fabs(re_), y = fabs(im_), mx = fmax(x, y), r = fmin(x, y) / mx;
         lr = log(mx) + (R)0.5 * log1p(r * r);
     }
     q = T(lr, atan2(im_, re_));
 """
 
+_COMPLEX_LOG = """
+    typedef typename T::value_type R;
+    R re_ = a.real(), im_ = a.imag();
+""" + _LOG_PARTS
+
+
+# tanh of the complex (re_, im_) into t, with C99's +-0 + NaN j for a zero real part and a non-finite imaginary one
+_TANH_PARTS = """
+    T t = (re_ == (R)0 && !isfinite(im_)) ? T(re_, im_ - im_) : tanh(T(re_, im_));
+"""
 
 _COMPLEX_TANH = """
     typedef typename T::value_type R;
     R re_ = a.real(), im_ = a.imag();
-    q = (re_ == (R)0 && !isfinite(im_)) ? T(re_, im_ - im_) : tanh(a);  // C99: +-0 + NaN j
-"""
+""" + _TANH_PARTS + "    q = t;\n"
 
-# tan(z) = -i tanh(i z), with tanh's C99 case (CuPy's tan(inf + 0j) was NaN + NaN j; NumPy's is NaN + 0j)
+# tan(z) = -i tanh(i z) (CuPy's tan(inf + 0j) was NaN + NaN j; NumPy's is NaN + 0j)
 _COMPLEX_TAN = """
     typedef typename T::value_type R;
     R re_ = -a.imag(), im_ = a.real();
-    T t = (re_ == (R)0 && !isfinite(im_)) ? T(re_, im_ - im_) : tanh(T(re_, im_));
-    q = T(t.imag(), -t.real());
-"""
+""" + _TANH_PARTS + "    q = T(t.imag(), -t.real());\n"
 
 _COMPLEX_ACOSH = """
     typedef typename T::value_type R;
@@ -306,8 +313,7 @@ _COMPLEX_ACOSH = """
 _COMPLEX_LOG1P = """
     typedef typename T::value_type R;
     R re_ = a.real() + (R)1, im_ = a.imag();
-    q = T(log(hypot(re_, im_)), atan2(im_, re_));
-"""
+""" + _LOG_PARTS
 
 
 def _numpy_complex(cupy):
