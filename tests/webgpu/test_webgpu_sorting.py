@@ -4,6 +4,7 @@ size-1 inputs, lines long enough for the global stages of the bitonic network, a
 
 from __future__ import annotations
 
+import contextlib
 import math
 
 import numpy as np
@@ -21,6 +22,8 @@ from ..strategies import to_np
 pytestmark = [pytest.mark.webgpu, pytest.mark.filterwarnings("ignore::RuntimeWarning")]
 if get_runtime("webgpu") is None:
     pytest.skip("no WebGPU adapter (wgpu missing or no adapter found)", allow_module_level=True)
+
+from numr_array.backends.webgpu import k_sort  # noqa: E402
 
 DEV = "webgpu:0"
 DTYPES = list(xp.__array_namespace_info__().dtypes(device=DEV).values())
@@ -107,6 +110,49 @@ def test_long_lines(dtype, n):
     for descending in (False, True):
         np.testing.assert_array_equal(to_np(xp.argsort(t, descending=descending)), _stable_order(a, descending))
     same(*on_both(lambda t: xp.sort(t, descending=True), a))
+
+
+@contextlib.contextmanager
+def radix_everywhere():
+    """Every single-line sort takes the radix path (normally only lines of RADIX_MIN or more), counted."""
+    calls = []
+    saved, radix = k_sort.RADIX_MIN, k_sort._radix
+    k_sort.RADIX_MIN = 1
+    k_sort._radix = lambda *args: (calls.append(args[2]), radix(*args))
+    try:
+        yield calls
+    finally:
+        k_sort.RADIX_MIN, k_sort._radix = saved, radix
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int8", "uint16", "int32", "float64", "int64", "uint64"])
+def test_radix_sort_across_tiles(dtype):
+    # tile edges (2048 elements), few distinct values (ties keep their order), NaN and both zeros
+    rng = np.random.default_rng(7)
+    for n in (1, 2, 2047, 2048, 2049, 6001):
+        a = rng.integers(0, 40, n).astype(dtype)
+        if a.dtype.kind == "f":
+            a[rng.integers(0, n, n // 7 + 1)] = np.nan
+            a[rng.integers(0, n, n // 7 + 1)] = -0.0
+            a -= 20
+        t = xp.asarray(a, device=DEV)
+        with radix_everywhere() as calls:
+            for descending in (False, True):
+                got = to_np(xp.argsort(t, descending=descending))
+                np.testing.assert_array_equal(got, _stable_order(a, descending), err_msg=f"{dtype} n={n}")
+            same(*on_both(lambda t: xp.sort(t), a))
+        assert len(calls) >= 3
+
+
+@settings(max_examples=40, deadline=None)
+@given(cases(DTYPES, min_dims=1))
+def test_radix_unique_all_matches_cpu(case):
+    _, a = case
+    a = a.reshape(-1)  # one line: the keys of every dtype (complex: five words) through the radix passes
+    with radix_everywhere() as calls:
+        for got, want in zip(*on_both(xp.unique_all, a, reads=int(a.size > 0))):
+            same(got, want)
+    assert calls or a.size == 0
 
 
 @pytest.mark.parametrize("shape,axis", [((777, 3), 1), ((777, 3), 0), ((5, 1), 1), ((1, 1), 0), ((3, 1000, 2), 1),

@@ -22,9 +22,12 @@ as large as the adapter's workgroup memory holds: 4096 float32 keys with their i
   data), and one local launch finishes the
   stages below E in workgroup memory.
 
-For 1e8 float32 (P = 2^27) with E = 4096 that is 1 + 15 local and 36 global launches, each reading and
-writing 8 bytes per element, then one gather of the values (about 55 passes over 800 MB, against the
-4 passes of a radix sort). Measured against CuPy's radix sort in docs/benchmarks.md.
+For 1e8 float32 (P = 2^27) with E = 4096 that would be 1 + 15 local and 36 global launches, each reading
+and writing 8 bytes per element. So one line of ``RADIX_MIN`` elements or more is radix-sorted instead
+(``_radix``): least significant digit first, 4 bits per pass, 8 passes per key word; each pass counts
+the digits of every tile of ``RADIX_TILE`` elements, scans the counts digit-major, and scatters each tile
+stably (an invocation ranks its consecutive elements after a workgroup scan of the per-invocation counts).
+Measured against CuPy's radix sort in docs/benchmarks.md.
 
 The rest is searches over sorted keys: searchsorted is a binary search per element of x2 in x1 (through
 ``sorter``), comparing keys of the promoted dtype; isin sorts the keys of x2 and binary-searches each
@@ -51,10 +54,14 @@ from ._shader import Layout, groups, main_header
 from ._types import COMPUTE, WT, WTS, cast, wt
 from .k_elementwise import _copy, _fill
 from .k_index import _clip_index, _take_along_axis
-from .k_reduce import _temp, reduce
+from .k_reduce import _temp, reduce, scan
 
 U32 = WTS[dt.uint32]
 WG = 256
+#: one line of at least this many elements is radix-sorted; shorter lines and batches go to the bitonic
+#: network (fewer launches when the data is small, and every line in one dispatch)
+RADIX_MIN = 1 << 16
+RADIX_TILE = 2048  # elements per workgroup in a radix pass
 ONES = "0xffffffffu"
 
 
@@ -158,8 +165,112 @@ def sorted_keys(client: WebGPUClient, x: Tensor, n: int, cw: WT | None = None,
             return lines_ + g.store(0, words[k])
         view = Tensor(keys._buf, dt.uint32, x._shape, tuple(s * kw for s in cs), k, client.device)
         run_map(client, "sort_key", (k, descending, cw.dtype), [view], [x], body)
-    _bitonic(client, keys, idx, lines, n, kw)
+    if lines == 1 and n >= RADIX_MIN:
+        _radix(client, keys, idx, n, kw)
+    else:
+        _bitonic(client, keys, idx, lines, n, kw)
     return keys, idx
+
+
+def _radix(client: WebGPUClient, keys: Tensor, idx: Tensor, n: int, kw: int) -> None:
+    """Sort one line of n (key, index) pairs in place, setting the indices: a least-significant-digit radix
+    sort, 4 bits per pass (8 passes per key word), each pass stable, so that equal keys keep their order
+    of position. A pass counts the digits of every tile, scans the counts (digit-major, so that a tile's
+    digit d lands after all smaller digits and after earlier tiles' d), and scatters each tile."""
+    nb = -(-n // RADIX_TILE)
+    hist = _temp(client, (16 * nb,), dt.uint32)
+    cum = _temp(client, (16 * nb,), dt.uint32)
+    bufs = [(keys, idx), (_temp(client, (n * kw,), dt.uint32), _temp(client, (n,), dt.uint32))]
+    passes = 8 * kw  # even: the result ends in keys and idx
+    for p in range(passes):
+        (k_in, i_in), (k_out, i_out) = bufs[p % 2], bufs[1 - p % 2]
+        word, shift = kw - 1 - p // 8, 4 * (p % 8)
+        common = [n, nb, word, shift, int(p == 0)]
+        _radix_launch(client, "count", kw, common, (k_in, hist), nb)
+        scan(client, "sum", hist, cum, 0)
+        _radix_launch(client, "scatter", kw, common, (k_in, i_in, k_out, i_out, hist, cum), nb)
+
+
+def _radix_launch(client, stage: str, kw: int, common: list[int], tensors: tuple, nb: int) -> None:
+    lay = Layout()
+    W = Layout.word
+    n_k, nb_k, word_k, shift_k, init_k = (lay.alloc(1) for _ in range(5))
+    T, PER = RADIX_TILE, RADIX_TILE // WG
+
+    def source() -> str:
+        names = ["k_in", "hist"] if stage == "count" else ["k_in", "i_in", "k_out", "i_out", "hist", "cum"]
+        decl = "".join(f"@group(0) @binding({b}) var<storage, read_write> {name}: array<u32>;\n"
+                       for b, name in enumerate(names, start=1))
+        head = (f"@compute @workgroup_size({WG})\n"
+                "fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) li: u32) {\n"
+                f"  let t = wid.y * {W(1)} + wid.x;\n  if (t >= {W(0)}) {{ return; }}\n"
+                f"  let n = {W(n_k)};\n  let nb = {W(nb_k)};\n  let base = t * {T}u;\n"
+                f"  let digit = fn_digit;\n")
+        dig = f"((k_in[e * {kw}u + {W(word_k)}] >> {W(shift_k)}) & 15u)"
+        if stage == "count":
+            body = ("  if (li < 16u) { atomicStore(&h[li], 0u); }\n  workgroupBarrier();\n"
+                    f"  for (var j = 0u; j < {PER}u; j = j + 1u) {{\n    let e = base + j * {WG}u + li;\n"
+                    f"    if (e < n) {{ atomicAdd(&h[{dig}], 1u); }}\n  }}\n  workgroupBarrier();\n"
+                    "  if (li < 16u) { hist[li * nb + t] = atomicLoad(&h[li]); }\n}\n")
+            return lay.block() + decl + "var<workgroup> h: array<atomic<u32>, 16>;\n" + head.replace(
+                "  let digit = fn_digit;\n", "") + body
+        move = "".join(
+            f"  workgroupBarrier();\n  for (var j = 0u; j < {PER}u; j = j + 1u) {{\n    let q = j * {WG}u + li;\n"
+            f"    if (base + q < n) {{ cnt[rk(q)] = {src}; }}\n  }}\n  workgroupBarrier();\n"
+            f"  for (var j = 0u; j < {PER}u; j = j + 1u) {{\n    let q = j * {WG}u + li;\n"
+            f"    if (q < m) {{ let d = dg[q]; {dst}[(goff[d] + q - loff[d]){stride}] = cnt[q]; }}\n  }}\n"
+            for src, dst, stride in [(f"k_in[(base + q) * {kw}u + {k}u]", "k_out", f" * {kw}u + {k}u")
+                                     for k in range(kw)]
+            + [(f"select(i_in[base + q], base + q, {W(init_k)} != 0u)", "i_out", "")])
+        # every loop over the 16 digits and the PER elements of an invocation is unrolled here, so that
+        # per-invocation values stay in registers (dynamically indexed private arrays were 3x slower on
+        # NVIDIA); each invocation's per-digit values live in its own column li of cnt (no bank conflicts)
+        slot = lambda d: f"cnt[{d * WG}u + li]"
+        body = [
+            # the digit of each element of the tile (16: past the end)
+            f"  for (var j = 0u; j < {PER}u; j = j + 1u) {{\n    let q = j * {WG}u + li;\n    let e = base + q;\n"
+            f"    dg[q] = select(16u, {dig}, e < n);\n  }}\n",
+            "".join(f"  {slot(d)} = 0u;\n" for d in range(16)) + "  workgroupBarrier();\n",
+            # each invocation takes PER consecutive elements (so that ranks follow positions): its digits, and
+            # its count of each digit
+            "".join(f"  let d{j} = dg[li * {PER}u + {j}u];\n"
+                    f"  if (d{j} < 16u) {{ cnt[d{j} * {WG}u + li] = cnt[d{j} * {WG}u + li] + 1u; }}\n"
+                    for j in range(PER)),
+            "  workgroupBarrier();\n",
+            # inclusive scan of each digit's row across the invocations
+            f"  for (var off = 1u; off < {WG}u; off = off << 1u) {{\n"
+            + "".join(f"    var v{d} = {slot(d)};\n    if (li >= off) {{ v{d} = v{d} + cnt[{d * WG}u + li - off]; }}\n"
+                      for d in range(16))
+            + "    workgroupBarrier();\n" + "".join(f"    {slot(d)} = v{d};\n" for d in range(16))
+            + "    workgroupBarrier();\n  }\n",
+            # where each digit starts in the tile sorted by digit (loff) and in the line (goff), and where this
+            # invocation's first element of each digit goes in the sorted tile
+            "  var at = 0u;\n"
+            + "".join(f"  let b{d} = at + select(0u, cnt[{d * WG}u + max(li, 1u) - 1u], li > 0u);\n"
+                      f"  if (li == 0u) {{ loff[{d}] = at; goff[{d}] = cum[{d}u * nb + t] - hist[{d}u * nb + t]; }}\n"
+                      f"  at = at + cnt[{d * WG + WG - 1}u];\n" for d in range(16))
+            + "  let m = at;\n  workgroupBarrier();\n"
+            + "".join(f"  {slot(d)} = b{d};\n" for d in range(16)),
+            # each element's rank in the sorted tile (each invocation bumps its own column only)
+            "".join(f"  var r{j} = 0u;\n  if (d{j} < 16u) {{ r{j} = cnt[d{j} * {WG}u + li]; "
+                    f"cnt[d{j} * {WG}u + li] = r{j} + 1u; }}\n" for j in range(PER))
+            + "  workgroupBarrier();\n",
+            # ranks by position (cnt[T..2T)) and the digit at each sorted position (dg)
+            "".join(f"  if (d{j} < 16u) {{ cnt[{T}u + li * {PER}u + {j}u] = r{j}; dg[r{j}] = d{j}; }}\n"
+                    for j in range(PER)),
+            # each word of the keys, then the indices: read in order, placed sorted in workgroup memory
+            # (cnt[0..T)), written out in sorted order, so that consecutive invocations write consecutive places
+            move, "}\n",
+        ]
+        return (lay.block() + decl + f"var<workgroup> dg: array<u32, {T}>;\n"
+                f"var<workgroup> cnt: array<u32, {16 * WG}>;\n"
+                "var<workgroup> loff: array<u32, 16>;\nvar<workgroup> goff: array<u32, 16>;\n"
+                f"fn rk(q: u32) -> u32 {{ return cnt[{T}u + q]; }}\n"
+                + head.replace("  let digit = fn_digit;\n", "") + "".join(body))
+
+    pipe = client.pipeline(("sort_radix", stage, kw, T), source, len(tensors), lay.nbytes)
+    grid = groups(nb * WG, WG)
+    client.dispatch(pipe, pack_words([nb, grid[0], 0, 0] + common), _binds(client, *tensors), grid)
 
 
 def _tile(client: WebGPUClient, kw: int) -> int:
