@@ -62,6 +62,9 @@ WG = 256
 #: network (fewer launches when the data is small, and every line in one dispatch)
 RADIX_MIN = 1 << 16
 RADIX_TILE = 2048  # elements per workgroup in a radix pass
+#: invocations per workgroup in a radix pass, each ranking RADIX_TILE // RADIX_GROUP elements (an argsort of
+#: 1e8 float32 on an H100 took 85.9 ms with 256, 117 ms with 128, 175 ms with 64)
+RADIX_GROUP = 256
 ONES = "0xffffffffu"
 
 
@@ -195,13 +198,14 @@ def _radix_launch(client, stage: str, kw: int, common: list[int], tensors: tuple
     lay = Layout()
     W = Layout.word
     n_k, nb_k, word_k, shift_k, init_k = (lay.alloc(1) for _ in range(5))
-    T, PER = RADIX_TILE, RADIX_TILE // WG
+    G = RADIX_GROUP
+    T, PER = RADIX_TILE, RADIX_TILE // G
 
     def source() -> str:
         names = ["k_in", "hist"] if stage == "count" else ["k_in", "i_in", "k_out", "i_out", "hist", "cum"]
         decl = "".join(f"@group(0) @binding({b}) var<storage, read_write> {name}: array<u32>;\n"
                        for b, name in enumerate(names, start=1))
-        head = (f"@compute @workgroup_size({WG})\n"
+        head = (f"@compute @workgroup_size({G})\n"
                 "fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) li: u32) {\n"
                 f"  let t = wid.y * {W(1)} + wid.x;\n  if (t >= {W(0)}) {{ return; }}\n"
                 f"  let n = {W(n_k)};\n  let nb = {W(nb_k)};\n  let base = t * {T}u;\n"
@@ -209,15 +213,15 @@ def _radix_launch(client, stage: str, kw: int, common: list[int], tensors: tuple
         dig = f"((k_in[e * {kw}u + {W(word_k)}] >> {W(shift_k)}) & 15u)"
         if stage == "count":
             body = ("  if (li < 16u) { atomicStore(&h[li], 0u); }\n  workgroupBarrier();\n"
-                    f"  for (var j = 0u; j < {PER}u; j = j + 1u) {{\n    let e = base + j * {WG}u + li;\n"
+                    f"  for (var j = 0u; j < {PER}u; j = j + 1u) {{\n    let e = base + j * {G}u + li;\n"
                     f"    if (e < n) {{ atomicAdd(&h[{dig}], 1u); }}\n  }}\n  workgroupBarrier();\n"
                     "  if (li < 16u) { hist[li * nb + t] = atomicLoad(&h[li]); }\n}\n")
             return lay.block() + decl + "var<workgroup> h: array<atomic<u32>, 16>;\n" + head.replace(
                 "  let digit = fn_digit;\n", "") + body
         move = "".join(
-            f"  workgroupBarrier();\n  for (var j = 0u; j < {PER}u; j = j + 1u) {{\n    let q = j * {WG}u + li;\n"
+            f"  workgroupBarrier();\n  for (var j = 0u; j < {PER}u; j = j + 1u) {{\n    let q = j * {G}u + li;\n"
             f"    if (base + q < n) {{ cnt[rk(q)] = {src}; }}\n  }}\n  workgroupBarrier();\n"
-            f"  for (var j = 0u; j < {PER}u; j = j + 1u) {{\n    let q = j * {WG}u + li;\n"
+            f"  for (var j = 0u; j < {PER}u; j = j + 1u) {{\n    let q = j * {G}u + li;\n"
             f"    if (q < m) {{ let d = dg[q]; {dst}[(goff[d] + q - loff[d]){stride}] = cnt[q]; }}\n  }}\n"
             for src, dst, stride in [(f"k_in[(base + q) * {kw}u + {k}u]", "k_out", f" * {kw}u + {k}u")
                                      for k in range(kw)]
@@ -225,35 +229,35 @@ def _radix_launch(client, stage: str, kw: int, common: list[int], tensors: tuple
         # every loop over the 16 digits and the PER elements of an invocation is unrolled here, so that
         # per-invocation values stay in registers (dynamically indexed private arrays were 3x slower on
         # NVIDIA); each invocation's per-digit values live in its own column li of cnt (no bank conflicts)
-        slot = lambda d: f"cnt[{d * WG}u + li]"
+        slot = lambda d: f"cnt[{d * G}u + li]"
         body = [
             # the digit of each element of the tile (16: past the end)
-            f"  for (var j = 0u; j < {PER}u; j = j + 1u) {{\n    let q = j * {WG}u + li;\n    let e = base + q;\n"
+            f"  for (var j = 0u; j < {PER}u; j = j + 1u) {{\n    let q = j * {G}u + li;\n    let e = base + q;\n"
             f"    dg[q] = select(16u, {dig}, e < n);\n  }}\n",
             "".join(f"  {slot(d)} = 0u;\n" for d in range(16)) + "  workgroupBarrier();\n",
             # each invocation takes PER consecutive elements (so that ranks follow positions): its digits, and
             # its count of each digit
             "".join(f"  let d{j} = dg[li * {PER}u + {j}u];\n"
-                    f"  if (d{j} < 16u) {{ cnt[d{j} * {WG}u + li] = cnt[d{j} * {WG}u + li] + 1u; }}\n"
+                    f"  if (d{j} < 16u) {{ cnt[d{j} * {G}u + li] = cnt[d{j} * {G}u + li] + 1u; }}\n"
                     for j in range(PER)),
             "  workgroupBarrier();\n",
             # inclusive scan of each digit's row across the invocations
-            f"  for (var off = 1u; off < {WG}u; off = off << 1u) {{\n"
-            + "".join(f"    var v{d} = {slot(d)};\n    if (li >= off) {{ v{d} = v{d} + cnt[{d * WG}u + li - off]; }}\n"
+            f"  for (var off = 1u; off < {G}u; off = off << 1u) {{\n"
+            + "".join(f"    var v{d} = {slot(d)};\n    if (li >= off) {{ v{d} = v{d} + cnt[{d * G}u + li - off]; }}\n"
                       for d in range(16))
             + "    workgroupBarrier();\n" + "".join(f"    {slot(d)} = v{d};\n" for d in range(16))
             + "    workgroupBarrier();\n  }\n",
             # where each digit starts in the tile sorted by digit (loff) and in the line (goff), and where this
             # invocation's first element of each digit goes in the sorted tile
             "  var at = 0u;\n"
-            + "".join(f"  let b{d} = at + select(0u, cnt[{d * WG}u + max(li, 1u) - 1u], li > 0u);\n"
+            + "".join(f"  let b{d} = at + select(0u, cnt[{d * G}u + max(li, 1u) - 1u], li > 0u);\n"
                       f"  if (li == 0u) {{ loff[{d}] = at; goff[{d}] = cum[{d}u * nb + t] - hist[{d}u * nb + t]; }}\n"
-                      f"  at = at + cnt[{d * WG + WG - 1}u];\n" for d in range(16))
+                      f"  at = at + cnt[{d * G + G - 1}u];\n" for d in range(16))
             + "  let m = at;\n  workgroupBarrier();\n"
             + "".join(f"  {slot(d)} = b{d};\n" for d in range(16)),
             # each element's rank in the sorted tile (each invocation bumps its own column only)
-            "".join(f"  var r{j} = 0u;\n  if (d{j} < 16u) {{ r{j} = cnt[d{j} * {WG}u + li]; "
-                    f"cnt[d{j} * {WG}u + li] = r{j} + 1u; }}\n" for j in range(PER))
+            "".join(f"  var r{j} = 0u;\n  if (d{j} < 16u) {{ r{j} = cnt[d{j} * {G}u + li]; "
+                    f"cnt[d{j} * {G}u + li] = r{j} + 1u; }}\n" for j in range(PER))
             + "  workgroupBarrier();\n",
             # ranks by position (cnt[T..2T)) and the digit at each sorted position (dg)
             "".join(f"  if (d{j} < 16u) {{ cnt[{T}u + li * {PER}u + {j}u] = r{j}; dg[r{j}] = d{j}; }}\n"
@@ -263,13 +267,13 @@ def _radix_launch(client, stage: str, kw: int, common: list[int], tensors: tuple
             move, "}\n",
         ]
         return (lay.block() + decl + f"var<workgroup> dg: array<u32, {T}>;\n"
-                f"var<workgroup> cnt: array<u32, {16 * WG}>;\n"
+                f"var<workgroup> cnt: array<u32, {max(16 * G, 2 * T)}>;\n"
                 "var<workgroup> loff: array<u32, 16>;\nvar<workgroup> goff: array<u32, 16>;\n"
                 f"fn rk(q: u32) -> u32 {{ return cnt[{T}u + q]; }}\n"
                 + head.replace("  let digit = fn_digit;\n", "") + "".join(body))
 
-    pipe = client.pipeline(("sort_radix", stage, kw, T), source, len(tensors), lay.nbytes)
-    grid = groups(nb * WG, WG)
+    pipe = client.pipeline(("sort_radix", stage, kw, T, G), source, len(tensors), lay.nbytes)
+    grid = groups(nb * G, G)
     client.dispatch(pipe, pack_words([nb, grid[0], 0, 0] + common), _binds(client, *tensors), grid)
 
 
