@@ -8,8 +8,17 @@ import contextlib
 import numpy as np
 
 import numr_array as xp
+from numr_array.backends import get_runtime
 
 DEV = "webgpu:0"
+
+if get_runtime("webgpu") is not None:  # (without an adapter the test modules skip before importing these)
+    DTYPES = list(xp.__array_namespace_info__().dtypes(device=DEV).values())
+    NUMERIC = [d for d in DTYPES if d != xp.bool]
+    REAL = [d for d in NUMERIC if d.kind != "complex floating"]
+    FLOAT = [d for d in REAL if d.kind == "real floating"]
+    #: real and complex floating dtypes (the linear algebra's)
+    INEXACT = [d for d in NUMERIC if d.kind in ("real floating", "complex floating")]
 
 
 def random(rng, dtype, shape, scale: float = 1.0) -> np.ndarray:

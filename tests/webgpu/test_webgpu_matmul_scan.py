@@ -21,10 +21,7 @@ if get_runtime("webgpu") is None:
     pytest.skip("no WebGPU adapter (wgpu missing or no adapter found)", allow_module_level=True)
 
 DEV = "webgpu:0"
-DTYPES = list(xp.__array_namespace_info__().dtypes(device=DEV).values())
-NUMERIC = [d for d in DTYPES if d != xp.bool]
-REAL = [d for d in NUMERIC if d.kind != "complex floating"]
-FLOAT = [d for d in REAL if d.kind == "real floating"]
+from .helpers import DTYPES, FLOAT, NUMERIC, REAL  # noqa: E402
 INDEX = xp.__array_namespace_info__().default_dtypes(device=DEV)["indexing"]
 
 

@@ -207,7 +207,10 @@ class FusedRun:
         if self.steps and (n != self.n or len(self.steps) >= self.MAX_STEPS):
             return False
         tensors = [t for t in (*ins, outs[0]) if type(t) is Tensor]
-        spans = [(address(t), address(t) + n * t._dtype.itemsize, t._dtype.itemsize) for t in tensors]
+        spans = []
+        for t in tensors:
+            start, item = address(t), t._dtype.itemsize
+            spans.append((start, start + n * item, item))
         for start, end, item in spans:
             known = self._extent.get(start)
             if known is not None and known == (end, item):

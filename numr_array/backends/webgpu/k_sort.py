@@ -208,16 +208,14 @@ def _radix_launch(client, stage: str, kw: int, common: list[int], tensors: tuple
         head = (f"@compute @workgroup_size({G})\n"
                 "fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) li: u32) {\n"
                 f"  let t = wid.y * {W(1)} + wid.x;\n  if (t >= {W(0)}) {{ return; }}\n"
-                f"  let n = {W(n_k)};\n  let nb = {W(nb_k)};\n  let base = t * {T}u;\n"
-                f"  let digit = fn_digit;\n")
+                f"  let n = {W(n_k)};\n  let nb = {W(nb_k)};\n  let base = t * {T}u;\n")
         dig = f"((k_in[e * {kw}u + {W(word_k)}] >> {W(shift_k)}) & 15u)"
         if stage == "count":
             body = ("  if (li < 16u) { atomicStore(&h[li], 0u); }\n  workgroupBarrier();\n"
                     f"  for (var j = 0u; j < {PER}u; j = j + 1u) {{\n    let e = base + j * {G}u + li;\n"
                     f"    if (e < n) {{ atomicAdd(&h[{dig}], 1u); }}\n  }}\n  workgroupBarrier();\n"
                     "  if (li < 16u) { hist[li * nb + t] = atomicLoad(&h[li]); }\n}\n")
-            return lay.block() + decl + "var<workgroup> h: array<atomic<u32>, 16>;\n" + head.replace(
-                "  let digit = fn_digit;\n", "") + body
+            return lay.block() + decl + "var<workgroup> h: array<atomic<u32>, 16>;\n" + head + body
         move = "".join(
             f"  workgroupBarrier();\n  for (var j = 0u; j < {PER}u; j = j + 1u) {{\n    let q = j * {G}u + li;\n"
             f"    if (base + q < n) {{ cnt[rk(q)] = {src}; }}\n  }}\n  workgroupBarrier();\n"
@@ -270,7 +268,7 @@ def _radix_launch(client, stage: str, kw: int, common: list[int], tensors: tuple
                 f"var<workgroup> cnt: array<u32, {max(16 * G, 2 * T)}>;\n"
                 "var<workgroup> loff: array<u32, 16>;\nvar<workgroup> goff: array<u32, 16>;\n"
                 f"fn rk(q: u32) -> u32 {{ return cnt[{T}u + q]; }}\n"
-                + head.replace("  let digit = fn_digit;\n", "") + "".join(body))
+                + head + "".join(body))
 
     pipe = client.pipeline(("sort_radix", stage, kw, T, G), source, len(tensors), lay.nbytes)
     grid = groups(nb * G, G)
