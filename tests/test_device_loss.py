@@ -255,6 +255,8 @@ for op in (lambda: x + 1, lambda: xp.ones((4,), device="cuda:0")):
     else:
         raise AssertionError("cuda:0 worked after a sticky error")
 assert float(xp.sum(xp.ones((4,), device="cpu"))) == 4.0
+import os
+os._exit(0)  # skip CuPy's teardown on the dead context: what it prints or does is not numr's
 """
 
 

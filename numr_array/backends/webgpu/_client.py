@@ -305,7 +305,7 @@ class WebGPUClient(Client):
         """Raise DeviceLostError from ``e`` (marking this client lost) if the device is lost: already known,
         or the wgpu error ``e`` says so."""
         if self.lost is None:
-            if not (isinstance(e, wgpu.GPUError) and "device is lost" in str(e)):
+            if not (isinstance(e, wgpu.GPUError) and "device is lost" in str(e).lower()):
                 return
             self.mark_lost(_reason(str(e)))
         raise renewed(self.lost) from e
