@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .runtime import Allocator, Buffer, Graph
+from .runtime import Allocator, Buffer, Client, Graph, renewed
 
 if TYPE_CHECKING:
     from ._device import Device
@@ -116,6 +116,7 @@ class CapturedGraph:
 
     def __init__(self, device: "Device"):
         self.device = device
+        self._client: Client | None = None  # the client (generation) the graph was captured on
         self._graph: Graph | None = None
         self._inputs: list["Tensor"] = []
         self._outputs: list["Tensor"] = []
@@ -144,13 +145,15 @@ class CapturedGraph:
             if self._failed:
                 raise CaptureError(f"replay: this capture was aborted ({self._failed}); there is nothing to replay")
             raise CaptureError("replay: the capture() block has not finished")
+        if self._client.lost is not None:
+            raise renewed(self._client.lost)
         graph.replay()
 
     def __enter__(self) -> "CapturedGraph":
         global active, _current_graph
         if active is not None:
             raise CaptureError("capture: nested capture() blocks are not supported")
-        client = self.device.client
+        client = self._client = self.device.client
         arena = Arena(client.allocator)
         state = _State(self.device, arena)
         client.allocator.freeze()
@@ -173,7 +176,7 @@ class CapturedGraph:
         active = None
         _current_graph = None
         self._capturing = False
-        client = self.device.client
+        client = self._client
         client.arena = None
         client.allocator.unfreeze()
         return state
@@ -182,7 +185,7 @@ class CapturedGraph:
         if not self._capturing:
             return
         self._finish()
-        self.device.client.abort_capture()
+        self._client.abort_capture()
         self._failed = why
         self._arena = None
 
@@ -195,7 +198,7 @@ class CapturedGraph:
             self._abort(f"{exc_type.__name__} raised inside the block")
             return False
         state = self._finish()
-        self._graph = self.device.client.end_capture()
+        self._graph = self._client.end_capture()
         self._inputs = state.inputs
         self._outputs = state.outputs
         return False

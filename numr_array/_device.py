@@ -10,15 +10,20 @@ from .runtime import Client
 
 
 class Device:
-    """One device of one backend. Instances are unique per (kind, index), so ``is`` compares them."""
+    """One device of one backend. Instances are unique per (kind, index), so ``is`` compares them.
 
-    __slots__ = ("kind", "index", "_client", "_name")
+    ``generation`` counts the clients made after a loss: when a (recoverable) device is lost, the next
+    array created on it gets a new client, and the tensors and graphs of the old one raise DeviceLostError.
+    """
+
+    __slots__ = ("kind", "index", "_client", "_name", "generation")
 
     def __init__(self, kind: str, index: int):
         self.kind = kind
         self.index = index
         self._client: Client | None = None
         self._name = "cpu" if kind == "cpu" else f"{kind}:{index}"
+        self.generation = 0
 
     @property
     def client(self) -> Client:
@@ -100,9 +105,26 @@ def default_device() -> Device:
     return _default
 
 
+def renew_if_lost(d: Device) -> Device:
+    """``d``, with a new client (the next generation) in place of a lost one that can be replaced: called
+    where new arrays are made on a device, so that the tensors of a lost client keep raising DeviceLostError
+    (and no device is requested on their behalf) while new ones work."""
+    c = d._client
+    if c is not None and c.lost is not None and c.recoverable:
+        with _lock:
+            if d._client is c:
+                d._client = None
+                d.generation += 1
+    return d
+
+
 def resolve_device(device, func: str) -> Device:
-    """``device=`` as given (None means the default device)."""
+    """``device=`` of a function that makes new arrays, as given (None means the default device)."""
     if device is None:
-        return default_device()
-    d = device if type(device) is Device else parse_device(device, func)
+        d = default_device()
+    else:
+        d = device if type(device) is Device else parse_device(device, func)
+    c = d._client
+    if c is not None and c.lost is not None:
+        renew_if_lost(d)
     return d

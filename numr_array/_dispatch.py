@@ -13,6 +13,7 @@ import numpy as np
 
 from . import _capture
 from . import _dtypes as dt
+from . import runtime as _rt
 from ._device import Device, resolve_device
 from ._tensor import _STRIDES, Tensor, contiguous_strides
 
@@ -128,7 +129,11 @@ _NO_PARAMS: dict = {}
 
 
 def launch(dev: Device, kernel: str, inputs: Sequence, outputs: Sequence[Tensor], params: dict | None = None) -> None:
-    """Run ``kernel`` on ``dev``; while ``dev`` is captured, the graph holds the outside tensors it touches."""
+    """Run ``kernel`` on ``dev``; while ``dev`` is captured, the graph holds the outside tensors it touches.
+    DeviceLostError, before any work, when a tensor was made on a client that has since been lost."""
+    if _rt.lost_count:
+        _rt.check_live(inputs)
+        _rt.check_live(outputs)
     state = _capture.active
     if state is not None and state.device is dev:
         state.track(inputs, outputs)
@@ -137,6 +142,8 @@ def launch(dev: Device, kernel: str, inputs: Sequence, outputs: Sequence[Tensor]
 
 def to_numpy(x: Tensor, func: str) -> np.ndarray:
     """A host copy of ``x`` (a zero-copy view on CPU) with its shape; CaptureError inside a capture."""
+    if _rt.lost_count:
+        _rt.check_live((x,))
     _capture.check_host_read(x._dev, func)
     client = x._dev.client
     host_view = getattr(client, "host_view", None)

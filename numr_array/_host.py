@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import _capture
-from ._device import parse_device
+from ._device import parse_device, renew_if_lost
 from ._dispatch import from_numpy, to_numpy
 from ._tensor import Tensor
 
@@ -18,7 +18,7 @@ _DLPACK_CPU = (1, 0)
 
 def to_device(x: Tensor, device, /, *, stream=None) -> Tensor:
     """``x`` on ``device``: x itself when already there, else a copy through the host."""
-    dev = parse_device(device, "to_device")
+    dev = renew_if_lost(parse_device(device, "to_device"))
     if dev is x._dev:
         return x
     _capture.check_not_capturing("to_device")

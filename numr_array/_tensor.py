@@ -13,6 +13,7 @@ import numpy as np
 
 from . import _capture
 from . import _dtypes as dt
+from . import runtime as _rt
 from ._device import Device
 from .runtime import Buffer
 
@@ -138,6 +139,8 @@ class Tensor:
         return int(self._scalar("__index__"))
 
     def __array__(self, dtype=None, copy=None):
+        if _rt.lost_count:  # a lost tensor says so, on any device
+            _rt.check_live((self,))
         _capture.check_host_read(self._dev, "__array__")
         if self._dev.kind != "cpu":
             raise TypeError(f"__array__: implicit conversion of a {self._dev} tensor to NumPy is not allowed; "

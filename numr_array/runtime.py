@@ -9,7 +9,10 @@ absent from ``devices()``. The namespace layer talks to a device only through it
 * compute: :meth:`Client.launch` runs one named kernel on tensors whose shapes, dtypes and strides the
   namespace has already validated; a backend never validates, promotes or allocates results itself;
 * capture: :meth:`Client.begin_capture` / :meth:`Client.end_capture` bracket a block whose launches
-  become a :class:`Graph` that :meth:`Graph.replay` re-runs on the same buffers.
+  become a :class:`Graph` that :meth:`Graph.replay` re-runs on the same buffers;
+* loss: a backend that finds its device lost calls :meth:`Client.mark_lost`; the client, its allocator
+  (and so every buffer it made) and its graphs then refuse all work with DeviceLostError, and a
+  recoverable device gets a new client (a new generation) when the next array is created on it.
 """
 
 from __future__ import annotations
@@ -19,6 +22,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
+
+from .errors import DeviceLostError
 
 if TYPE_CHECKING:
     from ._device import Device
@@ -62,8 +67,12 @@ class Allocator(ABC):
 
     Guarantees: ``allocate`` returns a Buffer of at least ``nbytes`` (MemoryError naming the size when
     the device has no room); while frozen, ``allocate`` raises AllocatorFrozenError so no buffer can
-    come from the pool behind a capture's back (``allocate_unfrozen`` is the arena's way in).
+    come from the pool behind a capture's back (``allocate_unfrozen`` is the arena's way in). Once its
+    device is lost (``lost`` set) it stays frozen and raises DeviceLostError instead.
     """
+
+    #: the DeviceLostError of this allocator's device once it is lost: its memory, and every buffer in it, is gone
+    lost: DeviceLostError | None = None
 
     def __init__(self) -> None:
         self._in_use = 0
@@ -80,19 +89,28 @@ class Allocator(ABC):
         """Give the memory behind ``handle`` back to the device or its pool."""
 
     def allocate(self, nbytes: int) -> Buffer:
+        if self._frozen:  # refused before the device is asked for memory
+            self._refuse(nbytes)
         return self.track(self._raw_allocate(nbytes), nbytes)
 
     def track(self, handle: Any, nbytes: int) -> Buffer:
         """Account for memory a backend obtained itself (in a shape it can use directly) as a Buffer."""
         if self._frozen:
-            raise AllocatorFrozenError(f"allocate({nbytes}): the allocator is frozen while a graph is captured")
+            self._refuse(nbytes)
         in_use = self._in_use = self._in_use + nbytes
         self._count += 1
         if in_use > self._peak:
             self._peak = in_use
         return Buffer(handle, nbytes, self)
 
+    def _refuse(self, nbytes: int) -> None:
+        if self.lost is not None:
+            raise renewed(self.lost)
+        raise AllocatorFrozenError(f"allocate({nbytes}): the allocator is frozen while a graph is captured")
+
     def allocate_unfrozen(self, nbytes: int) -> Buffer:
+        if self.lost is not None:
+            raise renewed(self.lost)
         return self._track(self._raw_allocate(nbytes), nbytes)
 
     def _track(self, handle: Any, nbytes: int) -> Buffer:
@@ -113,7 +131,7 @@ class Allocator(ABC):
         self._frozen = True
 
     def unfreeze(self) -> None:
-        self._frozen = False
+        self._frozen = self.lost is not None  # (a lost allocator stays frozen: the check costs allocations nothing)
 
     @property
     def is_frozen(self) -> bool:
@@ -149,6 +167,23 @@ class Client(ABC):
     allocator: Allocator
     #: the active capture's arena while this device is being captured, else None
     arena: Any = None
+    #: the DeviceLostError once the device is lost (see mark_lost), else None
+    lost: DeviceLostError | None = None
+    #: whether a lost device can be replaced by a fresh one in this process (WebGPU: yes; CUDA: no, a sticky
+    #: error poisons the process's context; the CPU is never lost)
+    recoverable: bool = True
+
+    def mark_lost(self, reason: str) -> DeviceLostError:
+        """Record that the device is lost (the first reason is kept) and return the error to raise: from now
+        on this client, its allocator's buffers and its graphs refuse all work, and a recoverable device
+        gets a new client at the next array created on it (``_device.resolve_device``)."""
+        global lost_count
+        if self.lost is None:
+            self.lost = DeviceLostError(str(self.device), reason, self.recoverable)
+            self.allocator.lost = self.lost
+            self.allocator.freeze()
+            lost_count += 1
+        return renewed(self.lost)
 
     def alloc(self, nbytes: int) -> Buffer:
         """A buffer for a result: from the capture arena while capturing, else from the allocator."""
@@ -216,6 +251,24 @@ class Client(ABC):
 
     def supports_dtype(self, dtype) -> bool:
         return True
+
+
+#: how many clients have been lost in this process: while 0, the namespace skips the per-tensor check_live
+lost_count = 0
+
+
+def renewed(err: DeviceLostError) -> DeviceLostError:
+    """A fresh copy of ``err`` to raise (raising one instance again and again would grow its traceback)."""
+    return DeviceLostError(err.device, err.reason, err.recoverable)
+
+
+def check_live(tensors: Sequence) -> None:
+    """DeviceLostError if one of ``tensors`` (non-tensors are skipped) is in the memory of a lost device."""
+    for t in tensors:
+        buf = getattr(t, "_buf", None)
+        owner = buf.owner if buf is not None else None
+        if owner is not None and owner.lost is not None:
+            raise renewed(owner.lost)
 
 
 class Runtime(ABC):

@@ -1,10 +1,15 @@
 """The CUDA client, after numr's CudaClient: one compute stream on which every kernel runs, a copy stream
 for device-to-host copies that overlap compute, CuPy's memory pool with a release threshold, and stream
-capture of the compute stream into a CUDA graph."""
+capture of the compute stream into a CUDA graph.
+
+Device loss: a sticky CUDA error (an illegal address or a trap inside a kernel, ...) leaves the process's
+context unusable for good. The entry points hand every CuPy CUDA error to ``raise_if_sticky``, which
+marks the client lost (not recoverable) and raises DeviceLostError; other devices are not affected."""
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import gc
 import os
 import time
@@ -18,7 +23,7 @@ from cupy.cuda import runtime
 from ... import _capture
 from ... import _dtypes as dt
 from ..._tensor import Tensor
-from ...runtime import Allocator, Buffer, Client, Event, Graph
+from ...runtime import Allocator, Buffer, Client, Event, Graph, renewed
 from .._ndarray import make_kernels, native_views
 from ._blas import WORKSPACE_BYTES, Cublas
 from ._direct import BINARY as DIRECT_BINARY, DirectLauncher, FusedRun
@@ -32,6 +37,15 @@ _OOM = cupy.cuda.memory.OutOfMemoryError
 _DLPACK_CUDA = 2  # kDLCUDA (dlpack.h)
 _NO_DEVICE_SWITCH = contextlib.nullcontext()
 _DEFAULT_RELEASE_THRESHOLD_MB = 512
+#: what CuPy raises for a failed runtime or driver call (``.status`` is the CUDA error code)
+_CUDA_ERRORS = (runtime.CUDARuntimeError, cupy.cuda.driver.CUDADriverError)
+#: the sticky errors (same codes in the runtime and driver APIs): the context cannot be used again
+STICKY_ERRORS = {
+    214: "cudaErrorECCUncorrectable", 700: "cudaErrorIllegalAddress", 702: "cudaErrorLaunchTimeout",
+    710: "cudaErrorAssert", 714: "cudaErrorHardwareStackError", 715: "cudaErrorIllegalInstruction",
+    716: "cudaErrorMisalignedAddress", 717: "cudaErrorInvalidAddressSpace", 718: "cudaErrorInvalidPc",
+    719: "cudaErrorLaunchFailure",
+}
 #: cached memory above the threshold is released at the first synchronisation after it has stayed above it
 #: this long, so that a hot loop which frees and re-allocates a large block each step does not thrash
 RELEASE_DELAY_S = 1.0
@@ -46,6 +60,23 @@ def release_threshold_bytes() -> int:
     except ValueError:
         raise ValueError(f"NUMR_CUDA_POOL_RELEASE_THRESHOLD_MB must be a number of MiB, got {raw!r}") from None
     return int(max(mib, 0) * 1024 * 1024)
+
+
+def _entry(method):
+    """A client entry point: DeviceLostError before any work once the device is lost, and in place of a
+    sticky CUDA error. (launch and alloc_tensor, the per-op path, do the same inline.)"""
+
+    @functools.wraps(method)
+    def entry(self, *args, **kwargs):
+        if self.lost is not None:
+            raise renewed(self.lost)
+        try:
+            return method(self, *args, **kwargs)
+        except _CUDA_ERRORS as e:
+            self.raise_if_sticky(e)
+            raise
+
+    return entry
 
 
 class CudaAllocator(Allocator):
@@ -82,8 +113,12 @@ class CudaGraph(Graph):
 
     def replay(self) -> None:
         c = self._client
-        with c.on_device():
-            self._graph.launch(c.stream)
+        try:
+            with c.on_device():
+                self._graph.launch(c.stream)
+        except _CUDA_ERRORS as e:
+            c.raise_if_sticky(e)
+            raise
 
     def release(self) -> None:
         self._graph = None  # CuPy's Graph destroys the exec and the graph when it goes
@@ -100,6 +135,8 @@ class CudaRawHandle:
 
 class CudaClient(Client):
     """One GPU: its streams, memory, kernels and capture state."""
+
+    recoverable = False  # a sticky error poisons the process's CUDA context
 
     def __init__(self, device, index: int):
         self.device = device
@@ -138,6 +175,18 @@ class CudaClient(Client):
     def supports_dtype(self, dtype) -> bool:
         return True
 
+    def raise_if_sticky(self, e: BaseException) -> None:
+        """Raise DeviceLostError from ``e`` (marking this client lost for good) if the device is lost: already
+        known, or ``e`` is a sticky CUDA error. The one place CUDA errors become DeviceLostError."""
+        if self.lost is None:
+            status = getattr(e, "status", None)
+            if not isinstance(e, _CUDA_ERRORS) or status not in STICKY_ERRORS:
+                return
+            self.mark_lost(f"{e}; {STICKY_ERRORS[status]} is a sticky CUDA error: the context is unusable until "
+                           "the process exits")
+        raise renewed(self.lost) from e
+
+    @_entry
     def malloc(self, nbytes: int):
         """A block of CuPy's pool for this stream; on out-of-memory, cached blocks are freed and the
         allocation tried once more, then MemoryError names the size (and the process stays usable)."""
@@ -188,6 +237,9 @@ class CudaClient(Client):
                 mp = self.pool.malloc(n)
             except _OOM:
                 pass
+            except _CUDA_ERRORS as e:
+                self.raise_if_sticky(e)
+                raise
         if mp is None:  # another stream is current, or out of memory: the path that switches and retries
             mp = self.malloc(n)
         return self.allocator.track(mp, n), None
@@ -230,6 +282,7 @@ class CudaClient(Client):
             self._over_threshold_since = None
 
     # --- synchronisation and copies ---------------------------------------------------------------
+    @_entry
     def synchronize(self) -> None:
         if self._capturing:
             _capture.check_host_read(self.device, "synchronize")
@@ -237,12 +290,14 @@ class CudaClient(Client):
             self.stream.synchronize()
             self._trim()
 
+    @_entry
     def record_event(self) -> CudaEvent:
         ev = cupy.cuda.Event(disable_timing=True)
         with self.on_device():
             ev.record(self.stream)
         return CudaEvent(ev)
 
+    @_entry
     def copy_to_device(self, host: np.ndarray, dst: Buffer, dst_offset: int = 0) -> None:
         n = host.nbytes
         if not n:
@@ -258,6 +313,7 @@ class CudaClient(Client):
                 # pageable source: returns once the bytes are staged, ordered after the compute stream's work
                 runtime.memcpyAsync(ptr, host.ctypes.data, n, runtime.memcpyHostToDevice, self.stream.ptr)
 
+    @_entry
     def copy_from_device(self, src: Buffer, src_offset: int, out: np.ndarray) -> None:
         n = out.nbytes
         if not n:
@@ -267,6 +323,7 @@ class CudaClient(Client):
                                 self.stream.ptr)
             self.stream.synchronize()
 
+    @_entry
     def copy_from_device_pipelined(self, src: Buffer, src_offset: int, out: np.ndarray, event: Event) -> None:
         """D2H on the copy stream once ``event`` is reached, so that the compute stream can run on meanwhile."""
         if not isinstance(event, CudaEvent):
@@ -280,6 +337,7 @@ class CudaClient(Client):
                                 self.copy_stream.ptr)
             self.copy_stream.synchronize()
 
+    @_entry
     def copy_within_device(self, src: Buffer, src_offset: int, dst: Buffer, dst_offset: int, nbytes: int) -> None:
         if self._run is not None:
             self._flush_run()
@@ -293,22 +351,26 @@ class CudaClient(Client):
 
     # --- kernels -------------------------------------------------------------------------------------
     def launch(self, kernel: str, inputs: Sequence, outputs: Sequence[Tensor], params: dict) -> None:
-        if kernel in DIRECT_BINARY:
-            if self._capturing:
-                if self._record(kernel, inputs, outputs):
+        try:
+            if kernel in DIRECT_BINARY:
+                if self._capturing:
+                    if self._record(kernel, inputs, outputs):
+                        return
+                elif _current_stream() is self.stream and self._direct.try_binary(kernel, inputs, outputs):
                     return
-            elif _current_stream() is self.stream and self._direct.try_binary(kernel, inputs, outputs):
-                return
-        if self._run is not None:
-            self._flush_run()
-        fn = self.kernels[kernel]
-        ins, outs = native_views(self.native, inputs, outputs)
-        if self._capturing:
-            return self._launch_captured(kernel, fn, ins, outs, params)
-        if _current_stream() is self.stream:  # the common case, inline (the stream is per device)
-            fn(ins, outs, params)
-        else:
-            self.run(fn, ins, outs, params)
+            if self._run is not None:
+                self._flush_run()
+            fn = self.kernels[kernel]
+            ins, outs = native_views(self.native, inputs, outputs)
+            if self._capturing:
+                return self._launch_captured(kernel, fn, ins, outs, params)
+            if _current_stream() is self.stream:  # the common case, inline (the stream is per device)
+                fn(ins, outs, params)
+            else:
+                self.run(fn, ins, outs, params)
+        except _CUDA_ERRORS as e:
+            self.raise_if_sticky(e)
+            raise
 
     def _launch_captured(self, kernel: str, fn, ins, outs, params) -> None:
         try:
@@ -316,6 +378,7 @@ class CudaClient(Client):
         except _capture.CaptureError:
             raise
         except (NotImplementedError, RuntimeError) as e:
+            self.raise_if_sticky(e)
             # CuPy refuses cuSOLVER/cuRAND/... on a capturing stream (NotImplementedError), and a CUDA call that
             # would synchronise invalidates the capture (CUDARuntimeError): either way this op has no graph form
             why = f"{kernel} cannot be captured on {self.device} ({type(e).__name__}: {e})"
@@ -343,6 +406,7 @@ class CudaClient(Client):
                                   None, None, None)
 
     # --- capture -------------------------------------------------------------------------------------
+    @_entry
     def begin_capture(self) -> None:
         self.blas()  # the handle and its workspace must exist before the capture (making them allocates)
         with self.on_device():
@@ -384,6 +448,7 @@ class CudaClient(Client):
         try:
             g = self._stop_capture()
         except runtime.CUDARuntimeError as e:
+            self.raise_if_sticky(e)
             raise _capture.CaptureError(f"capture: the CUDA stream capture on {self.device} failed ({e})") from e
         graph = CudaGraph(self, g)
         # a captured block has not run yet: run it once, so that its results exist as after eager execution
@@ -398,6 +463,7 @@ class CudaClient(Client):
             pass  # an invalidated capture ends with an error; the stream is usable again either way
 
     # --- interchange ---------------------------------------------------------------------------------
+    @_entry
     def dlpack(self, t: Tensor, *, stream=None, max_version=None, copy=None):
         """A DLPack capsule of ``t``'s memory, ordered before the consumer's ``stream``."""
         v = self.native(t)
@@ -405,6 +471,7 @@ class CudaClient(Client):
             v = self.run(v.copy)
         return self.run(lambda: v.__dlpack__(stream=stream, max_version=max_version))
 
+    @_entry
     def cuda_array_interface(self, t: Tensor) -> dict:
         """``__cuda_array_interface__`` (v3) of ``t``; its ``stream`` is the compute stream, which a consumer
         synchronises with before reading."""

@@ -14,19 +14,29 @@ At the end of the capture, runs of element-wise launches are merged into single 
 
 Dispatches are encoded through wgpu-native's functions directly where wgpu-py's internals allow it
 (``_Direct``): wgpu-py's per-call error capture costs more than the encoding itself.
+
+Device loss: wgpu reports it through its device-lost callback (taken from the "wgpu" logger by
+``_LostLog``) or as a validation error "Parent device is lost" from the call that meets it. Either marks
+the client lost (``Client.mark_lost``), and the entry points (``_entry``) then raise DeviceLostError;
+nothing is submitted to a lost device (wgpu-native aborts the process on such a submit).
 """
 
 from __future__ import annotations
 
+import functools
 import itertools
+import logging
 import os
 import struct
+import sys
+import weakref
 from typing import Any, NamedTuple, Sequence
 
 import numpy as np
 import wgpu
 
-from ...runtime import Allocator, Buffer, Client, Graph
+from ...errors import DeviceLostError
+from ...runtime import Allocator, Buffer, Client, Graph, renewed
 from ..._tensor import Tensor
 from ... import _dtypes as dt
 
@@ -40,6 +50,63 @@ MAX_PENDING = 1024
 EARLY_SUBMIT_BYTES = 64 << 20
 #: bytes of each uniform buffer launches take parameter slots from
 UNIFORM_POOL_BYTES = 1 << 20
+
+
+def _address(handle) -> int:
+    from wgpu.backends.wgpu_native._ffi import ffi
+    return int(ffi.cast("uintptr_t", handle))
+
+
+#: the live clients by the address of their wgpu device, for _LostLog
+_clients: "weakref.WeakValueDictionary[int, WebGPUClient]" = weakref.WeakValueDictionary()
+
+
+class _LostLog(logging.Filter):
+    """wgpu-py 0.32 has no ``device.lost`` promise: its device-lost callback only logs "DEVICE LOST!" and the
+    reason to the "wgpu" logger (which logging's last resort prints). This filter takes those two records
+    when they are about a device of numr's, marks its client lost with the reason, and drops them."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        msg = record.getMessage()
+        if msg != "DEVICE LOST!" and not msg.startswith("The WGPU device was lost"):
+            return True
+        f = sys._getframe(1)
+        while f is not None and f.f_code.co_name != "device_lost_callback":  # the callback's frame names the device
+            f = f.f_back
+        try:
+            client = _clients.get(_address(f.f_locals["c_device"][0]))
+        except Exception:  # not wgpu-native's callback (another wgpu-py version): leave the record alone
+            return True
+        if client is None:
+            return True
+        if msg != "DEVICE LOST!":
+            client.mark_lost(_reason(msg))
+        return False
+
+
+logging.getLogger("wgpu").addFilter(_LostLog())
+
+
+def _reason(message: str) -> str:
+    """wgpu's multi-line message as one line."""
+    return "wgpu: " + ": ".join(line.strip() for line in message.splitlines() if line.strip() not in ("", "Caused by:"))
+
+
+def _entry(method):
+    """A client entry point: DeviceLostError before any work once the device is lost, and in place of the
+    wgpu error of a call that finds it lost."""
+
+    @functools.wraps(method)
+    def entry(self, *args, **kwargs):
+        if self.lost is not None:
+            raise renewed(self.lost)
+        try:
+            return method(self, *args, **kwargs)
+        except wgpu.GPUError as e:
+            self.raise_if_lost(e)
+            raise
+
+    return entry
 
 
 class WBuf:
@@ -91,6 +158,7 @@ class WebGPUAllocator(Allocator):
         try:
             buf = self._client.wdevice.create_buffer(size=size, usage=_USAGE)
         except Exception as e:  # the device is out of memory: give the pool back and try once more
+            self._client.raise_if_lost(e)
             if not self._pooled:
                 raise MemoryError(f"{self._client.device}: cannot allocate {nbytes} bytes ({e})") from None
             self.release_pool()
@@ -103,6 +171,8 @@ class WebGPUAllocator(Allocator):
         return w
 
     def _raw_free(self, handle: WBuf, nbytes: int) -> None:
+        if self.lost is not None:  # its memory went with the device
+            return
         self._pool.setdefault(handle.size, []).append(handle)
         self._pooled += handle.size
         while self._pooled > self.pool_limit:
@@ -229,6 +299,16 @@ class WebGPUClient(Client):
         self.readbacks = 0
         from ._kernels import make_kernels
         self.kernels = make_kernels()
+        _clients[_address(wdevice._internal)] = self
+
+    def raise_if_lost(self, e: BaseException) -> None:
+        """Raise DeviceLostError from ``e`` (marking this client lost) if the device is lost: already known,
+        or the wgpu error ``e`` says so."""
+        if self.lost is None:
+            if not (isinstance(e, wgpu.GPUError) and "device is lost" in str(e).lower()):
+                return
+            self.mark_lost(_reason(str(e)))
+        raise renewed(self.lost) from e
 
     # --- capabilities -----------------------------------------------------------------------------
     def supports_dtype(self, dtype) -> bool:
@@ -239,6 +319,7 @@ class WebGPUClient(Client):
         return True
 
     @property
+    @_entry
     def raw_handle(self):
         """(wgpu device, queue) for custom kernels; pending launches are submitted first so that work
         submitted through the handle runs after them."""
@@ -266,6 +347,7 @@ class WebGPUClient(Client):
                 pipe = self.wdevice.create_compute_pipeline(layout=self._layout(nbind)[1],
                                                             compute={"module": module, "entry_point": "main"})
             except Exception as e:
+                self.raise_if_lost(e)
                 numbered = "\n".join(f"{i + 1:4d} {line}" for i, line in enumerate(source.splitlines()))
                 raise RuntimeError(f"{self.device}: WGSL for kernel {key!r} failed to compile:\n{e}\n"
                                    f"{numbered}") from None
@@ -361,6 +443,7 @@ class WebGPUClient(Client):
             self._enc = self.wdevice.create_command_encoder()
         return self._enc
 
+    @_entry
     def flush(self) -> None:
         """Submit the pending encoder (writing the uniform slots its launches use first)."""
         if self._pass is not None:
@@ -379,6 +462,7 @@ class WebGPUClient(Client):
         if self._upool is eager:  # submitted: later writes to the same slots are ordered after it
             eager.used = eager.written = 0
 
+    @_entry
     def synchronize(self) -> None:
         self.flush()
         self._read_staging(self._fence, 0, 4)  # a readback waits for everything submitted before it
@@ -409,6 +493,7 @@ class WebGPUClient(Client):
             staging.unmap()
         return memoryview(data)
 
+    @_entry
     def copy_from_device(self, src: Buffer, src_offset: int, out: np.ndarray) -> None:
         n = out.nbytes
         if not n:
@@ -419,6 +504,7 @@ class WebGPUClient(Client):
         data = self._read_staging(src.handle, start, end - start)
         out.reshape(-1).view(np.uint8)[:] = np.frombuffer(data, np.uint8, n, src_offset - start)
 
+    @_entry
     def copy_to_device(self, host: np.ndarray, dst: Buffer, dst_offset: int = 0) -> None:
         data = np.ascontiguousarray(host).reshape(-1).view(np.uint8)
         n = data.nbytes
@@ -437,6 +523,7 @@ class WebGPUClient(Client):
             data = np.concatenate([data, np.zeros(end - dst_offset - n, np.uint8)])
         self.queue.write_buffer(w.buf, start, data)
 
+    @_entry
     def copy_within_device(self, src: Buffer, src_offset: int, dst: Buffer, dst_offset: int, nbytes: int) -> None:
         if not nbytes:
             return
@@ -458,6 +545,7 @@ class WebGPUClient(Client):
         self.launch("copy", (src,), (dst,), {})
 
     # --- launches -----------------------------------------------------------------------------------
+    @_entry
     def launch(self, kernel: str, inputs: Sequence, outputs: Sequence[Tensor], params: dict) -> None:
         fn = self.kernels.get(kernel)
         if fn is None:
@@ -465,6 +553,7 @@ class WebGPUClient(Client):
         fn(self, inputs, outputs, params)
 
     # --- capture ------------------------------------------------------------------------------------
+    @_entry
     def begin_capture(self) -> None:
         self.flush()
         self._steps = []
@@ -472,6 +561,7 @@ class WebGPUClient(Client):
         self._upool = UniformPool(self.wdevice)
         self._capture_pools = [self._upool]
 
+    @_entry
     def end_capture(self) -> WebGPUGraph:
         from ._fuse import fuse
         steps = fuse(self, self._steps, self._records) if self.fusion else self._steps
@@ -481,7 +571,10 @@ class WebGPUClient(Client):
         return graph
 
     def abort_capture(self) -> None:
-        self.flush()
+        try:
+            self.flush()
+        except DeviceLostError:
+            pass  # what was recorded is discarded either way
         self._reset_capture()
 
     def _reset_capture(self) -> None:
@@ -491,6 +584,7 @@ class WebGPUClient(Client):
         self._capture_pools = []
         self._upool = self._eager_pool
 
+    @_entry
     def replay(self, steps: list) -> None:
         """Encode ``steps`` into one command encoder and submit it."""
         self.flush()
