@@ -186,6 +186,23 @@ def test_every_op_every_dtype_matches_cpu(op):
             assert_same(got, want, approx)
 
 
+def test_float32_pow_special_values():
+    """C99's special values of pow in float32 on every adapter (without shader-f64 they are handled by hand
+    around the WGSL builtins, whose log2(0) is finite on Mesa's OpenGL: pow(0, -1) gave 0)."""
+    v = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 2.0, -2.0, 3.0, -3.0, 2.5],
+                 np.float32)
+    x, y = (a.ravel() for a in np.meshgrid(v, v))
+    got = to_np(ew.pow(on(x), on(y)))
+    with np.errstate(all="ignore"):
+        want = np.power(x, y)
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    exact = np.isinf(want) | (want == 0)
+    np.testing.assert_array_equal(got[exact], want[exact])
+    np.testing.assert_array_equal(np.signbit(got[exact]), np.signbit(want[exact]))
+    rest = ~exact & ~np.isnan(want)
+    np.testing.assert_allclose(got[rest], want[rest], rtol=1e-6)
+
+
 @st.composite
 def broadcast_pairs(draw):
     dtype = draw(st.sampled_from(DTYPES))

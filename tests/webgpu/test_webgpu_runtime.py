@@ -68,6 +68,33 @@ def test_unsupported_dtype_raises_type_error_naming_device_and_dtype(monkeypatch
     assert "float64" not in INFO.dtypes(device=DEV)
 
 
+def test_without_int64_mixed_sign_promotion_raises_and_host_indices_are_int32(monkeypatch):
+    """On an adapter without shader-int64 (Mesa's OpenGL): int8 with uint32 promotes to int64, so every
+    function that would compute in it raises TypeError naming both dtypes (it was a WGSL compile error);
+    host int64 index arrays index as int32 and boolean masks count in int32."""
+    a = on(np.array([1, 2, 3], np.int8))
+    b = on(np.array([1, 2, 3], np.uint32))
+    x = on(np.arange(6, dtype=np.float32))
+    monkeypatch.setattr(client, "has_i64", False)
+    monkeypatch.setattr(client, "has_f64", False)
+    for name, f in [("add", xp.add), ("less", xp.less), ("where", lambda p, q: xp.where(p > 0, p, q)),
+                    ("matmul", xp.matmul), ("vecdot", xp.vecdot), ("searchsorted", xp.searchsorted),
+                    ("isin", xp.isin), ("concat", lambda p, q: xp.concat([p, q])),
+                    ("diff", lambda p, q: xp.diff(p, append=q))]:
+        with pytest.raises(TypeError, match=f"{name}: int8 and uint32 promote to int64, which device webgpu:0"):
+            f(a, b)
+    assert to_np(xp.add(a, a)).tolist() == [2, 4, 6]  # no promotion: fine
+    assert to_np(x[[1, -2]]).tolist() == [1, 4]
+    assert to_np(x[np.array([5, 0], np.int64)]).tolist() == [5, 0]
+    assert to_np(x[x > 3.0]).tolist() == [4, 5]
+    with pytest.raises(IndexError, match=f"index {2**40} is out of bounds"):
+        x[[2**40]]
+    with pytest.raises(IndexError, match="index 6 is out of bounds"):
+        x[[6]]
+    x[[0, 1]] = 9.0
+    assert to_np(x).tolist() == [9, 9, 2, 3, 4, 5]
+
+
 def test_adapter_selection_by_name(monkeypatch):
     name = client.adapter.info["device"]
     monkeypatch.setenv("NUMR_WEBGPU_ADAPTER", name[:5])
