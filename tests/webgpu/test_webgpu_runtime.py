@@ -66,6 +66,28 @@ def test_unsupported_dtype_raises_type_error_naming_device_and_dtype(monkeypatch
     with pytest.raises(TypeError, match="webgpu:0"):
         xp.astype(on(np.zeros(2, np.float32)), xp.complex128)
     assert "float64" not in INFO.dtypes(device=DEV)
+    # every creation function checks the dtype before making a kernel for it (zeros was a WGSL error)
+    x = on(np.zeros(2, np.float32))
+    for name, f in [("empty", xp.empty), ("zeros", xp.zeros), ("ones", xp.ones),
+                    ("full", lambda n, **kw: xp.full(n, 1.0, **kw)), ("arange", xp.arange),
+                    ("linspace", lambda n, **kw: xp.linspace(0, 1, n, **kw)), ("eye", xp.eye)]:
+        with pytest.raises(TypeError, match=f"{name}: float64 is not supported on device webgpu:0"):
+            f(2, dtype=xp.float64, device=DEV)
+    for name, f in [("empty_like", xp.empty_like), ("zeros_like", xp.zeros_like), ("ones_like", xp.ones_like),
+                    ("full_like", lambda t, **kw: xp.full_like(t, 1.0, **kw))]:
+        with pytest.raises(TypeError, match=f"{name}: complex128 is not supported on device webgpu:0"):
+            f(x, dtype=xp.complex128)
+
+
+def test_without_int64_the_default_integer_is_int32(monkeypatch):
+    monkeypatch.setattr(client, "has_i64", False)
+    defaults = INFO.default_dtypes(device=DEV)
+    assert defaults["integral"] == defaults["indexing"] == xp.int32
+    assert xp.full(2, 7, device=DEV).dtype == xp.arange(3, device=DEV).dtype == xp.int32
+    with pytest.raises(OverflowError, match=f"full: fill_value {2**40} does not fit in int32"):
+        xp.full(2, 2**40, device=DEV)
+    with pytest.raises(TypeError, match="zeros: int64 is not supported on device webgpu:0"):
+        xp.zeros(2, dtype=xp.int64, device=DEV)
 
 
 def test_without_int64_mixed_sign_promotion_raises_and_host_indices_are_int32(monkeypatch):
