@@ -20,6 +20,7 @@ from . import _capture
 from . import _dtypes as dt
 from ._dispatch import (broadcast_shapes, broadcast_to_shape, check_axis, check_same_device, check_tensor, empty,
                         launch, to_numpy)
+from ._info import default_dtypes_of
 from ._tensor import Tensor
 
 __all__ = ["take", "take_along_axis"]
@@ -51,7 +52,7 @@ def _mask_count(mask: Tensor, func: str) -> int:
     _capture.check_host_read(mask._dev, f"boolean-mask indexing ({func})")
     if mask.size == 0:
         return 0
-    c = empty(mask._dev, (), dt.int64)
+    c = empty(mask._dev, (), default_dtypes_of(mask._dev)["default_integral"])  # int32 without int64
     launch(mask._dev, "mask_count", (mask,), (c,))
     return int(to_numpy(c, func))
 

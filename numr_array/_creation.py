@@ -51,6 +51,13 @@ def _check_dtype_on(dev: Device, dtype: dt.DType, func: str) -> None:
         raise TypeError(f"{func}: {dtype.name} is not supported on device {dev}")
 
 
+def _new(dev: Device, shape: tuple[int, ...], dtype: dt.DType, func: str) -> Tensor:
+    """A new tensor of a creation function; TypeError where ``dev`` lacks ``dtype`` (float64 on a WebGPU
+    adapter without shader-f64)."""
+    _check_dtype_on(dev, dtype, func)
+    return _empty(dev, shape, dtype)
+
+
 def _fill(t: Tensor, value) -> Tensor:
     if t.size:
         launch(t._dev, "fill", (), (t,), {"value": t._dtype.np.type(value)})
@@ -164,28 +171,28 @@ def _from_dlpack_object(obj, dtype: dt.DType | None, device, copy: bool | None) 
 def empty(shape, *, dtype=None, device=None) -> Tensor:
     dev = device_of(device, "empty")
     dtype = _dtype_arg(dtype, "empty") or _default_float(dev)
-    return _empty(dev, normalize_shape(shape, "empty"), dtype)
+    return _new(dev, normalize_shape(shape, "empty"), dtype, "empty")
 
 
 def zeros(shape, *, dtype=None, device=None) -> Tensor:
     dev = device_of(device, "zeros")
     dtype = _dtype_arg(dtype, "zeros") or _default_float(dev)
-    return _fill(_empty(dev, normalize_shape(shape, "zeros"), dtype), 0)
+    return _fill(_new(dev, normalize_shape(shape, "zeros"), dtype, "zeros"), 0)
 
 
 def ones(shape, *, dtype=None, device=None) -> Tensor:
     dev = device_of(device, "ones")
     dtype = _dtype_arg(dtype, "ones") or _default_float(dev)
-    return _fill(_empty(dev, normalize_shape(shape, "ones"), dtype), 1)
+    return _fill(_new(dev, normalize_shape(shape, "ones"), dtype, "ones"), 1)
 
 
 def _fill_dtype(fill_value, dtype: dt.DType | None, dev: Device, func: str) -> dt.DType:
     if type(fill_value) not in (bool, int, float, complex):
         raise TypeError(f"{func}: fill_value must be a Python bool, int, float or complex, "
                         f"got {type(fill_value).__name__}")
-    if dtype is None:
-        return dt.default_dtype_of_scalar(fill_value, **default_dtypes_of(dev))
-    if not dt.scalar_compatible(dtype, fill_value) and not (type(fill_value) is int and dtype.kind != "bool"):
+    if dtype is None:  # (the default integer dtype is int32 on a WebGPU adapter without shader-int64)
+        dtype = dt.default_dtype_of_scalar(fill_value, **default_dtypes_of(dev))
+    elif not dt.scalar_compatible(dtype, fill_value) and not (type(fill_value) is int and dtype.kind != "bool"):
         raise TypeError(f"{func}: fill_value {fill_value!r} does not suit dtype {dtype.name}")
     if dtype.kind in dt.INTEGER_KINDS:
         info = np.iinfo(dtype.np)
@@ -197,7 +204,7 @@ def _fill_dtype(fill_value, dtype: dt.DType | None, dev: Device, func: str) -> d
 def full(shape, fill_value, *, dtype=None, device=None) -> Tensor:
     dev = device_of(device, "full")
     dtype = _fill_dtype(fill_value, _dtype_arg(dtype, "full"), dev, "full")
-    return _fill(_empty(dev, normalize_shape(shape, "full"), dtype), fill_value)
+    return _fill(_new(dev, normalize_shape(shape, "full"), dtype, "full"), fill_value)
 
 
 def _like(x, dtype, device, func):
@@ -208,23 +215,23 @@ def _like(x, dtype, device, func):
 
 def empty_like(x, /, *, dtype=None, device=None) -> Tensor:
     dev, dtype = _like(x, dtype, device, "empty_like")
-    return _empty(dev, x._shape, dtype)
+    return _new(dev, x._shape, dtype, "empty_like")
 
 
 def zeros_like(x, /, *, dtype=None, device=None) -> Tensor:
     dev, dtype = _like(x, dtype, device, "zeros_like")
-    return _fill(_empty(dev, x._shape, dtype), 0)
+    return _fill(_new(dev, x._shape, dtype, "zeros_like"), 0)
 
 
 def ones_like(x, /, *, dtype=None, device=None) -> Tensor:
     dev, dtype = _like(x, dtype, device, "ones_like")
-    return _fill(_empty(dev, x._shape, dtype), 1)
+    return _fill(_new(dev, x._shape, dtype, "ones_like"), 1)
 
 
 def full_like(x, /, fill_value, *, dtype=None, device=None) -> Tensor:
     dev, dtype = _like(x, dtype, device, "full_like")
     dtype = _fill_dtype(fill_value, dtype, dev, "full_like")
-    return _fill(_empty(dev, x._shape, dtype), fill_value)
+    return _fill(_new(dev, x._shape, dtype, "full_like"), fill_value)
 
 
 def _default_float(dev: Device) -> dt.DType:
@@ -266,7 +273,7 @@ def arange(start, /, stop=None, step=1, *, dtype=None, device=None) -> Tensor:
         last = start + (n - 1) * step
         if not (info.min <= start <= info.max and info.min <= last <= info.max):
             raise OverflowError(f"arange: values from {start} to {last} do not fit in {dtype.name}")
-    out = _empty(dev, (n,), dtype)
+    out = _new(dev, (n,), dtype, "arange")
     if n:
         launch(dev, "arange", (), (out,), {"start": start, "step": step})
     return out
@@ -288,7 +295,7 @@ def linspace(start, stop, /, num, *, dtype=None, device=None, endpoint: bool = T
         dtype = defaults["default_complex" if is_complex else "default_float"]
     elif dtype.kind not in dt.FLOAT_KINDS or (is_complex and dtype.kind != "complex floating"):
         raise TypeError(f"linspace: dtype must be a floating-point dtype suited to the bounds, got {dtype.name}")
-    out = _empty(dev, (num,), dtype)
+    out = _new(dev, (num,), dtype, "linspace")
     if num:
         launch(dev, "linspace", (), (out,), {"start": start, "stop": stop, "endpoint": bool(endpoint)})
     return out
@@ -303,7 +310,7 @@ def eye(n_rows: int, n_cols: int | None = None, /, *, k: int = 0, dtype=None, de
         raise ValueError(f"eye: sizes must be non-negative, got {n_rows}, {n_cols}")
     dev = device_of(device, "eye")
     dtype = _dtype_arg(dtype, "eye") or _default_float(dev)
-    out = _empty(dev, (n_rows, n_cols), dtype)
+    out = _new(dev, (n_rows, n_cols), dtype, "eye")
     if out.size:
         launch(dev, "eye", (), (out,), {"k": k})
     return out

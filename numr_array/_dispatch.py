@@ -61,6 +61,16 @@ def check_axes(axis, ndim: int, func: str) -> tuple[int, ...]:
     return (check_axis(axis, ndim, func),)
 
 
+def promote_on(dev: Device, d1: dt.DType, d2: dt.DType, func: str) -> dt.DType:
+    """The promoted dtype of ``d1`` and ``d2``, TypeError where there is none or ``dev`` lacks it (int8 and
+    uint32 promote to int64, which a WebGPU adapter without shader-int64 cannot compute in)."""
+    r = dt.promote(d1, d2, func)
+    if r is not d1 and r is not d2 and not dev.client.supports_dtype(r):
+        raise TypeError(f"{func}: {d1.name} and {d2.name} promote to {r.name}, which device {dev} does not "
+                        "support")
+    return r
+
+
 def broadcast_shapes(shapes: Sequence[tuple[int, ...]], func: str) -> tuple[int, ...]:
     """The broadcast shape of ``shapes``; ValueError naming them when they are incompatible."""
     ndim = max(len(s) for s in shapes)

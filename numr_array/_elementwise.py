@@ -14,7 +14,7 @@ from typing import NamedTuple
 import numpy as np
 
 from . import _dtypes as dt
-from ._dispatch import broadcast_shapes, broadcast_to_shape, launch, result
+from ._dispatch import broadcast_shapes, broadcast_to_shape, launch, promote_on, result
 from ._tensor import Tensor
 
 _ALL = ("bool",) + dt.NUMERIC_KINDS
@@ -129,9 +129,8 @@ def _binary(op: Op, x1, x2, out):
             d1 = x1._dtype
             d2 = x2._dtype
             dtype = _PROMOTION[d1, d2]
-            if dtype is None:
-                raise TypeError(f"{op.name}: no type promotion between {d1.name} and {d2.name} "
-                                "in the array API standard")
+            if dtype is None or (dtype is not d1 and dtype is not d2):
+                dtype = promote_on(dev, d1, d2, op.name)
             if d1.kind not in op.kinds:
                 raise _kind_error(op, d1)
             if d2.kind not in op.kinds:

@@ -34,6 +34,13 @@ def _index_array(x: Tensor, k, func: str) -> Tensor:
             a = a.astype(np.int64)  # [] indexes nothing along its axis
         if a.dtype.kind not in "biu":
             raise IndexError(f"{func}: a list or NumPy array in an index must hold only ints or only bools, got {k!r}")
+        if a.dtype.kind in "iu" and not x._dev.client.supports_dtype(dt.from_numpy(a.dtype)):
+            # int64 on a device without it (WebGPU without shader-int64) indexes as int32: no buffer there
+            # holds 2**31 elements, so a value beyond int32 is out of bounds for every axis
+            beyond = a[(a < -2**31) | (a > 2**31 - 1)]
+            if beyond.size:
+                raise IndexError(f"{func}: index {int(beyond.flat[0])} is out of bounds on device {x._dev}")
+            a = a.astype(np.int32)
         k = from_numpy(a, x._dev)
     elif k._dev is not x._dev:
         raise ValueError(f"{func}: the index array is on {k._dev} but the array is on {x._dev}")

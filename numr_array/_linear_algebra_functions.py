@@ -8,7 +8,7 @@ from typing import Sequence
 
 from . import _dtypes as dt
 from ._dispatch import (broadcast_shapes, broadcast_to_shape, check_axis, check_same_device, check_tensor, empty,
-                        launch, result)
+                        launch, promote_on, result)
 from ._manipulation import permute_dims
 from ._tensor import Tensor
 
@@ -23,7 +23,7 @@ def numeric_pair(x1, x2, func: str):
     for name, x in (("x1", x1), ("x2", x2)):
         if x._dtype.kind not in dt.NUMERIC_KINDS:
             raise TypeError(f"{func}: {name} must have a numeric dtype, got {x._dtype.name}")
-    return dev, dt.promote(x1._dtype, x2._dtype, func)
+    return dev, promote_on(dev, x1._dtype, x2._dtype, func)
 
 
 def negative_axis(axis, ndim: int, func: str) -> int:
@@ -49,7 +49,7 @@ def matmul(x1, x2, /, *, out=None) -> Tensor:
             raise TypeError(f"matmul: {name} must be numeric, got {x._dtype.name}")
         if x.ndim == 0:
             raise ValueError(f"matmul: {name} must have at least one dimension, got a 0-D array")
-    dtype = dt.promote(x1._dtype, x2._dtype, "matmul")
+    dtype = promote_on(x1._dev, x1._dtype, x2._dtype, "matmul")
     s1, s2 = x1._shape, x2._shape
     k1 = s1[-1]
     k2 = s2[0] if len(s2) == 1 else s2[-2]

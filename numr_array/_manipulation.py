@@ -14,7 +14,7 @@ from . import _capture
 from . import _dtypes as dt
 from ._creation import normalize_shape
 from ._dispatch import (broadcast_shapes as _broadcast, broadcast_to_shape, check_axis, check_axes,
-                        check_same_device, check_tensor, empty, launch, make_view, to_numpy)
+                        check_same_device, check_tensor, empty, launch, make_view, promote_on, to_numpy)
 from ._tensor import Tensor, contiguous_strides, _size
 
 __all__ = ["broadcast_arrays", "broadcast_shapes", "broadcast_to", "concat", "expand_dims", "flip", "moveaxis",
@@ -37,7 +37,7 @@ def _tensors(arrays, func: str) -> list[Tensor]:
 def _result_dtype(arrays: list[Tensor], func: str) -> dt.DType:
     dtype = arrays[0]._dtype
     for a in arrays[1:]:
-        dtype = dt.promote(dtype, a._dtype, func)
+        dtype = promote_on(a._dev, dtype, a._dtype, func)
     return dtype
 
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 from . import _capture
 from . import _dtypes as dt
 from ._device import Device
-from ._dispatch import broadcast_shapes, broadcast_to_shape, check_tensor, empty, launch, result, to_numpy
+from ._dispatch import (broadcast_shapes, broadcast_to_shape, check_tensor, empty, launch, promote_on, result,
+                        to_numpy)
 from ._statistical import REAL_NUMERIC_KINDS, check_kind, index_dtype, reduction, reduction_args
 from ._tensor import Tensor
 
@@ -80,7 +81,7 @@ def searchsorted(x1, x2, /, *, side: str = "left", sorter=None, out=None) -> Ten
         if x2._dev is not dev:
             raise ValueError(f"searchsorted: x2 is on device {x2._dev} but x1 is on device {dev}")
         check_kind(x2, REAL_NUMERIC_KINDS, "real numeric", "searchsorted")
-        dt.promote(x1._dtype, x2._dtype, "searchsorted")
+        promote_on(dev, x1._dtype, x2._dtype, "searchsorted")
         shape = x2._shape
     elif type(x2) in (int, float):
         if not dt.scalar_compatible(x1._dtype, x2):
@@ -120,7 +121,7 @@ def where(condition, x1, x2, /, *, out=None) -> Tensor:
             raise TypeError(f"where: {name} must be an array or a Python scalar, got {type(a).__name__}")
     if not arrays:
         raise TypeError("where: at least one of x1, x2 must be an array")
-    dtype = arrays[0]._dtype if len(arrays) == 1 else dt.promote(x1._dtype, x2._dtype, "where")
+    dtype = arrays[0]._dtype if len(arrays) == 1 else promote_on(dev, x1._dtype, x2._dtype, "where")
     for a in (x1, x2):
         if type(a) is not Tensor:
             dtype = dt.promote_scalar(dtype, a, "where")  # a complex scalar makes a real result complex

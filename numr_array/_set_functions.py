@@ -12,7 +12,7 @@ from typing import NamedTuple
 
 from . import _capture
 from . import _dtypes as dt
-from ._dispatch import check_tensor, empty, launch, result, to_numpy
+from ._dispatch import check_tensor, empty, launch, promote_on, result, to_numpy
 from ._searching import scalar_tensor
 from ._statistical import check_flag, index_dtype
 from ._tensor import Tensor
@@ -109,7 +109,7 @@ def isin(x1, x2, /, *, invert: bool = False, out=None) -> Tensor:
     if len(arrays) == 2:
         if b._dev is not dev:
             raise ValueError(f"isin: x2 is on device {b._dev} but x1 is on device {dev}")
-        dt.promote(a._dtype, b._dtype, "isin")
+        promote_on(dev, a._dtype, b._dtype, "isin")
     dtype = arrays[0]._dtype
     o = result(out, () if a is None else a._shape, dt.bool_, dev, "isin")
     if o.size:

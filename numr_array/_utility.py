@@ -5,7 +5,7 @@ from __future__ import annotations
 import operator
 
 from . import _dtypes as dt
-from ._dispatch import check_axis, check_tensor, launch, result
+from ._dispatch import check_axis, check_tensor, launch, promote_on, result
 from ._statistical import reduction, check_kind, reduction_args
 from ._tensor import Tensor
 
@@ -44,7 +44,7 @@ def diff(x, /, *, axis: int = -1, n: int = 1, prepend: Tensor | None = None, app
         check_tensor(extra, "diff", name)
         if extra._dev is not x._dev:
             raise ValueError(f"diff: {name} is on device {extra._dev} but x is on device {x._dev}")
-        dtype = dt.promote(dtype, extra._dtype, "diff")
+        dtype = promote_on(x._dev, dtype, extra._dtype, "diff")
         es = extra._shape
         if len(es) != x.ndim or es[:axis] + es[axis + 1:] != x._shape[:axis] + x._shape[axis + 1:]:
             raise ValueError(f"diff: {name} has shape {extra._shape}, which must match x's shape {x._shape} "

@@ -24,10 +24,10 @@ if get_runtime("webgpu") is None:
 
 DEV = "webgpu:0"
 client = xp._device.parse_device(DEV).client
-from .helpers import INEXACT as FLOAT  # noqa: E402
+from .helpers import INEXACT as FLOAT, missing  # noqa: E402
 REAL = [d for d in FLOAT if d.kind == "real floating"]
 SINGLE = (xp.float32, xp.complex64)
-needs_f64 = pytest.mark.skipif(xp.float64 not in FLOAT, reason="the adapter has no float64")
+needs_f64 = pytest.mark.skipif(xp.float64 not in FLOAT, reason=missing("shader-f64", "shader-int64") or "")
 
 
 def tol(dtype, scale: float = 1.0) -> dict:

@@ -24,7 +24,7 @@ if get_runtime("webgpu") is None:
 
 DEV = "webgpu:0"
 client = xp._device.parse_device(DEV).client
-from .helpers import INEXACT as FLOAT  # noqa: E402
+from .helpers import INEXACT as FLOAT, WIDEST  # noqa: E402
 SINGLE = (xp.float32, xp.complex64)
 
 
@@ -110,11 +110,14 @@ def test_qr_matches_lapack(c, m, mode):
 def test_qr_of_zero_and_rank_deficient_columns():
     # zero columns give tau = 0 (H = I) as LAPACK's larfg; a complex diagonal is still made real
     a = np.array([[0.0, 1.0, 2.0], [0.0, 2.0, 4.0], [0.0, 3.0, 6.0]])
-    for dtype, arr in ((np.float64, a), (np.complex128, a + 1j * np.array([[0, 0, 0], [0, 0, 1], [1, 0, 0.0]]))):
-        q, r = linalg.qr(xp.asarray(arr.astype(dtype), device=DEV))
-        np.testing.assert_allclose(to_np(q) @ to_np(r), arr, atol=1e-12)
-        np.testing.assert_allclose(to_np(q).conj().T @ to_np(q), np.eye(3), atol=1e-12)
-        np.testing.assert_allclose(np.abs(to_np(r)), np.abs(np.linalg.qr(arr.astype(dtype))[1]), atol=1e-12)
+    for dtype in FLOAT:
+        arr = a + 1j * np.array([[0, 0, 0], [0, 0, 1], [1, 0, 0.0]]) if dtype.kind == "complex floating" else a
+        arr = arr.astype(dtype.np)
+        atol = tol(dtype, 1.0)["atol"] / 10  # 1e-11 (float64), 5e-5 (float32)
+        q, r = linalg.qr(xp.asarray(arr, device=DEV))
+        np.testing.assert_allclose(to_np(q) @ to_np(r), arr, atol=atol)
+        np.testing.assert_allclose(to_np(q).conj().T @ to_np(q), np.eye(3), atol=atol)
+        np.testing.assert_allclose(np.abs(to_np(r)), np.abs(np.linalg.qr(arr)[1]), atol=atol)
 
 
 @settings(max_examples=25, deadline=None)
@@ -129,19 +132,22 @@ def test_matrix_power_matches_numpy(c, power):
     np.testing.assert_allclose(to_np(r), expected, **tol(dtype, float(np.max(np.abs(expected), initial=1)) * 10))
 
 
-def test_large_matrices():
+@pytest.mark.parametrize("dtype", [d for d in FLOAT if d.kind == "real floating"], ids=lambda d: d.name)
+def test_large_matrices(dtype):
     """Any size is correct (one invocation walks the whole matrix)."""
     rng = np.random.default_rng(1)
     n = 40
-    a = rng.standard_normal((n, n)) + n * np.eye(n)
+    # (float32: the tolerances are float64's scaled by their epsilons' ratio, 2**29)
+    k = 1.0 if dtype == xp.float64 else 2.0 ** 29
+    a = (rng.standard_normal((n, n)) + n * np.eye(n)).astype(dtype.np)
     x = xp.asarray(a, device=DEV)
-    np.testing.assert_allclose(to_np(linalg.inv(x)), np.linalg.inv(a), rtol=1e-10, atol=1e-13)
-    np.testing.assert_allclose(to_np(linalg.slogdet(x).logabsdet), np.linalg.slogdet(a)[1], rtol=1e-12)
+    np.testing.assert_allclose(to_np(linalg.inv(x)), np.linalg.inv(a), rtol=1e-10 * k, atol=1e-13 * k)
+    np.testing.assert_allclose(to_np(linalg.slogdet(x).logabsdet), np.linalg.slogdet(a)[1], rtol=1e-12 * k)
     np.testing.assert_allclose(to_np(linalg.cholesky(xp.asarray(a @ a.T, device=DEV))), np.linalg.cholesky(a @ a.T),
-                               rtol=1e-10, atol=1e-10)
-    t = rng.standard_normal((n + 5, n))
+                               rtol=1e-10 * k, atol=1e-10 * k)
+    t = rng.standard_normal((n + 5, n)).astype(dtype.np)
     for got, want in zip(linalg.qr(xp.asarray(t, device=DEV)), np.linalg.qr(t)):
-        np.testing.assert_allclose(to_np(got), want, atol=1e-12)
+        np.testing.assert_allclose(to_np(got), want, atol=1e-12 * k)
 
 
 def test_singular_and_indefinite_matrices_follow_the_gpu_convention():
@@ -165,7 +171,7 @@ def test_singular_and_indefinite_matrices_follow_the_gpu_convention():
 
 
 def test_nan_propagates():
-    a = np.array([[np.nan, 1.0], [1.0, 2.0]])
+    a = np.array([[np.nan, 1.0], [1.0, 2.0]], WIDEST.np)
     x = xp.asarray(a, device=DEV)
     assert np.isnan(to_np(linalg.det(x)))
     assert np.isnan(to_np(linalg.inv(x))).any()
@@ -229,11 +235,12 @@ CAPTURED = {
 @pytest.mark.parametrize("name", list(CAPTURED))
 def test_replays_in_a_capture(name):
     call, reference = CAPTURED[name]
-    a = np.array([[4.0, 1.0, 0.5], [1.0, 3.0, 0.25], [0.5, 0.25, 2.0]])
+    a = np.array([[4.0, 1.0, 0.5], [1.0, 3.0, 0.25], [0.5, 0.25, 2.0]], WIDEST.np)
+    rtol = 1e-12 if WIDEST == xp.float64 else 2e-6
     x = xp.asarray(a, device=DEV)
     with xp.capture(DEV) as g:
         r = call(x)
-    np.testing.assert_allclose(to_np(r), reference(a), rtol=1e-12)
+    np.testing.assert_allclose(to_np(r), reference(a), rtol=rtol)
     xp.multiply(x, 2.0, out=x)
     g.replay()
-    np.testing.assert_allclose(to_np(r), reference(2 * a), rtol=1e-12)
+    np.testing.assert_allclose(to_np(r), reference(2 * a), rtol=rtol)

@@ -19,7 +19,7 @@ if get_runtime("webgpu") is None:
     pytest.skip("no WebGPU adapter (wgpu missing or no adapter found)", allow_module_level=True)
 
 DEV = "webgpu:0"
-from .helpers import DTYPES, NUMERIC, REAL  # noqa: E402
+from .helpers import DTYPES, INDEX, NUMERIC, REAL, device_dtype  # noqa: E402
 
 
 def tol(dtype) -> float:
@@ -38,7 +38,7 @@ def same(pair, dtype=None, exact=None):
         for g, w in zip(got, want):
             same((g, w), dtype, exact)
         return
-    assert got.dtype == want.dtype and got.shape == want.shape, (got.dtype, want.dtype, got.shape, want.shape)
+    assert got.dtype == device_dtype(want.dtype) and got.shape == want.shape, (got.dtype, want.dtype, got.shape, want.shape)
     g, w = to_np(got), to_np(want)
     if exact or g.dtype.kind not in "fc":
         np.testing.assert_array_equal(g, w)
@@ -148,7 +148,7 @@ def index_cases(draw):
     if kind == "ints":
         key = lambda d: (xp.asarray(ints, device=d),)
     elif kind == "two" and len(shape) > 1:
-        j = np.array([draw(st.integers(-shape[1], shape[1] - 1)) for _ in ints], dtype=np.int64)
+        j = np.array([draw(st.integers(-shape[1], shape[1] - 1)) for _ in ints], dtype=INDEX.np)
         key = lambda d: (xp.asarray(ints, device=d), xp.asarray(j, device=d))
     elif kind == "mask":
         m = draw(hnp.arrays(np.bool_, shape[:1 + draw(st.integers(0, len(shape) - 1))]))
@@ -195,10 +195,10 @@ def test_take_take_along_axis_nonzero_repeat_roll_match_cpu():
         a = rng.integers(0, 50, (4, 5, 3)).astype(dtype.np)
         idx = np.array([3, -1, 0, 2], np.int32)
         same(both(lambda x: xp.take(x, xp.asarray(idx, device=x.device), axis=1), a), exact=True)
-        order = np.argsort(a.real if a.dtype.kind == "c" else a, axis=1).astype(np.int64)
+        order = np.argsort(a.real if a.dtype.kind == "c" else a, axis=1).astype(INDEX.np)
         same(both(lambda x: xp.take_along_axis(x, xp.asarray(order, device=x.device), axis=1), a), exact=True)
         same(both(lambda x: xp.nonzero(x), a), exact=True)
-        same(both(lambda x: xp.repeat(x, xp.asarray(np.array([2, 0, 1], np.int64), device=x.device), axis=2), a),
+        same(both(lambda x: xp.repeat(x, xp.asarray(np.array([2, 0, 1], INDEX.np), device=x.device), axis=2), a),
              exact=True)
         same(both(lambda x: xp.repeat(x, 3), a), exact=True)
         same(both(lambda x: xp.roll(x, 7), a), exact=True)

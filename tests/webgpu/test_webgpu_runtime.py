@@ -4,6 +4,9 @@ the creation functions, against NumPy and the CPU backend."""
 from __future__ import annotations
 
 import gc
+import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -63,6 +66,55 @@ def test_unsupported_dtype_raises_type_error_naming_device_and_dtype(monkeypatch
     with pytest.raises(TypeError, match="webgpu:0"):
         xp.astype(on(np.zeros(2, np.float32)), xp.complex128)
     assert "float64" not in INFO.dtypes(device=DEV)
+    # every creation function checks the dtype before making a kernel for it (zeros was a WGSL error)
+    x = on(np.zeros(2, np.float32))
+    for name, f in [("empty", xp.empty), ("zeros", xp.zeros), ("ones", xp.ones),
+                    ("full", lambda n, **kw: xp.full(n, 1.0, **kw)), ("arange", xp.arange),
+                    ("linspace", lambda n, **kw: xp.linspace(0, 1, n, **kw)), ("eye", xp.eye)]:
+        with pytest.raises(TypeError, match=f"{name}: float64 is not supported on device webgpu:0"):
+            f(2, dtype=xp.float64, device=DEV)
+    for name, f in [("empty_like", xp.empty_like), ("zeros_like", xp.zeros_like), ("ones_like", xp.ones_like),
+                    ("full_like", lambda t, **kw: xp.full_like(t, 1.0, **kw))]:
+        with pytest.raises(TypeError, match=f"{name}: complex128 is not supported on device webgpu:0"):
+            f(x, dtype=xp.complex128)
+
+
+def test_without_int64_the_default_integer_is_int32(monkeypatch):
+    monkeypatch.setattr(client, "has_i64", False)
+    defaults = INFO.default_dtypes(device=DEV)
+    assert defaults["integral"] == defaults["indexing"] == xp.int32
+    assert xp.full(2, 7, device=DEV).dtype == xp.arange(3, device=DEV).dtype == xp.int32
+    with pytest.raises(OverflowError, match=f"full: fill_value {2**40} does not fit in int32"):
+        xp.full(2, 2**40, device=DEV)
+    with pytest.raises(TypeError, match="zeros: int64 is not supported on device webgpu:0"):
+        xp.zeros(2, dtype=xp.int64, device=DEV)
+
+
+def test_without_int64_mixed_sign_promotion_raises_and_host_indices_are_int32(monkeypatch):
+    """On an adapter without shader-int64 (Mesa's OpenGL): int8 with uint32 promotes to int64, so every
+    function that would compute in it raises TypeError naming both dtypes (it was a WGSL compile error);
+    host int64 index arrays index as int32 and boolean masks count in int32."""
+    a = on(np.array([1, 2, 3], np.int8))
+    b = on(np.array([1, 2, 3], np.uint32))
+    x = on(np.arange(6, dtype=np.float32))
+    monkeypatch.setattr(client, "has_i64", False)
+    monkeypatch.setattr(client, "has_f64", False)
+    for name, f in [("add", xp.add), ("less", xp.less), ("where", lambda p, q: xp.where(p > 0, p, q)),
+                    ("matmul", xp.matmul), ("vecdot", xp.vecdot), ("searchsorted", xp.searchsorted),
+                    ("isin", xp.isin), ("concat", lambda p, q: xp.concat([p, q])),
+                    ("diff", lambda p, q: xp.diff(p, append=q))]:
+        with pytest.raises(TypeError, match=f"{name}: int8 and uint32 promote to int64, which device webgpu:0"):
+            f(a, b)
+    assert to_np(xp.add(a, a)).tolist() == [2, 4, 6]  # no promotion: fine
+    assert to_np(x[[1, -2]]).tolist() == [1, 4]
+    assert to_np(x[np.array([5, 0], np.int64)]).tolist() == [5, 0]
+    assert to_np(x[x > 3.0]).tolist() == [4, 5]
+    with pytest.raises(IndexError, match=f"index {2**40} is out of bounds"):
+        x[[2**40]]
+    with pytest.raises(IndexError, match="index 6 is out of bounds"):
+        x[[6]]
+    x[[0, 1]] = 9.0
+    assert to_np(x).tolist() == [9, 9, 2, 3, 4, 5]
 
 
 def test_adapter_selection_by_name(monkeypatch):
@@ -72,6 +124,73 @@ def test_adapter_selection_by_name(monkeypatch):
     assert rt is not None and rt.adapter.info["device"].startswith(name[:5])
     monkeypatch.setenv("NUMR_WEBGPU_ADAPTER", "no adapter has this name")
     assert wgpu_backend.create_runtime() is None
+
+
+class _FakeAdapter:
+    def __init__(self, backend, kind, name="gpu"):
+        self.info = {"backend_type": backend, "adapter_type": kind, "device": name}
+
+
+class _FakeWgpu:
+    """wgpu's adapter requests over a fixed list of adapters; the first is the 'high-performance' one."""
+
+    def __init__(self, adapters):
+        self.gpu = self
+        self._adapters = adapters
+
+    def request_adapter_sync(self, power_preference=None):
+        return self._adapters[0] if self._adapters else None
+
+    def enumerate_adapters_sync(self):
+        return list(self._adapters)
+
+
+def test_a_native_adapter_is_taken_over_an_opengl_one(monkeypatch):
+    monkeypatch.delenv("NUMR_WEBGPU_ADAPTER", raising=False)
+    monkeypatch.delenv("WGPU_BACKEND_TYPE", raising=False)
+    gl = _FakeAdapter("OpenGL", "DiscreteGPU", "llvmpipe")
+    lavapipe = _FakeAdapter("Vulkan", "CPU", "llvmpipe")
+    gpu = _FakeAdapter("Vulkan", "IntegratedGPU")
+    pick = wgpu_backend._pick_adapter
+    assert pick(_FakeWgpu([gl, lavapipe])) is lavapipe
+    assert pick(_FakeWgpu([gl, lavapipe, gpu])) is gpu  # among native ones, a GPU over a CPU
+    assert pick(_FakeWgpu([lavapipe, gl, gpu])) is lavapipe  # wgpu's own choice when it is native
+    assert pick(_FakeWgpu([gl])) is gl  # OpenGL only: better than no device
+    assert pick(_FakeWgpu([])) is None
+    monkeypatch.setenv("NUMR_WEBGPU_ADAPTER", "LLVMpipe")
+    assert pick(_FakeWgpu([gl, lavapipe])) is lavapipe  # a name both match: the native one
+    monkeypatch.setenv("WGPU_BACKEND_TYPE", "OpenGL")
+    assert pick(_FakeWgpu([gl, lavapipe])) is gl  # the backend asked for is kept
+    monkeypatch.delenv("NUMR_WEBGPU_ADAPTER")
+    assert pick(_FakeWgpu([gl, lavapipe])) is gl
+
+
+def _run_quietly(code: str) -> subprocess.CompletedProcess:
+    # a headless session: no XDG_RUNTIME_DIR, and no WGPU_BACKEND_TYPE (wgpu logs a warning naming a forced
+    # backend), so wgpu probes every backend, OpenGL through EGL included
+    env = {k: v for k, v in os.environ.items() if k not in ("XDG_RUNTIME_DIR", "WGPU_BACKEND_TYPE")}
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120,
+                          cwd=os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+
+
+def test_import_and_device_enumeration_print_nothing():
+    r = _run_quietly("import numr_array as xp; xp.__array_namespace_info__().devices(); "
+                     "xp.asarray([1.0], device='webgpu:0')")
+    assert r.returncode == 0, r.stderr
+    assert (r.stdout, r.stderr) == ("", "")
+
+
+def test_native_stderr_filter_keeps_everything_but_the_egl_noise():
+    r = _run_quietly(
+        "import os, sys\n"
+        "from numr_array.backends.webgpu import native_stderr_filtered\n"
+        "print('before', file=sys.stderr, flush=True)\n"
+        "with native_stderr_filtered():\n"
+        "    os.write(2, b'error: XDG_RUNTIME_DIR is invalid or not set in the environment.\\nnative\\n')\n"
+        "    print('python', file=sys.stderr)\n"
+        "print('after', file=sys.stderr)\n")
+    assert r.returncode == 0, r.stderr
+    assert r.stderr == "before\nnative\npython\nafter\n"
 
 
 def test_device_requested_with_adapter_limits_and_features():
@@ -122,8 +241,18 @@ def test_buffers_freed_while_launches_are_pending_outlive_them(monkeypatch):
 
 
 def test_allocation_beyond_the_adapter_limit_raises_memory_error():
-    with pytest.raises(MemoryError, match="bytes"):
-        client.allocator.allocate(client.max_buffer_size + 1)
+    n = client.max_buffer_size + 1
+    # the limit by its WebGPU name, in bytes and human readable
+    with pytest.raises(MemoryError, match=rf"cannot allocate {n} bytes \(\d+\.\d [KMG]iB\); the adapter's largest "
+                                          rf"buffer \(max-buffer-size\) is {n - 1} bytes \(\d+\.\d [KMG]iB\)"):
+        client.allocator.allocate(n)
+
+
+@pytest.mark.parametrize("n, text", [(0, "0 bytes"), (1, "1 byte"), (4, "4 bytes"), (1023, "1023 bytes"),
+                                     (1024, "1024 bytes (1.0 KiB)"), (3 << 19, "1572864 bytes (1.5 MiB)"),
+                                     (2**31 - 1, "2147483647 bytes (2.0 GiB)")])
+def test_format_bytes(n, text):
+    assert wclient.format_bytes(n) == text
 
 
 @given(st.integers(0, 9), st.integers(1, 23), st.integers(0, 7))

@@ -1,36 +1,95 @@
 """The WebGPU runtime over wgpu-py: one device (``webgpu:0``) on the chosen adapter.
 
-The adapter is wgpu's high-performance one; ``NUMR_WEBGPU_ADAPTER`` (a substring of the adapter's name)
-picks another, and wgpu's ``WGPU_BACKEND_TYPE`` (Vulkan, Metal, D3D12, OpenGL) restricts the backend.
-The device is requested with the adapter's own limits and with shader-f16, shader-f64, shader-int64 and
-subgroup where the adapter offers them. Without wgpu, or without an adapter, ``create_runtime`` returns
-None and the backend is absent from ``devices()``.
+The adapter is wgpu's high-performance one, except that an adapter of a native backend (Vulkan, Metal,
+D3D12) is taken over an OpenGL one: wgpu's OpenGL backend offers neither shader-f64 nor shader-int64.
+``NUMR_WEBGPU_ADAPTER`` (a substring of the adapter's name) picks another, and wgpu's
+``WGPU_BACKEND_TYPE`` (Vulkan, Metal, D3D12, OpenGL) restricts the backend. The device is requested with
+the adapter's own limits and with shader-f16, shader-f64, shader-int64 and subgroup where the adapter
+offers them. Without wgpu, or without an adapter, ``create_runtime`` returns None and the backend is
+absent from ``devices()``.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
+import sys
+import tempfile
+from typing import Iterator
 
 from ...runtime import Runtime
 
 #: features requested when the adapter offers them (wgpu-py's names)
 WANTED_FEATURES = ("shader-f16", "shader-f64", "shader-int64", "subgroup")
+#: wgpu backends that are not OpenGL (the ones whose adapters can offer shader-f64 and shader-int64)
+NATIVE_BACKENDS = ("vulkan", "metal", "d3d12")
+#: wgpu's adapter types, best first, for choosing among native adapters
+_ADAPTER_TYPES = ("discretegpu", "integratedgpu", "virtualgpu", "unknown", "cpu")
+#: what Mesa's EGL prints on stderr each time wgpu's OpenGL backend probes for Wayland in a session
+#: without XDG_RUNTIME_DIR (a headless machine, a container): noise, since no window is ever made
+_EGL_NOISE = b"XDG_RUNTIME_DIR is invalid or not set in the environment"
+
+
+@contextlib.contextmanager
+def native_stderr_filtered() -> Iterator[None]:
+    """Run the block with the process's stderr (file descriptor 2) sent to a temporary file, then write
+    back to stderr all it received except the lines of ``_EGL_NOISE``. Native libraries write to the
+    descriptor directly, so redirecting ``sys.stderr`` would not catch them."""
+    try:
+        sys.stderr.flush()
+        saved = os.dup(2)
+    except (OSError, ValueError):  # no stderr to protect
+        yield
+        return
+    with tempfile.TemporaryFile() as tmp:
+        os.dup2(tmp.fileno(), 2)
+        try:
+            yield
+        finally:
+            with contextlib.suppress(OSError, ValueError):
+                sys.stderr.flush()
+            os.dup2(saved, 2)
+            os.close(saved)
+            tmp.seek(0)
+            kept = [line for line in tmp.read().splitlines(keepends=True) if _EGL_NOISE not in line]
+            if kept:
+                os.write(2, b"".join(kept))
+
+
+def _backend(adapter) -> str:
+    return str(adapter.info.get("backend_type", "")).lower()
+
+
+def _rank(adapter) -> tuple[bool, int]:
+    """Sort key: native backends first, then by adapter type (discrete GPU first)."""
+    kind = str(adapter.info.get("adapter_type", "")).lower()
+    return (_backend(adapter) not in NATIVE_BACKENDS,
+            _ADAPTER_TYPES.index(kind) if kind in _ADAPTER_TYPES else _ADAPTER_TYPES.index("unknown"))
 
 
 def _pick_adapter(wgpu):
-    want = os.environ.get("NUMR_WEBGPU_ADAPTER")
+    want = os.environ.get("NUMR_WEBGPU_ADAPTER", "").lower()
     backend = os.environ.get("WGPU_BACKEND_TYPE", "").strip().lower()
     if not want:
         try:
-            return wgpu.gpu.request_adapter_sync(power_preference="high-performance")
+            adapter = wgpu.gpu.request_adapter_sync(power_preference="high-performance")
         except Exception:
-            return None
-    for a in wgpu.gpu.enumerate_adapters_sync():
-        info = a.info
-        if want.lower() in str(info.get("device", "")).lower() and (
-                not backend or str(info.get("backend_type", "")).lower() == backend):
-            return a
-    return None
+            adapter = None
+        if backend or (adapter is not None and _backend(adapter) in NATIVE_BACKENDS):
+            return adapter
+        # wgpu may prefer an OpenGL adapter (a GPU's GL driver) while a native one exists (lavapipe)
+        native = [a for a in _enumerate(wgpu) if _backend(a) in NATIVE_BACKENDS]
+        return min(native, key=_rank) if native else adapter
+    matches = [a for a in _enumerate(wgpu) if want in str(a.info.get("device", "")).lower()
+               and (not backend or _backend(a) == backend)]
+    return min(matches, key=_rank) if matches else None
+
+
+def _enumerate(wgpu) -> list:
+    try:
+        return list(wgpu.gpu.enumerate_adapters_sync())
+    except Exception:
+        return []
 
 
 class WebGPURuntime(Runtime):
@@ -59,7 +118,8 @@ def create_runtime() -> WebGPURuntime | None:
         import wgpu
     except ImportError:
         return None
-    adapter = _pick_adapter(wgpu)
+    with native_stderr_filtered():
+        adapter = _pick_adapter(wgpu)
     if adapter is None:
         return None
     return WebGPURuntime(wgpu, adapter)

@@ -131,6 +131,16 @@ def _size_class(n: int) -> int:
     return -(-n // step) * step
 
 
+def format_bytes(n: int) -> str:
+    """``n`` with its unit, and in KiB/MiB/GiB too when that is at least 1: '4 bytes', '2147483647 bytes
+    (2.0 GiB)'."""
+    text = f"{n} byte" + ("" if n == 1 else "s")
+    for unit, shift in (("GiB", 30), ("MiB", 20), ("KiB", 10)):
+        if n >= 1 << shift:
+            return f"{text} ({n / (1 << shift):.1f} {unit})"
+    return text
+
+
 class WebGPUAllocator(Allocator):
     """Storage buffers from the device, kept in a pool by size class when freed (creating a buffer costs
     a driver allocation and a clear). ``registry`` maps serial -> WBuf for every buffer it owns."""
@@ -149,8 +159,8 @@ class WebGPUAllocator(Allocator):
         if size > limit:
             size = -(-nbytes // 256) * 256
             if size > limit:
-                raise MemoryError(f"{self._client.device}: cannot allocate {nbytes} bytes; the adapter's largest "
-                                  f"buffer is {limit} bytes")
+                raise MemoryError(f"{self._client.device}: cannot allocate {format_bytes(nbytes)}; the adapter's "
+                                  f"largest buffer (max-buffer-size) is {format_bytes(limit)}")
         free = self._pool.get(size)
         if free:
             self._pooled -= size

@@ -1149,15 +1149,24 @@ def _builtin_f32(lib, name: str, w: WT) -> str:
     if name == "log10":
         return "fn log10_f32(x: f32) -> f32 { return log2(x) * 0.30102999566398120; }"
     if name == "pow":
+        # C99's special values by hand: the builtins' log2(0) and log2(inf) are the driver's (Mesa's
+        # OpenGL gives finite values, so that pow(0, -1) was 0, not inf)
+        inf = lib.fn("inf", w)
         return ("fn pow_f32(x: f32, y: f32) -> f32 {\n"
                 "  if (y == 0.0 || x == 1.0) { return 1.0; }\n"
                 f"  if ({isnan}(x) || {isnan}(y)) {{ return x + y; }}\n"
+                "  let ax = abs(x);\n"
+                f"  if ({isinf}(y)) {{\n"
+                "    if (ax == 1.0) { return 1.0; }\n"
+                f"    return select(0.0, {inf}(), (ax > 1.0) == (y > 0.0));\n  }}\n"
                 "  let yint = floor(y) == y;\n"
                 "  let yodd = yint && abs(y) < 16777216.0 && floor(y * 0.5) != y * 0.5;\n"
-                f"  if (x == -1.0 && {isinf}(y)) {{ return 1.0; }}\n"
-                f"  if (x < 0.0 && !yint) {{ return {lib.fn('nan', w)}(); }}\n"
-                "  let r = exp2(y * log2(abs(x)));\n"
-                "  return select(r, -r, x < 0.0 && yodd);\n}")
+                "  var r: f32;\n"
+                f"  if (ax == 0.0) {{ r = select(0.0, {inf}(), y < 0.0); }}\n"
+                f"  else if ({isinf}(ax)) {{ r = select(0.0, {inf}(), y > 0.0); }}\n"
+                f"  else if (x < 0.0 && !yint) {{ return {lib.fn('nan', w)}(); }}\n"
+                "  else { r = exp2(y * log2(ax)); }\n"
+                "  return select(r, -r, (bitcast<u32>(x) >> 31u) == 1u && yodd);\n}")
     if name == "atan2":
         return "fn atan2_f32(y: f32, x: f32) -> f32 { return atan2(y, x); }"
     if name == "sincos":
