@@ -129,9 +129,10 @@ _NO_PARAMS: dict = {}
 
 def launch(dev: Device, kernel: str, inputs: Sequence, outputs: Sequence[Tensor], params: dict | None = None) -> None:
     """Run ``kernel`` on ``dev``; while ``dev`` is captured, the graph holds the outside tensors it touches."""
-    state = _capture.active
-    if state is not None and state.device is dev:
-        state.track(inputs, outputs)
+    if _capture.capturing:
+        state = _capture.local.state
+        if state is not None and state.device is dev:
+            state.track(inputs, outputs)
     (dev._client or dev.client).launch(kernel, inputs, outputs, _NO_PARAMS if params is None else params)
 
 

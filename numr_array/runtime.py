@@ -14,6 +14,7 @@ absent from ``devices()``. The namespace layer talks to a device only through it
 
 from __future__ import annotations
 
+import threading
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Sequence
@@ -61,15 +62,21 @@ class Allocator(ABC):
     """Device memory with byte accounting and a freeze switch.
 
     Guarantees: ``allocate`` returns a Buffer of at least ``nbytes`` (MemoryError naming the size when
-    the device has no room); while frozen, ``allocate`` raises AllocatorFrozenError so no buffer can
-    come from the pool behind a capture's back (``allocate_unfrozen`` is the arena's way in).
+    the device has no room); while frozen, ``allocate`` raises AllocatorFrozenError in the thread that
+    froze it (the capturing thread) so no buffer can come from the pool behind a capture's back
+    (``allocate_unfrozen`` is the arena's way in); other threads allocate as usual.
+
+    Thread safety: the counters are updated under ``_stats_lock``, since a Buffer is freed by whichever
+    thread drops its last reference. That lock is held for a few integer updates only (no call that
+    could free a Buffer, which would take it again), so it is a plain Lock.
     """
 
     def __init__(self) -> None:
         self._in_use = 0
         self._peak = 0
         self._count = 0
-        self._frozen = False
+        self._frozen: int | None = None  # the ident of the thread that froze the allocator
+        self._stats_lock = threading.Lock()
 
     @abstractmethod
     def _raw_allocate(self, nbytes: int) -> Any:
@@ -77,50 +84,58 @@ class Allocator(ABC):
 
     @abstractmethod
     def _raw_free(self, handle: Any, nbytes: int) -> None:
-        """Give the memory behind ``handle`` back to the device or its pool."""
+        """Give the memory behind ``handle`` back to the device or its pool (called from any thread)."""
 
     def allocate(self, nbytes: int) -> Buffer:
-        return self.track(self._raw_allocate(nbytes), nbytes)
+        self._check_frozen(nbytes)
+        return self._track(self._raw_allocate(nbytes), nbytes)
 
     def track(self, handle: Any, nbytes: int) -> Buffer:
         """Account for memory a backend obtained itself (in a shape it can use directly) as a Buffer."""
-        if self._frozen:
+        self._check_frozen(nbytes)
+        return self._track(handle, nbytes)
+
+    def _check_frozen(self, nbytes: int) -> None:
+        frozen = self._frozen
+        if frozen is not None and frozen == threading.get_ident():
             raise AllocatorFrozenError(f"allocate({nbytes}): the allocator is frozen while a graph is captured")
-        in_use = self._in_use = self._in_use + nbytes
-        self._count += 1
-        if in_use > self._peak:
-            self._peak = in_use
-        return Buffer(handle, nbytes, self)
 
     def allocate_unfrozen(self, nbytes: int) -> Buffer:
         return self._track(self._raw_allocate(nbytes), nbytes)
 
     def _track(self, handle: Any, nbytes: int) -> Buffer:
-        self._in_use += nbytes
-        self._count += 1
-        if self._in_use > self._peak:
-            self._peak = self._in_use
+        with self._stats_lock:
+            in_use = self._in_use = self._in_use + nbytes
+            self._count += 1
+            if in_use > self._peak:
+                self._peak = in_use
         return Buffer(handle, nbytes, self)
 
-    def deallocate(self, buffer: Buffer) -> None:
-        """Return ``buffer``'s memory; called when the Buffer's last reference goes."""
+    def _untrack(self, buffer: Buffer) -> None:
         buffer.owner = None
-        self._in_use -= buffer.nbytes
-        self._count -= 1
+        with self._stats_lock:
+            self._in_use -= buffer.nbytes
+            self._count -= 1
+
+    def deallocate(self, buffer: Buffer) -> None:
+        """Return ``buffer``'s memory; called when the Buffer's last reference goes, in any thread."""
+        self._untrack(buffer)
         self._raw_free(buffer.handle, buffer.nbytes)
 
     def freeze(self) -> None:
-        self._frozen = True
+        """Refuse allocations from the calling thread until ``unfreeze``."""
+        self._frozen = threading.get_ident()
 
     def unfreeze(self) -> None:
-        self._frozen = False
+        self._frozen = None
 
     @property
     def is_frozen(self) -> bool:
-        return self._frozen
+        return self._frozen is not None
 
     def stats(self) -> AllocatorStats:
-        return AllocatorStats(self._in_use, self._peak, self._count)
+        with self._stats_lock:
+            return AllocatorStats(self._in_use, self._peak, self._count)
 
 
 class Event:
@@ -147,13 +162,14 @@ class Client(ABC):
 
     device: "Device"
     allocator: Allocator
-    #: the active capture's arena while this device is being captured, else None
+    #: the active capture's arena while this device is being captured, else None; it serves only the
+    #: capturing thread (``arena.thread``)
     arena: Any = None
 
     def alloc(self, nbytes: int) -> Buffer:
-        """A buffer for a result: from the capture arena while capturing, else from the allocator."""
+        """A buffer for a result: from the capture arena in the capturing thread, else from the allocator."""
         arena = self.arena
-        if arena is not None:
+        if arena is not None and arena.thread == threading.get_ident():
             return arena.allocate(nbytes)
         return self.allocator.allocate(nbytes)
 
@@ -204,15 +220,19 @@ class Client(ABC):
 
     @abstractmethod
     def begin_capture(self) -> None:
-        """Start recording every launch on this device."""
+        """Start recording every launch of the calling thread on this device. Waits while another thread
+        captures this device; from here to end_capture/abort_capture (called by the same thread) the
+        capture owns the device: a backend whose capture records a queue all threads share (CUDA, WebGPU)
+        makes other threads' calls on the device wait until then."""
 
     @abstractmethod
     def end_capture(self) -> Graph:
-        """Stop recording and return the graph of the launches since begin_capture."""
+        """Stop recording and return the graph of the launches since begin_capture (the device is released
+        even when this raises)."""
 
     @abstractmethod
     def abort_capture(self) -> None:
-        """Stop recording and discard what was recorded; the device stays usable."""
+        """Stop recording and discard what was recorded; the device stays usable and is released."""
 
     def supports_dtype(self, dtype) -> bool:
         return True
