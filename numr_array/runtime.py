@@ -87,35 +87,45 @@ class Allocator(ABC):
         """Give the memory behind ``handle`` back to the device or its pool (called from any thread)."""
 
     def allocate(self, nbytes: int) -> Buffer:
-        self._check_frozen(nbytes)
+        if self._frozen is not None:
+            self._check_frozen(nbytes)
         return self._track(self._raw_allocate(nbytes), nbytes)
 
     def track(self, handle: Any, nbytes: int) -> Buffer:
         """Account for memory a backend obtained itself (in a shape it can use directly) as a Buffer."""
-        self._check_frozen(nbytes)
+        if self._frozen is not None:
+            self._check_frozen(nbytes)
         return self._track(handle, nbytes)
 
     def _check_frozen(self, nbytes: int) -> None:
-        frozen = self._frozen
-        if frozen is not None and frozen == threading.get_ident():
+        if self._frozen == threading.get_ident():
             raise AllocatorFrozenError(f"allocate({nbytes}): the allocator is frozen while a graph is captured")
 
     def allocate_unfrozen(self, nbytes: int) -> Buffer:
         return self._track(self._raw_allocate(nbytes), nbytes)
 
+    # (acquire/release rather than ``with``: these run once each per temporary, and ``with`` costs twice as much)
     def _track(self, handle: Any, nbytes: int) -> Buffer:
-        with self._stats_lock:
+        lock = self._stats_lock
+        lock.acquire()
+        try:
             in_use = self._in_use = self._in_use + nbytes
             self._count += 1
             if in_use > self._peak:
                 self._peak = in_use
+        finally:
+            lock.release()
         return Buffer(handle, nbytes, self)
 
     def _untrack(self, buffer: Buffer) -> None:
         buffer.owner = None
-        with self._stats_lock:
+        lock = self._stats_lock
+        lock.acquire()
+        try:
             self._in_use -= buffer.nbytes
             self._count -= 1
+        finally:
+            lock.release()
 
     def deallocate(self, buffer: Buffer) -> None:
         """Return ``buffer``'s memory; called when the Buffer's last reference goes, in any thread."""
@@ -158,7 +168,12 @@ class Graph(ABC):
 
 
 class Client(ABC):
-    """Operations on one device: memory, copies, kernel launches, synchronisation and capture."""
+    """Operations on one device: memory, copies, kernel launches, synchronisation and capture.
+
+    Several threads may call one Client at once: each backend makes every method safe for that (a lock
+    where the device's state is shared, docs/architecture.md "Threads"), and a capture records only the
+    launches of the thread that began it.
+    """
 
     device: "Device"
     allocator: Allocator

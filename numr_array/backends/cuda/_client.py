@@ -308,7 +308,9 @@ class CudaClient(Client):
 
     # --- kernels -------------------------------------------------------------------------------------
     def launch(self, kernel: str, inputs: Sequence, outputs: Sequence[Tensor], params: dict) -> None:
-        with self._lock:
+        lock = self._lock
+        lock.acquire()  # (acquire/release: half the cost of ``with``, on every launch)
+        try:
             if kernel in DIRECT_BINARY:
                 if self._capturing:
                     if self._record(kernel, inputs, outputs):
@@ -325,6 +327,8 @@ class CudaClient(Client):
                 fn(ins, outs, params)
             else:
                 self.run(fn, ins, outs, params)
+        finally:
+            lock.release()
 
     def _launch_captured(self, kernel: str, fn, ins, outs, params) -> None:
         try:

@@ -89,10 +89,14 @@ class WebGPUAllocator(Allocator):
         self._freed: list[WBuf] = []  # freed, not yet pooled (list.append and pop are atomic)
 
     def _raw_allocate(self, nbytes: int) -> WBuf:
-        with self._client._lock:
+        lock = self._client._lock
+        lock.acquire()  # (acquire/release: half the cost of ``with``, on every allocation)
+        try:
             if self._freed:
                 self.pool_freed()
             return self._allocate_locked(nbytes)
+        finally:
+            lock.release()
 
     def _allocate_locked(self, nbytes: int) -> WBuf:
         size = _size_class(nbytes)
@@ -508,10 +512,14 @@ class WebGPUClient(Client):
         fn = self.kernels.get(kernel)
         if fn is None:
             raise NotImplementedError(f"{kernel}: not implemented on {self.device} yet")
-        with self._lock:
+        lock = self._lock
+        lock.acquire()  # (acquire/release: half the cost of ``with``, on every launch)
+        try:
             if self._freed:
                 self.allocator.pool_freed()
             fn(self, inputs, outputs, params)
+        finally:
+            lock.release()
 
     # --- capture ------------------------------------------------------------------------------------
     def begin_capture(self) -> None:
