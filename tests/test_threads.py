@@ -261,3 +261,52 @@ def test_capture_state_is_per_thread():
     x[...] = 5.0
     g.replay()
     np.testing.assert_array_equal(np.asarray(out), np.full(4, 10.0))
+
+
+@pytest.mark.parametrize("device", [p for p in DEVICES if p.id != "cpu"])
+def test_a_free_never_waits_for_the_device_lock(device):
+    """A tensor's last reference can go in any thread at any moment, also while another thread (or the same
+    one, inside the client's own code) holds the device's lock: the free must not wait for that lock, or
+    two threads freeing each other's device memory could deadlock. The memory is accounted for at once."""
+    dev = xp._device.parse_device(device)
+    client, alloc = dev.client, dev.client.allocator
+    ts = [xp.full((1000,), float(k), dtype=xp.float32, device=device) for k in range(2)]
+    gc.collect()
+    before = alloc.stats()
+    with client._lock:
+        ts.pop()  # freed by this thread while it holds the lock
+        t = threading.Thread(target=ts.pop, daemon=True)  # and by another one meanwhile
+        t.start()
+        t.join(10)
+        assert not t.is_alive(), "freeing a tensor waited for the device lock"
+    after = alloc.stats()
+    assert before.bytes_in_use - after.bytes_in_use == 2 * 4000
+    assert before.allocations - after.allocations == 2
+    u = xp.full((1000,), 7.0, dtype=xp.float32, device=device)  # the freed memory is usable again
+    assert np.array_equal(host(u), np.full(1000, 7.0, np.float32))
+
+
+def test_first_use_from_many_threads_makes_one_client(fake_backend, monkeypatch):
+    """Threads that use a device for the first time at once share one Client (two WebGPU clients would be
+    two wgpu devices, and a buffer of one is invalid on the other)."""
+    from tests.fake_backend import FakeRuntime
+
+    made = []
+    create = FakeRuntime.create_client
+
+    def slow_create(self, index):
+        made.append(index)
+        time.sleep(0.05)  # widen the window in which another thread could start a second client
+        return create(self, index)
+
+    monkeypatch.setattr(FakeRuntime, "create_client", slow_create)
+    dev = xp._device.parse_device("fake:1")
+    monkeypatch.setattr(dev, "_client", None)
+    clients = [None] * THREADS
+
+    def work(k, barrier):
+        barrier.wait()
+        clients[k] = dev.client
+
+    run_threads(work)
+    assert made == [1] and all(c is clients[0] for c in clients)
