@@ -171,6 +171,8 @@ class CpuClient(Client):
         return CpuGraph(steps)
 
     def abort_capture(self) -> None:
+        if self._recorder != threading.get_ident():  # no capture of this thread in progress
+            return
         self._recording = None
         self._recorder = None
         self._capture_lock.release()
