@@ -136,7 +136,7 @@ def test_threads_allocate_and_free_consistently(device):
         for t, value in mine:  # nobody else wrote into this thread's buffers meanwhile
             assert np.array_equal(host(t), np.full(t.shape, value, np.float32)), (k, value)
         made[k] = mine
-        swap.wait()
+        swap.wait(60)
         made[(k + 1) % THREADS].clear()  # free another thread's tensors
 
     run_threads(work)
