@@ -27,7 +27,7 @@ __all__ = ["take", "take_along_axis"]
 
 
 def _capturing(dev) -> bool:
-    state = _capture.active
+    state = _capture.current()
     return state is not None and state.device is dev
 
 

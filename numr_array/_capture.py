@@ -10,10 +10,18 @@ While a block is captured on a device:
   ``g.outputs``), so no address baked into the graph can be freed while it can replay;
 * anything that needs the host to read device data raises :class:`CaptureError`, which aborts the
   capture: the graph is discarded, the allocator unfrozen and the device left usable.
+
+Threads: a capture belongs to the thread that entered the block. Only that thread's calls are
+recorded, tracked and checked; a thread may capture one device at a time, and a second thread's capture
+of the same device waits for the first to end. Other threads keep working meanwhile: on CPU alongside
+the capture, while on CUDA and WebGPU, where the capture records the device's one stream or queue,
+their calls on the captured device wait until the block ends (so a capturing thread must not wait
+inside its block for another thread's work on the same device).
 """
 
 from __future__ import annotations
 
+import threading
 from typing import TYPE_CHECKING
 
 from .runtime import Allocator, Buffer, Client, Graph, renewed
@@ -36,6 +44,7 @@ class Arena:
 
     def __init__(self, allocator: Allocator):
         self._allocator = allocator
+        self.thread = threading.get_ident()  # the capturing thread, the only one the arena serves
         self._buffers: list[Buffer] = []
         self.ids: set[int] = set()  # id() of each buffer, stable because the arena keeps them alive
         self.nbytes = 0
@@ -77,20 +86,34 @@ class _State:
                 self.outputs.append(t)
 
 
-#: the capture in progress (one at a time, process-wide), or None
-active: _State | None = None
+class _Local(threading.local):
+    """The calling thread's capture in progress: its state and its CapturedGraph (None when none)."""
+
+    state: _State | None = None
+    graph: "CapturedGraph | None" = None
+
+
+local = _Local()
+#: how many captures are in progress in all threads: while 0, a launch need not look at ``local``
+capturing = 0
+_capturing_lock = threading.Lock()
+
+
+def current() -> _State | None:
+    """The calling thread's capture in progress, or None."""
+    return local.state if capturing else None
 
 
 def abort_active(why: str) -> None:
-    """Abort the capture in progress, if any: what it recorded is discarded, and its block will fail."""
-    graph = _current_graph
+    """Abort the calling thread's capture, if any: what it recorded is discarded, and its block will fail."""
+    graph = local.graph
     if graph is not None:
         graph._abort(why)
 
 
 def check_host_read(device: "Device", what: str) -> None:
     """Raise CaptureError (aborting the capture) if ``what`` would read ``device`` data during its capture."""
-    state = active
+    state = current()
     if state is not None and state.device is device:
         abort_active(f"{what} reads device data on the host")
         raise CaptureError(f"{what}: cannot be captured, it needs the host to read data of {device} "
@@ -99,12 +122,9 @@ def check_host_read(device: "Device", what: str) -> None:
 
 def check_not_capturing(what: str) -> None:
     """Raise CaptureError (aborting the capture) for an operation that no capture may contain."""
-    if active is not None:
+    if current() is not None:
         abort_active(what)
         raise CaptureError(f"{what}: not allowed inside a capture() block")
-
-
-_current_graph: "CapturedGraph | None" = None
 
 
 class CapturedGraph:
@@ -150,31 +170,30 @@ class CapturedGraph:
         graph.replay()
 
     def __enter__(self) -> "CapturedGraph":
-        global active, _current_graph
-        if active is not None:
+        global capturing
+        if local.state is not None:
             raise CaptureError("capture: nested capture() blocks are not supported")
         client = self._client = self.device.client
+        client.begin_capture()  # waits while another thread captures the device; from here it is ours
         arena = Arena(client.allocator)
         state = _State(self.device, arena)
         client.allocator.freeze()
         client.arena = arena
-        try:
-            client.begin_capture()
-        except BaseException:
-            client.arena = None
-            client.allocator.unfreeze()
-            raise
         self._arena = arena
         self._capturing = True
-        active = state
-        _current_graph = self
+        with _capturing_lock:
+            capturing += 1
+        local.state = state
+        local.graph = self
         return self
 
     def _finish(self) -> _State:
-        global active, _current_graph
-        state = active
-        active = None
-        _current_graph = None
+        global capturing
+        state = local.state
+        local.state = None
+        local.graph = None
+        with _capturing_lock:
+            capturing -= 1
         self._capturing = False
         client = self._client
         client.arena = None

@@ -30,10 +30,13 @@ class Device:
         """This device's Client, created on first use."""
         c = self._client
         if c is None:
-            runtime = get_runtime(self.kind)
-            if runtime is None or self.index >= runtime.device_count():
-                raise ValueError(f"device {self._name!r} is not available on this machine")
-            c = self._client = runtime.create_client(self.index)
+            with _client_lock:  # two threads' first uses must not make two clients (two wgpu devices)
+                c = self._client
+                if c is None:
+                    runtime = get_runtime(self.kind)
+                    if runtime is None or self.index >= runtime.device_count():
+                        raise ValueError(f"device {self._name!r} is not available on this machine")
+                    c = self._client = runtime.create_client(self.index)
         return c
 
     def __repr__(self) -> str:
@@ -58,6 +61,8 @@ class Device:
 
 _devices: dict[tuple[str, int], Device] = {}
 _lock = threading.Lock()
+#: held while a runtime or a client is created (re-entrant: creating a client parses device names)
+_client_lock = threading.RLock()
 
 
 def _device(kind: str, index: int) -> Device:

@@ -144,9 +144,10 @@ def launch(dev: Device, kernel: str, inputs: Sequence, outputs: Sequence[Tensor]
     if _rt.lost_count:
         _rt.check_live(inputs)
         _rt.check_live(outputs)
-    state = _capture.active
-    if state is not None and state.device is dev:
-        state.track(inputs, outputs)
+    if _capture.capturing:
+        state = _capture.local.state
+        if state is not None and state.device is dev:
+            state.track(inputs, outputs)
     (dev._client or dev.client).launch(kernel, inputs, outputs, _NO_PARAMS if params is None else params)
 
 

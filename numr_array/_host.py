@@ -51,7 +51,7 @@ def dlpack_export(x: Tensor, *, stream=None, max_version=None, dl_device=None, c
 
 def tensor_repr(x: Tensor) -> str:
     suffix = f"dtype={x._dtype.name}" + ("" if x._dev.kind == "cpu" else f", device={x._dev}")
-    st = _capture.active
+    st = _capture.current()
     if st is not None and st.device is x._dev:
         return f"Tensor(<in capture>, shape={x._shape}, {suffix})"
     body = np.array2string(to_numpy(x, "repr"), separator=", ", prefix="Tensor(")

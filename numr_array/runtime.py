@@ -17,6 +17,7 @@ absent from ``devices()``. The namespace layer talks to a device only through it
 
 from __future__ import annotations
 
+import threading
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Sequence
@@ -62,13 +63,22 @@ class AllocatorFrozenError(RuntimeError):
     """Raised by an allocation from a frozen allocator: during capture all memory comes from the arena."""
 
 
+#: the ``Allocator._frozen`` of a lost allocator: no thread's ident, so every thread reaches the lost check
+_LOST = -1
+
+
 class Allocator(ABC):
     """Device memory with byte accounting and a freeze switch.
 
     Guarantees: ``allocate`` returns a Buffer of at least ``nbytes`` (MemoryError naming the size when
-    the device has no room); while frozen, ``allocate`` raises AllocatorFrozenError so no buffer can
-    come from the pool behind a capture's back (``allocate_unfrozen`` is the arena's way in). Once its
-    device is lost (``lost`` set) it stays frozen and raises DeviceLostError instead.
+    the device has no room); while frozen, ``allocate`` raises AllocatorFrozenError in the thread that
+    froze it (the capturing thread) so no buffer can come from the pool behind a capture's back
+    (``allocate_unfrozen`` is the arena's way in); other threads allocate as usual. Once its device is
+    lost (``lost`` set) it refuses every thread with DeviceLostError.
+
+    Thread safety: the counters are updated under ``_stats_lock``, since a Buffer is freed by whichever
+    thread drops its last reference. That lock is held for a few integer updates only (no call that
+    could free a Buffer, which would take it again), so it is a plain Lock.
     """
 
     #: the DeviceLostError of this allocator's device once it is lost: its memory, and every buffer in it, is gone
@@ -78,7 +88,8 @@ class Allocator(ABC):
         self._in_use = 0
         self._peak = 0
         self._count = 0
-        self._frozen = False
+        self._frozen: int | None = None  # the ident of the thread that froze the allocator
+        self._stats_lock = threading.Lock()
 
     @abstractmethod
     def _raw_allocate(self, nbytes: int) -> Any:
@@ -86,59 +97,78 @@ class Allocator(ABC):
 
     @abstractmethod
     def _raw_free(self, handle: Any, nbytes: int) -> None:
-        """Give the memory behind ``handle`` back to the device or its pool."""
+        """Give the memory behind ``handle`` back to the device or its pool (called from any thread)."""
 
     def allocate(self, nbytes: int) -> Buffer:
-        if self._frozen:  # refused before the device is asked for memory
-            self._refuse(nbytes)
-        return self.track(self._raw_allocate(nbytes), nbytes)
+        if self._frozen is not None:
+            self._check_frozen(nbytes)
+        return self._track(self._raw_allocate(nbytes), nbytes)
 
     def track(self, handle: Any, nbytes: int) -> Buffer:
         """Account for memory a backend obtained itself (in a shape it can use directly) as a Buffer."""
-        if self._frozen:
-            self._refuse(nbytes)
-        in_use = self._in_use = self._in_use + nbytes
-        self._count += 1
-        if in_use > self._peak:
-            self._peak = in_use
-        return Buffer(handle, nbytes, self)
+        if self._frozen is not None:
+            self._check_frozen(nbytes)
+        return self._track(handle, nbytes)
 
-    def _refuse(self, nbytes: int) -> None:
+    def _check_frozen(self, nbytes: int) -> None:
         if self.lost is not None:
             raise renewed(self.lost)
-        raise AllocatorFrozenError(f"allocate({nbytes}): the allocator is frozen while a graph is captured")
+        if self._frozen == threading.get_ident():
+            raise AllocatorFrozenError(f"allocate({nbytes}): the allocator is frozen while a graph is captured")
 
     def allocate_unfrozen(self, nbytes: int) -> Buffer:
         if self.lost is not None:
             raise renewed(self.lost)
         return self._track(self._raw_allocate(nbytes), nbytes)
 
+    # (acquire/release rather than ``with``: these run once each per temporary, and ``with`` costs twice as much)
     def _track(self, handle: Any, nbytes: int) -> Buffer:
-        self._in_use += nbytes
-        self._count += 1
-        if self._in_use > self._peak:
-            self._peak = self._in_use
+        lock = self._stats_lock
+        lock.acquire()
+        try:
+            in_use = self._in_use = self._in_use + nbytes
+            self._count += 1
+            if in_use > self._peak:
+                self._peak = in_use
+        finally:
+            lock.release()
         return Buffer(handle, nbytes, self)
 
-    def deallocate(self, buffer: Buffer) -> None:
-        """Return ``buffer``'s memory; called when the Buffer's last reference goes."""
+    def _untrack(self, buffer: Buffer) -> None:
         buffer.owner = None
-        self._in_use -= buffer.nbytes
-        self._count -= 1
+        lock = self._stats_lock
+        lock.acquire()
+        try:
+            self._in_use -= buffer.nbytes
+            self._count -= 1
+        finally:
+            lock.release()
+
+    def deallocate(self, buffer: Buffer) -> None:
+        """Return ``buffer``'s memory; called when the Buffer's last reference goes, in any thread."""
+        self._untrack(buffer)
         self._raw_free(buffer.handle, buffer.nbytes)
 
+    def mark_lost(self, err: DeviceLostError) -> None:
+        """Refuse every thread's allocations with ``err`` from now on (the device and its memory are gone)."""
+        self.lost = err
+        self._frozen = _LOST
+
     def freeze(self) -> None:
-        self._frozen = True
+        """Refuse allocations from the calling thread until ``unfreeze``."""
+        self._frozen = threading.get_ident()
 
     def unfreeze(self) -> None:
-        self._frozen = self.lost is not None  # (a lost allocator stays frozen: the check costs allocations nothing)
+        # a lost allocator stays "frozen" for every thread, so that its check costs allocations nothing
+        self._frozen = None if self.lost is None else _LOST
 
     @property
     def is_frozen(self) -> bool:
-        return self._frozen
+        return self._frozen is not None
 
     def stats(self) -> AllocatorStats:
-        return AllocatorStats(self._in_use, self._peak, self._count)
+        with self._stats_lock:
+            return AllocatorStats(self._in_use, self._peak, self._count)
 
 
 class Event:
@@ -161,11 +191,17 @@ class Graph(ABC):
 
 
 class Client(ABC):
-    """Operations on one device: memory, copies, kernel launches, synchronisation and capture."""
+    """Operations on one device: memory, copies, kernel launches, synchronisation and capture.
+
+    Several threads may call one Client at once: each backend makes every method safe for that (a lock
+    where the device's state is shared, docs/architecture.md "Threads"), and a capture records only the
+    launches of the thread that began it.
+    """
 
     device: "Device"
     allocator: Allocator
-    #: the active capture's arena while this device is being captured, else None
+    #: the active capture's arena while this device is being captured, else None; it serves only the
+    #: capturing thread (``arena.thread``)
     arena: Any = None
     #: the DeviceLostError once the device is lost (see mark_lost), else None
     lost: DeviceLostError | None = None
@@ -180,15 +216,14 @@ class Client(ABC):
         global lost_count
         if self.lost is None:
             self.lost = DeviceLostError(str(self.device), reason, self.recoverable)
-            self.allocator.lost = self.lost
-            self.allocator.freeze()
+            self.allocator.mark_lost(self.lost)
             lost_count += 1
         return renewed(self.lost)
 
     def alloc(self, nbytes: int) -> Buffer:
-        """A buffer for a result: from the capture arena while capturing, else from the allocator."""
+        """A buffer for a result: from the capture arena in the capturing thread, else from the allocator."""
         arena = self.arena
-        if arena is not None:
+        if arena is not None and arena.thread == threading.get_ident():
             return arena.allocate(nbytes)
         return self.allocator.allocate(nbytes)
 
@@ -239,15 +274,19 @@ class Client(ABC):
 
     @abstractmethod
     def begin_capture(self) -> None:
-        """Start recording every launch on this device."""
+        """Start recording every launch of the calling thread on this device. Waits while another thread
+        captures this device; from here to end_capture/abort_capture (called by the same thread) the
+        capture owns the device: a backend whose capture records a queue all threads share (CUDA, WebGPU)
+        makes other threads' calls on the device wait until then."""
 
     @abstractmethod
     def end_capture(self) -> Graph:
-        """Stop recording and return the graph of the launches since begin_capture."""
+        """Stop recording and return the graph of the launches since begin_capture (the device is released
+        even when this raises)."""
 
     @abstractmethod
     def abort_capture(self) -> None:
-        """Stop recording and discard what was recorded; the device stays usable."""
+        """Stop recording and discard what was recorded; the device stays usable and is released."""
 
     def supports_dtype(self, dtype) -> bool:
         return True

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import threading
 
 from ..runtime import Runtime
 
@@ -14,14 +15,17 @@ BACKEND_MODULES = {
 }
 
 _runtimes: dict[str, Runtime | None] = {}
+_lock = threading.RLock()
 
 
 def get_runtime(kind: str) -> Runtime | None:
     """The Runtime of ``kind``, or None when its library is missing or it has no device."""
     if kind not in _runtimes:
-        try:
-            module = importlib.import_module(BACKEND_MODULES[kind])
-            _runtimes[kind] = module.create_runtime()
-        except ImportError:
-            _runtimes[kind] = None
+        with _lock:  # made once, even when several threads ask first
+            if kind not in _runtimes:
+                try:
+                    module = importlib.import_module(BACKEND_MODULES[kind])
+                    _runtimes[kind] = module.create_runtime()
+                except ImportError:
+                    _runtimes[kind] = None
     return _runtimes[kind]

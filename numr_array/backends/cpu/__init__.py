@@ -1,7 +1,13 @@
-"""The CPU runtime: host memory, NumPy kernels, and capture as a list of prebound NumPy calls."""
+"""The CPU runtime: host memory, NumPy kernels, and capture as a list of prebound NumPy calls.
+
+Threads: launches take no lock, so NumPy runs in several threads at once (it releases the GIL in its
+loops); NumPy's floating-point error state is per thread (a context variable). A capture records the
+launches of its own thread only, and two captures of the device take turns (``_capture_lock``).
+"""
 
 from __future__ import annotations
 
+import threading
 from typing import Sequence
 
 import numpy as np
@@ -25,12 +31,9 @@ class CpuAllocator(Allocator):
     def _raw_free(self, handle, nbytes: int) -> None:
         return None  # NumPy frees the bytes when the last view of them goes
 
-    def deallocate(self, buffer: Buffer) -> None:
-        # the accounting of Allocator.deallocate without the call to the no-op _raw_free: this runs once
-        # per temporary, on the eager path's critical path
-        buffer.owner = None
-        self._in_use -= buffer.nbytes
-        self._count -= 1
+    # the accounting of Allocator.deallocate without the call to the no-op _raw_free: this runs once per
+    # temporary, on the eager path's critical path
+    deallocate = Allocator._untrack
 
 
 try:
@@ -77,6 +80,8 @@ class CpuClient(Client):
         self.allocator = CpuAllocator()
         self.kernels = make_kernels(np)
         self._recording: list | None = None
+        self._recorder: int | None = None  # the ident of the capturing thread
+        self._capture_lock = threading.Lock()  # held by a capture from begin_capture to end/abort
 
     @property
     def raw_handle(self) -> None:
@@ -97,7 +102,7 @@ class CpuClient(Client):
     host_view = native
 
     def alloc_tensor(self, shape, dtype):
-        if self.arena is not None:
+        if self.arena is not None and self._recorder == threading.get_ident():
             return Client.alloc_tensor(self, shape, dtype)
         try:
             arr = np.empty(shape, dtype.np)
@@ -136,8 +141,9 @@ class CpuClient(Client):
         fn = self.kernels[kernel]
         ins, outs = native_views(self.native, inputs, outputs)
         _quietly(fn, ins, outs, params)
-        if self._recording is not None:
-            self._recording.append((fn, ins, outs, params))
+        recording = self._recording
+        if recording is not None and self._recorder == threading.get_ident():
+            recording.append((fn, ins, outs, params))
 
     def copy_to_device(self, host: np.ndarray, dst: Buffer, dst_offset: int = 0) -> None:
         self._bytes(dst)[dst_offset:dst_offset + host.nbytes] = host.reshape(-1).view(np.uint8)
@@ -155,14 +161,21 @@ class CpuClient(Client):
         return self.native(t).__dlpack__(**{k: v for k, v in kwargs.items() if v is not None})
 
     def begin_capture(self) -> None:
+        self._capture_lock.acquire()
+        self._recorder = threading.get_ident()
         self._recording = []
 
     def end_capture(self) -> CpuGraph:
-        steps, self._recording = self._recording, None
+        steps = self._recording
+        self.abort_capture()
         return CpuGraph(steps)
 
     def abort_capture(self) -> None:
+        if self._recorder != threading.get_ident():  # no capture of this thread in progress
+            return
         self._recording = None
+        self._recorder = None
+        self._capture_lock.release()
 
 
 class CpuRuntime(Runtime):

@@ -4,7 +4,17 @@ capture of the compute stream into a CUDA graph.
 
 Device loss: a sticky CUDA error (an illegal address or a trap inside a kernel, ...) leaves the process's
 context unusable for good. The entry points hand every CuPy CUDA error to ``raise_if_sticky``, which
-marks the client lost (not recoverable) and raises DeviceLostError; other devices are not affected."""
+marks the client lost (not recoverable) and raises DeviceLostError; other devices are not affected.
+
+Threads: every thread's work goes to the one compute stream (made current on each thread as it first
+launches), so work is ordered by the order of its calls. ``CudaClient._lock`` (a re-entrant lock) is held
+by each launch, copy, synchronisation, graph launch and export, and by a capture from ``begin_capture``
+to ``end_capture``/``abort_capture``: a stream capture records whatever any thread puts on the stream
+(and a synchronisation of a capturing stream breaks the capture), so while one thread captures, the
+others' calls wait. It also guards the capture state (``_capturing``, the pending ``FusedRun``) and the
+cuBLAS handle's creation. Allocation takes no lock: CuPy's pool has its own, and the direct launcher's
+argument slots are per thread.
+"""
 
 from __future__ import annotations
 
@@ -12,6 +22,7 @@ import contextlib
 import functools
 import gc
 import os
+import threading
 import time
 from dataclasses import dataclass
 from typing import Sequence
@@ -114,7 +125,7 @@ class CudaGraph(Graph):
     def replay(self) -> None:
         c = self._client
         try:
-            with c.on_device():
+            with c._lock, c.on_device():
                 self._graph.launch(c.stream)
         except _CUDA_ERRORS as e:
             c.raise_if_sticky(e)
@@ -148,6 +159,8 @@ class CudaClient(Client):
             # current for this GPU on the creating thread: launches then need no stream switch, and CuPy code
             # the user interleaves (on this thread) is ordered with numr's work; elsewhere launches switch to it
             self.stream.use()
+        #: guards launches, copies, synchronisation and capture state (see the module's docstring)
+        self._lock = threading.RLock()
         self.pool = cupy.get_default_memory_pool()
         self.release_threshold = release_threshold_bytes()
         self.release_delay = RELEASE_DELAY_S
@@ -284,16 +297,17 @@ class CudaClient(Client):
     # --- synchronisation and copies ---------------------------------------------------------------
     @_entry
     def synchronize(self) -> None:
-        if self._capturing:
-            _capture.check_host_read(self.device, "synchronize")
-        with self.on_device():
-            self.stream.synchronize()
-            self._trim()
+        with self._lock:
+            if self._capturing:
+                _capture.check_host_read(self.device, "synchronize")
+            with self.on_device():
+                self.stream.synchronize()
+                self._trim()
 
     @_entry
     def record_event(self) -> CudaEvent:
         ev = cupy.cuda.Event(disable_timing=True)
-        with self.on_device():
+        with self._lock, self.on_device():
             ev.record(self.stream)
         return CudaEvent(ev)
 
@@ -303,7 +317,7 @@ class CudaClient(Client):
         if not n:
             return
         ptr = dst.handle.ptr + dst_offset
-        with self.on_device():
+        with self._lock, self.on_device():
             if self._capturing:
                 # a capturing stream cannot take a host copy; an upload inside a capture becomes a constant of
                 # the graph, written now on the copy stream (begin_capture left no eager work in flight)
@@ -318,7 +332,7 @@ class CudaClient(Client):
         n = out.nbytes
         if not n:
             return
-        with self.on_device():
+        with self._lock, self.on_device():
             runtime.memcpyAsync(out.ctypes.data, src.handle.ptr + src_offset, n, runtime.memcpyDeviceToHost,
                                 self.stream.ptr)
             self.stream.synchronize()
@@ -331,7 +345,7 @@ class CudaClient(Client):
         n = out.nbytes
         if not n:
             return
-        with self.on_device():
+        with self._lock, self.on_device():
             self.copy_stream.wait_event(event.event)
             runtime.memcpyAsync(out.ctypes.data, src.handle.ptr + src_offset, n, runtime.memcpyDeviceToHost,
                                 self.copy_stream.ptr)
@@ -339,18 +353,21 @@ class CudaClient(Client):
 
     @_entry
     def copy_within_device(self, src: Buffer, src_offset: int, dst: Buffer, dst_offset: int, nbytes: int) -> None:
-        if self._run is not None:
-            self._flush_run()
-        if nbytes:
-            with self.on_device():
-                runtime.memcpyAsync(dst.handle.ptr + dst_offset, src.handle.ptr + src_offset, nbytes,
-                                    runtime.memcpyDeviceToDevice, self.stream.ptr)
+        with self._lock:
+            if self._run is not None:
+                self._flush_run()
+            if nbytes:
+                with self.on_device():
+                    runtime.memcpyAsync(dst.handle.ptr + dst_offset, src.handle.ptr + src_offset, nbytes,
+                                        runtime.memcpyDeviceToDevice, self.stream.ptr)
 
     def copy_strided(self, src: Tensor, dst: Tensor) -> None:
         self.launch("copy", (src,), (dst,), {})
 
     # --- kernels -------------------------------------------------------------------------------------
     def launch(self, kernel: str, inputs: Sequence, outputs: Sequence[Tensor], params: dict) -> None:
+        lock = self._lock
+        lock.acquire()  # (acquire/release: half the cost of ``with``, on every launch)
         try:
             if kernel in DIRECT_BINARY:
                 if self._capturing:
@@ -371,6 +388,8 @@ class CudaClient(Client):
         except _CUDA_ERRORS as e:
             self.raise_if_sticky(e)
             raise
+        finally:
+            lock.release()
 
     def _launch_captured(self, kernel: str, fn, ins, outs, params) -> None:
         try:
@@ -408,13 +427,23 @@ class CudaClient(Client):
     # --- capture -------------------------------------------------------------------------------------
     @_entry
     def begin_capture(self) -> None:
+        self._lock.acquire()  # held until end_capture/abort_capture: the capture owns the stream
+        try:
+            self._begin_capture()
+        except BaseException:
+            self._lock.release()
+            raise
+        self._capturing = True
+
+    def _begin_capture(self) -> None:
         self.blas()  # the handle and its workspace must exist before the capture (making them allocates)
         with self.on_device():
             # nothing eager may be in flight while capturing: blocks the pool hands to the arena, and uploads
             # made on the copy stream, must not race with earlier work of the compute stream
             self.stream.synchronize()
             # every CuPy-internal temporary of a captured kernel comes from the graph's arena, so that its
-            # address (baked into the graph) is never handed out again while the graph can replay
+            # address (baked into the graph) is never handed out again while the graph can replay (CuPy's
+            # allocator choice is per thread: other threads keep the pool)
             cm = cupy.cuda.using_allocator(self._arena_malloc)
             cm.__enter__()
             try:
@@ -424,7 +453,6 @@ class CudaClient(Client):
                 cm.__exit__(None, None, None)
                 raise
         self._arena_allocator = cm
-        self._capturing = True
 
     def _arena_malloc(self, nbytes: int):
         arena = self.arena
@@ -444,18 +472,34 @@ class CudaClient(Client):
                 cm.__exit__(None, None, None)
 
     def end_capture(self) -> CudaGraph:
-        self._flush_run()
-        try:
-            g = self._stop_capture()
-        except runtime.CUDARuntimeError as e:
-            self.raise_if_sticky(e)
-            raise _capture.CaptureError(f"capture: the CUDA stream capture on {self.device} failed ({e})") from e
-        graph = CudaGraph(self, g)
-        # a captured block has not run yet: run it once, so that its results exist as after eager execution
-        graph.replay()
-        return graph
+        with self._lock:
+            if not self._capturing:
+                raise RuntimeError(f"end_capture: {self.device} is not being captured by this thread")
+            try:
+                self._flush_run()
+                g = self._stop_capture()
+            except runtime.CUDARuntimeError as e:
+                self.raise_if_sticky(e)
+                raise _capture.CaptureError(f"capture: the CUDA stream capture on {self.device} failed ({e})") from e
+            finally:
+                if self._capturing:  # the pending run could not be captured: end the capture all the same
+                    self._abort_capture()
+                self._lock.release()  # begin_capture's hold
+            graph = CudaGraph(self, g)
+            # a captured block has not run yet: run it once, so that its results exist as after eager execution
+            graph.replay()
+            return graph
 
     def abort_capture(self) -> None:
+        with self._lock:
+            if not self._capturing:  # no capture in progress
+                return
+            try:
+                self._abort_capture()
+            finally:
+                self._lock.release()  # begin_capture's hold
+
+    def _abort_capture(self) -> None:
         self._run = None
         try:
             self._stop_capture()
@@ -466,17 +510,19 @@ class CudaClient(Client):
     @_entry
     def dlpack(self, t: Tensor, *, stream=None, max_version=None, copy=None):
         """A DLPack capsule of ``t``'s memory, ordered before the consumer's ``stream``."""
-        v = self.native(t)
-        if copy:
-            v = self.run(v.copy)
-        return self.run(lambda: v.__dlpack__(stream=stream, max_version=max_version))
+        with self._lock:
+            v = self.native(t)
+            if copy:
+                v = self.run(v.copy)
+            return self.run(lambda: v.__dlpack__(stream=stream, max_version=max_version))
 
     @_entry
     def cuda_array_interface(self, t: Tensor) -> dict:
         """``__cuda_array_interface__`` (v3) of ``t``; its ``stream`` is the compute stream, which a consumer
         synchronises with before reading."""
-        v = self.native(t)
-        return self.run(lambda: v.__cuda_array_interface__)
+        with self._lock:
+            v = self.native(t)
+            return self.run(lambda: v.__cuda_array_interface__)
 
     def adopt(self, obj) -> Tensor:
         """A tensor over the memory of a CUDA array of another library (CuPy, PyTorch, ... through
@@ -488,9 +534,11 @@ class CudaClient(Client):
             raise ValueError(f"asarray: copy=False, but host memory cannot be shared with {self.device}; "
                              "it needs a copy")
         elif hasattr(obj, "__cuda_array_interface__"):
-            arr = self.run(cupy.asarray, obj)  # (synchronises with the producer's stream, as CAI v3 asks)
+            with self._lock:  # (synchronises with the producer's stream, as CAI v3 asks)
+                arr = self.run(cupy.asarray, obj)
         elif hasattr(obj, "__dlpack__"):
-            arr = self.run(cupy.from_dlpack, obj)  # (the producer orders its work before our stream)
+            with self._lock:  # (the producer orders its work before our stream)
+                arr = self.run(cupy.from_dlpack, obj)
         else:
             raise TypeError(f"{type(obj).__name__} exposes no CUDA memory (__cuda_array_interface__ or __dlpack__)")
         if arr.data.device_id != self.index:

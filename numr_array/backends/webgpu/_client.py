@@ -19,6 +19,16 @@ Device loss: wgpu reports it through its device-lost callback (taken from the "w
 ``_LostLog``) or as a validation error "Parent device is lost" from the call that meets it. Either marks
 the client lost (``Client.mark_lost``), and the entry points (``_entry``) then raise DeviceLostError;
 nothing is submitted to a lost device (wgpu-native aborts the process on such a submit).
+
+Threads: ``WebGPUClient._lock`` (a re-entrant lock) guards all of the client's mutable state: the pending
+encoder and pass, the uniform pools, the pipeline, layout and bind-group caches, the staging buffer, the
+allocator's pool and registry, and the capture record. Every entry point (``launch``, the copies,
+``synchronize``, ``flush``, ``replay``, allocation) holds it for the whole call, so a kernel's encoding,
+submission and readback are never interleaved with another thread's; kernels and the methods they call
+(``dispatch``, ``pipeline``, ...) run under it. A capture holds it from ``begin_capture`` to
+``end_capture``/``abort_capture``: other threads' calls on the device wait for the block to end. A Buffer
+freed in any thread (its last reference can go anywhere, even inside this client's code) is only queued
+(``WebGPUAllocator._freed``) and pooled at the next allocation or launch, under the lock.
 """
 
 from __future__ import annotations
@@ -29,6 +39,7 @@ import logging
 import os
 import struct
 import sys
+import threading
 import weakref
 from typing import Any, NamedTuple, Sequence
 
@@ -152,8 +163,19 @@ class WebGPUAllocator(Allocator):
         self._pooled = 0
         self.pool_limit = int(os.environ.get("NUMR_WEBGPU_POOL_MB", "2048")) << 20
         self.registry: dict[int, WBuf] = {}
+        self._freed: list[WBuf] = []  # freed, not yet pooled (list.append and pop are atomic)
 
     def _raw_allocate(self, nbytes: int) -> WBuf:
+        lock = self._client._lock
+        lock.acquire()  # (acquire/release: half the cost of ``with``, on every allocation)
+        try:
+            if self._freed:
+                self.pool_freed()
+            return self._allocate_locked(nbytes)
+        finally:
+            lock.release()
+
+    def _allocate_locked(self, nbytes: int) -> WBuf:
         size = _size_class(nbytes)
         limit = self._client.max_buffer_size
         if size > limit:
@@ -183,8 +205,16 @@ class WebGPUAllocator(Allocator):
     def _raw_free(self, handle: WBuf, nbytes: int) -> None:
         if self.lost is not None:  # its memory went with the device
             return
-        self._pool.setdefault(handle.size, []).append(handle)
-        self._pooled += handle.size
+        # any thread, at any point, even inside the client's own code holding its lock: queue it only
+        self._freed.append(handle)
+
+    def pool_freed(self) -> None:
+        """Pool the buffers freed since the last call (under the client's lock)."""
+        freed = self._freed
+        while freed:
+            handle = freed.pop()
+            self._pool.setdefault(handle.size, []).append(handle)
+            self._pooled += handle.size
         while self._pooled > self.pool_limit:
             self._drop(max(s for s, lst in self._pool.items() if lst))
 
@@ -200,9 +230,11 @@ class WebGPUAllocator(Allocator):
 
     def release_pool(self) -> None:
         """Destroy every pooled (free) buffer."""
-        for size, lst in self._pool.items():
-            while lst:
-                self._drop(size)
+        with self._client._lock:
+            self.pool_freed()
+            for size, lst in self._pool.items():
+                while lst:
+                    self._drop(size)
 
 
 class UniformPool:
@@ -285,7 +317,10 @@ class WebGPUClient(Client):
         #: whether end_capture merges chains of element-wise launches into single dispatches
         self.fusion = os.environ.get("NUMR_WEBGPU_FUSION", "1") != "0"
         self.has_i64 = "shader-int64" in features
+        #: guards all mutable state of the client and its allocator (see the module's docstring)
+        self._lock = threading.RLock()
         self.allocator = WebGPUAllocator(self)
+        self._freed = self.allocator._freed
         self._pipelines: dict[Any, Pipeline] = {}
         self._layouts: dict[int, tuple[Any, Any]] = {}
         self._bind_groups: dict[tuple, Any] = {}
@@ -456,6 +491,10 @@ class WebGPUClient(Client):
     @_entry
     def flush(self) -> None:
         """Submit the pending encoder (writing the uniform slots its launches use first)."""
+        with self._lock:
+            self._flush()
+
+    def _flush(self) -> None:
         if self._pass is not None:
             self._pass.end()
             self._pass = None
@@ -474,8 +513,10 @@ class WebGPUClient(Client):
 
     @_entry
     def synchronize(self) -> None:
-        self.flush()
-        self._read_staging(self._fence, 0, 4)  # a readback waits for everything submitted before it
+        with self._lock:
+            if self._freed:
+                self.allocator.pool_freed()
+            self._read_staging(self._fence, 0, 4)  # a readback waits for everything submitted before it
 
     # --- copies -------------------------------------------------------------------------------------
     def _staging_buffer(self, size: int):
@@ -510,8 +551,9 @@ class WebGPUClient(Client):
             return
         start = src_offset & ~3
         end = (src_offset + n + 3) & ~3
-        self.readbacks += 1
-        data = self._read_staging(src.handle, start, end - start)
+        with self._lock:
+            self.readbacks += 1
+            data = self._read_staging(src.handle, start, end - start)
         out.reshape(-1).view(np.uint8)[:] = np.frombuffer(data, np.uint8, n, src_offset - start)
 
     @_entry
@@ -520,6 +562,10 @@ class WebGPUClient(Client):
         n = data.nbytes
         if not n:
             return
+        with self._lock:
+            self._copy_to_device(data, n, dst, dst_offset)
+
+    def _copy_to_device(self, data: np.ndarray, n: int, dst: Buffer, dst_offset: int) -> None:
         self.flush()  # queue writes run before the pending encoder's work: submit that first
         w = dst.handle
         start = dst_offset & ~3
@@ -537,6 +583,10 @@ class WebGPUClient(Client):
     def copy_within_device(self, src: Buffer, src_offset: int, dst: Buffer, dst_offset: int, nbytes: int) -> None:
         if not nbytes:
             return
+        with self._lock:
+            self._copy_within_device(src, src_offset, dst, dst_offset, nbytes)
+
+    def _copy_within_device(self, src: Buffer, src_offset: int, dst: Buffer, dst_offset: int, nbytes: int) -> None:
         s, d = src.handle, dst.handle
         if s is d or (src_offset | dst_offset | nbytes) & 3:
             # WebGPU copies need distinct buffers and 4-byte alignment: copy with a kernel instead
@@ -560,32 +610,55 @@ class WebGPUClient(Client):
         fn = self.kernels.get(kernel)
         if fn is None:
             raise NotImplementedError(f"{kernel}: not implemented on {self.device} yet")
-        fn(self, inputs, outputs, params)
+        lock = self._lock
+        lock.acquire()  # (acquire/release: half the cost of ``with``, on every launch)
+        try:
+            if self._freed:
+                self.allocator.pool_freed()
+            fn(self, inputs, outputs, params)
+        finally:
+            lock.release()
 
     # --- capture ------------------------------------------------------------------------------------
     @_entry
     def begin_capture(self) -> None:
-        self.flush()
+        self._lock.acquire()  # held until end_capture/abort_capture: the capture owns the device
+        try:
+            self.flush()
+            self._upool = UniformPool(self.wdevice)
+        except BaseException:
+            self._upool = self._eager_pool
+            self._lock.release()
+            raise
         self._steps = []
         self._records = []
-        self._upool = UniformPool(self.wdevice)
         self._capture_pools = [self._upool]
 
     @_entry
     def end_capture(self) -> WebGPUGraph:
         from ._fuse import fuse
-        steps = fuse(self, self._steps, self._records) if self.fusion else self._steps
-        self.flush()  # also writes the fused launches' parameters into the graph's uniform buffers
-        graph = WebGPUGraph(self, steps, self._capture_pools)
-        self._reset_capture()
-        return graph
+        with self._lock:
+            if self._steps is None:
+                raise RuntimeError(f"end_capture: {self.device} is not being captured by this thread")
+            try:
+                steps = fuse(self, self._steps, self._records) if self.fusion else self._steps
+                self.flush()  # also writes the fused launches' parameters into the graph's uniform buffers
+                return WebGPUGraph(self, steps, self._capture_pools)
+            finally:
+                self._reset_capture()
+                self._lock.release()  # begin_capture's hold
 
     def abort_capture(self) -> None:
-        try:
-            self.flush()
-        except DeviceLostError:
-            pass  # what was recorded is discarded either way
-        self._reset_capture()
+        with self._lock:
+            if self._steps is None:  # no capture in progress
+                return
+            try:
+                self.flush()
+            except DeviceLostError:
+                pass  # what was recorded is discarded either way
+            finally:
+                self._reset_capture()
+                self._lock.release()  # begin_capture's hold
 
     def _reset_capture(self) -> None:
         self._steps = None
@@ -597,6 +670,10 @@ class WebGPUClient(Client):
     @_entry
     def replay(self, steps: list) -> None:
         """Encode ``steps`` into one command encoder and submit it."""
+        with self._lock:
+            self._replay(steps)
+
+    def _replay(self, steps: list) -> None:
         self.flush()
         enc = self.wdevice.create_command_encoder()
         p = enc.begin_compute_pass()
