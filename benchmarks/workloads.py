@@ -26,7 +26,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from benchmarks._backends import DEFAULT_SPECS, PEERS, Backend, load_all, machine_line
+from benchmarks._backends import DEFAULT_SPECS, GPU_SPECS, PEERS, Backend, load_all, machine_line, numpy_namespace
 from benchmarks._timing import runs
 
 
@@ -262,7 +262,7 @@ def check(outputs, reference) -> list[float]:
 
 def _reference(program: Program, host: dict, params: dict) -> tuple:
     wide = {k: v.astype(np.float64) if v.dtype == np.float32 else v for k, v in host.items()}
-    return tuple(np.asarray(r) for r in program.run(np, **wide, **params))
+    return tuple(np.asarray(r) for r in program.run(numpy_namespace(), **wide, **params))
 
 
 def _error_text(exc: BaseException) -> str:
@@ -383,7 +383,8 @@ def ratio_table(results: dict, programs: list[Program], peer: str, names: list[s
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.workloads", description=__doc__.splitlines()[0])
-    parser.add_argument("--backends", default=",".join(DEFAULT_SPECS), help="comma-separated backend specs")
+    parser.add_argument("--backends", help="comma-separated backend specs (default: all of "
+                        f"{','.join(DEFAULT_SPECS)}; at --size gpu, {','.join(GPU_SPECS)})")
     parser.add_argument("--size", choices=("tiny", "cpu", "gpu"), default="cpu")
     parser.add_argument("--repeat", type=int, default=5, help="timed runs per backend (median kept)")
     parser.add_argument("--warmup", type=int, default=1, help="untimed runs after the checked first run")
@@ -398,14 +399,15 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         parser.error(f"unknown programs: {', '.join(sorted(unknown))}")
     programs = [p for p in PROGRAMS if not wanted or p.name in wanted]
-    backends, missing = load_all([s for s in args.backends.split(",") if s])
+    specs = args.backends.split(",") if args.backends else GPU_SPECS if args.size == "gpu" else DEFAULT_SPECS
+    backends, missing = load_all([s for s in specs if s])
     names = [b.name for b in backends]
     peers = [s for s in args.peers.split(",") if s] or [n for n in PEERS if n in names]
 
     print(machine_line(backends))
     for spec, why in missing.items():
         print(f"not run: {spec} ({why})")
-    print(f"memory: " + "; ".join(f"{b.name}: {b.memory_method}" for b in backends))
+    print("memory: " + "; ".join(f"{b.name}: {b.memory_method}" for b in backends))
     results = {}
     for p in programs:
         for r in run_program(p, args.size, backends, repeat=args.repeat, warmup=args.warmup, memory=not args.no_memory):
