@@ -78,6 +78,8 @@ def _numr(device: str) -> Backend:
     def allocator_peak(fn):
         client.synchronize()
         base = allocator.stats().bytes_in_use
+        if "_peak" not in vars(allocator):  # a silent miss would report the lifetime high-water mark
+            raise RuntimeError("numr's Allocator has no _peak counter to reset: update benchmarks/_backends.py")
         allocator._peak = base  # no public reset of the high-water mark yet (issue 19 asks for one)
         fn()
         return allocator.stats().peak_bytes - base
@@ -202,5 +204,6 @@ def machine_line(backends: list[Backend]) -> str:
     """One line naming the machine: CPU model and cores, Python, NumPy, and each GPU a backend runs on."""
     parts = [f"{_cpu_model()}, {os.cpu_count()} cores", f"Python {platform.python_version()}", f"NumPy {np.__version__}"]
     parts += [f"{k}={os.environ[k]}" for k in _THREAD_VARS if k in os.environ]
+    parts.append("load average %.1f" % os.getloadavg()[0])  # other work on the machine moves every figure
     return "machine: " + "; ".join(parts + _gpu_names(backends))
 

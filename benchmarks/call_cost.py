@@ -90,7 +90,7 @@ ROWS = [
 
 
 def _error_text(exc: BaseException) -> str:
-    return f"ERROR {type(exc).__name__}: {exc}".splitlines()[0][:100]
+    return f"ERROR {type(exc).__name__}: {exc}".splitlines()[0][:100].replace("|", "/")
 
 
 def time_row(setup: Callable, program: bool, backends: list[Backend], *, min_time: float, repeat: int) -> dict:

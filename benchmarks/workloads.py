@@ -228,6 +228,7 @@ class Result:
     errs: list | None = None  # the check's normalised max error, per output
     tols: tuple = ()
     error: str | None = None  # what the backend raised, when it did
+    memory_error: str | None = None  # what the peak-memory run raised (the times stand)
 
     @property
     def ok(self) -> bool:
@@ -266,7 +267,8 @@ def _reference(program: Program, host: dict, params: dict) -> tuple:
 
 
 def _error_text(exc: BaseException) -> str:
-    return f"{type(exc).__name__}: {exc}".splitlines()[0][:120]
+    """One line for a table cell."""
+    return f"{type(exc).__name__}: {exc}".splitlines()[0][:120].replace("|", "/")
 
 
 def _prepare(backend: Backend, program: Program, host: dict, params: dict, reference, result: Result):
@@ -305,8 +307,11 @@ def run_program(program: Program, size: str, backends: list[Backend], *, repeat:
             _guarded(lambda: results[b.name].times.extend(runs(calls[b.name], b.sync, repeat=1, warmup=0)),
                      results[b.name], live, b)
     if memory:
-        for b in list(live):
-            _guarded(lambda: setattr(results[b.name], "peak_bytes", b.peak(calls[b.name])), results[b.name], live, b)
+        for b in live:
+            try:
+                results[b.name].peak_bytes = b.peak(calls[b.name])
+            except Exception as exc:
+                results[b.name].memory_error = _error_text(exc)
     return [results[b.name] for b in backends]
 
 
@@ -327,6 +332,8 @@ def _cell(r: Result) -> str:
     text = f"{r.seconds * 1e3:.2f} ms" if r.seconds is not None else "-"
     if r.peak_bytes is not None:
         text += f" · {format_bytes(r.peak_bytes)}"
+    if r.memory_error is not None:
+        text += f" · memory **ERROR** {r.memory_error}"
     if not r.ok:
         err, tol = r.worst()
         text = f"**FAIL** (error {err:.1e} > {tol:.0e}) {text}"

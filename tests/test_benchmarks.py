@@ -1,6 +1,7 @@
 """The benchmark instruments (benchmarks/): their checks, error reporting and timing helpers. Timings are
 never asserted; only that the scripts measure, check and report."""
 
+import dataclasses
 import json
 import math
 
@@ -97,3 +98,13 @@ def test_timing_helpers_return_seconds_per_call():
     t = side_by_side({"a": lambda: calls.append(1)}, min_time=0.001, repeat=3, reduce=min)
     assert 0 < t["a"] < 0.01 and calls
     assert len(runs(lambda: None, repeat=4, warmup=2)) == 4
+
+
+def test_a_failing_memory_run_keeps_the_times():
+    def no_counter(fn):
+        raise RuntimeError("no counter")
+
+    backend = dataclasses.replace(load("numpy"), measure=no_counter)
+    (r,) = workloads.run_program(workloads.PROGRAMS[3], "tiny", [backend], repeat=2, warmup=0, memory=True)
+    assert r.ok and len(r.times) == 2 and r.peak_bytes is None
+    assert "memory **ERROR** RuntimeError: no counter" in workloads._cell(r)
