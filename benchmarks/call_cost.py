@@ -143,7 +143,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.call_cost", description=__doc__.splitlines()[0])
     parser.add_argument("--backends", default=",".join(DEFAULT_SPECS), help="comma-separated backend specs")
     parser.add_argument("--repeat", type=int, default=7, help="batches per backend (best kept; median for programs)")
-    parser.add_argument("--min-time", type=float, default=0.05, help="seconds per batch")
+    parser.add_argument("--min-time", type=float, default=0.01,
+                        help="seconds per batch (short batches: more chances of one that nothing else interrupts)")
     parser.add_argument("--json", help="write every figure here (seconds per call, or the error)")
     args = parser.parse_args(argv)
 
