@@ -37,12 +37,13 @@ def batch_size(fn: Callable, min_time: float, sync: Callable = _noop) -> int:
 
 
 def side_by_side(fns: dict, *, min_time: float = 0.05, repeat: int = 15, syncs: dict | None = None,
-                 reduce: Callable = statistics.median) -> dict:
+                 reduce: Callable = statistics.median, min_times: dict | None = None) -> dict:
     """Seconds per call of each function (``reduce`` over ``repeat`` batches: the median by default,
     ``min`` for timeit's best-of), their batches interleaved so that a change in the machine's load lands
-    on all of them alike. ``syncs`` maps a name to its device's synchronisation, run once per batch."""
-    syncs = syncs or {}
-    sizes = {name: batch_size(fn, min_time, syncs.get(name, _noop)) for name, fn in fns.items()}
+    on all of them alike. ``syncs`` maps a name to its device's synchronisation, run once per batch;
+    ``min_times`` gives a name a batch length other than ``min_time``."""
+    syncs, min_times = syncs or {}, min_times or {}
+    sizes = {name: batch_size(fn, min_times.get(name, min_time), syncs.get(name, _noop)) for name, fn in fns.items()}
     times: dict = {name: [] for name in fns}
     for _ in range(repeat):
         for name, fn in fns.items():

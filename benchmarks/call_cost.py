@@ -93,8 +93,10 @@ def _error_text(exc: BaseException) -> str:
     return f"ERROR {type(exc).__name__}: {exc}".splitlines()[0][:100].replace("|", "/")
 
 
-def time_row(setup: Callable, program: bool, backends: list[Backend], *, min_time: float, repeat: int) -> dict:
-    """Seconds per call for each backend whose setup and first call succeed; an error text for the others."""
+def time_row(setup: Callable, program: bool, backends: list[Backend], *, min_time: float, gpu_time: float,
+             repeat: int) -> dict:
+    """Seconds per call for each backend whose setup and first call succeed; an error text for the others.
+    Batches last ``min_time`` on the CPU and ``gpu_time`` on a GPU, where each ends with a synchronisation."""
     fns, cells = {}, {}
     for b in backends:
         try:
@@ -105,13 +107,14 @@ def time_row(setup: Callable, program: bool, backends: list[Backend], *, min_tim
         except Exception as exc:  # reported in the row; the other backends go on
             cells[b.name] = _error_text(exc)
     syncs = {b.name: b.sync for b in backends}
-    reduce = statistics.median if program else min
+    timing = dict(min_time=min_time, repeat=repeat, syncs=syncs, reduce=statistics.median if program else min,
+                  min_times={b.name: gpu_time for b in backends if b.gpu})
     try:
-        cells.update(side_by_side(fns, min_time=min_time, repeat=repeat, syncs=syncs, reduce=reduce))
+        cells.update(side_by_side(fns, **timing))
     except Exception:  # one of them failed later on: time each alone to find which
         for name, fn in fns.items():
             try:
-                cells.update(side_by_side({name: fn}, min_time=min_time, repeat=repeat, syncs=syncs, reduce=reduce))
+                cells.update(side_by_side({name: fn}, **timing))
             except Exception as exc:
                 cells[name] = _error_text(exc)
     return cells
@@ -144,7 +147,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--backends", default=",".join(DEFAULT_SPECS), help="comma-separated backend specs")
     parser.add_argument("--repeat", type=int, default=7, help="batches per backend (best kept; median for programs)")
     parser.add_argument("--min-time", type=float, default=0.01,
-                        help="seconds per batch (short batches: more chances of one that nothing else interrupts)")
+                        help="seconds per CPU batch (short batches: more chances of one that nothing else interrupts)")
+    parser.add_argument("--gpu-time", type=float, default=0.2,
+                        help="seconds per GPU batch (long: the synchronisation that ends it is spread over many calls)")
     parser.add_argument("--json", help="write every figure here (seconds per call, or the error)")
     args = parser.parse_args(argv)
 
@@ -154,7 +159,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"not run: {spec} ({why})")
     results = {}
     for row, setup, program in ROWS:
-        results[row] = time_row(setup, program, backends, min_time=args.min_time, repeat=args.repeat)
+        results[row] = time_row(setup, program, backends, min_time=args.min_time, gpu_time=args.gpu_time,
+                                repeat=args.repeat)
         print(f"done: {row}", file=sys.stderr, flush=True)
     print()
     print("\n".join(table(results, backends)))

@@ -88,7 +88,7 @@ def test_call_cost_row_times_what_runs_and_reports_what_raises():
             raise TypeError("unsupported")
         return call_cost.add(np.float32)(b)
 
-    cells = call_cost.time_row(setup, False, backends, min_time=0.001, repeat=2)
+    cells = call_cost.time_row(setup, False, backends, min_time=0.001, gpu_time=0.001, repeat=2)
     assert cells["numpy"] > 0 and cells["numr:cpu"].startswith("ERROR TypeError: unsupported")
     assert call_cost.ratio_pairs(backends) == [("numr:cpu", "numpy")]
 
