@@ -7,10 +7,12 @@ on with the others.
 
 Peak memory (``Backend.peak``) is the bytes above what was in use when the measured call began:
 - ``tracemalloc`` for NumPy and numr on the CPU: allocations NumPy reports to Python's tracemalloc (every
-  array's data, and so every numr CPU buffer), plus Python objects. One instrument for both, in-process.
+  array's data, and so every numr CPU buffer, which the CPU allocator takes from ``np.empty`` with no pool
+  of its own), plus Python objects. One instrument for both, in-process.
 - numr on a GPU: its device allocator's counters (``client.allocator.stats()``).
 - CuPy: a memory hook on CuPy's pool summing the blocks handed out and given back.
 - PyTorch: ``torch.cuda.max_memory_allocated`` after ``reset_peak_memory_stats``.
+All three GPU figures count memory handed out to arrays, not what a pool keeps in reserve.
 """
 
 from __future__ import annotations
@@ -55,8 +57,8 @@ def _tracemalloc_peak(fn: Callable[[], Any]) -> int:
 
 
 def numpy_namespace():
-    """NumPy itself where it has the 2024.12 functions the programs use (NumPy >= 2.1), else its
-    array_api_compat wrapper (a thin layer, but one that adds to the per-call figures)."""
+    """NumPy itself where it has the array API functions the programs use (``cumulative_sum`` and
+    ``astype`` came in NumPy 2.1), else its array_api_compat wrapper (thin, but it adds to per-call figures)."""
     if hasattr(np, "cumulative_sum") and hasattr(np, "astype"):
         return np
     import array_api_compat.numpy
@@ -189,7 +191,7 @@ def _gpu_names(backends: list[Backend]) -> list[str]:
                 name = cupy.cuda.runtime.getDeviceProperties(0)["name"]
                 names.append(f"{name.decode() if isinstance(name, bytes) else name} (CuPy {cupy.__version__})")
             elif b.name.startswith("numr:webgpu"):
-                info = b.xp.asarray(0.0, device=b.device).device.client.adapter.info
+                info = b.put(np.zeros(1, np.float32)).device.client.adapter.info
                 kind = f"{info.get('backend_type', '?')}, {info.get('adapter_type', '?')}"
                 names.append(f"WebGPU {info.get('device', '?')} ({kind})")
         except Exception as exc:
