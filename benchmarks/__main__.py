@@ -9,44 +9,11 @@ from __future__ import annotations
 
 import argparse
 import platform
-import statistics
-import time
 
 import numpy as np
 
 import numr_array as xp
-
-
-def _batch_size(fn, min_time: float) -> int:
-    """How many calls of ``fn`` take about ``min_time`` seconds."""
-    fn()
-    n = 1
-    while True:
-        start = time.perf_counter()
-        for _ in range(n):
-            fn()
-        elapsed = time.perf_counter() - start
-        if elapsed > min_time / 4:
-            return max(1, int(n * min_time / elapsed))
-        n *= 2
-
-
-def _batch(fn, n: int) -> float:
-    start = time.perf_counter()
-    for _ in range(n):
-        fn()
-    return (time.perf_counter() - start) / n
-
-
-def side_by_side(fns: dict, *, min_time: float = 0.05, repeat: int = 15) -> dict:
-    """Median seconds per call of each function, their batches interleaved so that a change in the
-    machine's load lands on all of them alike."""
-    sizes = {name: _batch_size(fn, min_time) for name, fn in fns.items()}
-    times: dict = {name: [] for name in fns}
-    for _ in range(repeat):
-        for name, fn in fns.items():
-            times[name].append(_batch(fn, sizes[name]))
-    return {name: statistics.median(t) for name, t in times.items()}
+from benchmarks._timing import side_by_side
 
 
 def chain(ns, x, y, out, length: int = 100):
