@@ -140,7 +140,7 @@ def _gather(client, ins, outs, p):
 def _scatter(client, ins, outs, p):
     value, arrays = ins[0], list(ins[1:])
     x = outs[0]
-    shape = value._shape if type(value) is Tensor else _indexed_shape(client, x, arrays, p)
+    shape = p["shape"]  # the shape of x[key], which value (a tensor) is broadcast to
     if type(value) is Tensor and value._buf is x._buf:  # reading what the scatter overwrites: copy first
         c = _temp(client, value._shape, value._dtype)
         from .k_elementwise import _copy
@@ -154,15 +154,6 @@ def _scatter(client, ins, outs, p):
 
     run_map(client, "scatter", _structure(sources), [], [value] + index_ins, body, params=_params(sources),
             coords=True, raw=[(x, True)], shape=shape)
-
-
-def _indexed_shape(client, x: Tensor, arrays, p) -> tuple[int, ...]:
-    """The shape of x[key] (for a scalar scattered value), worked out as the namespace does."""
-    from ..._advanced_indexing import _plan as plan
-    entries = list(p["key"])
-    for (pos, _), a in zip(p["arrays"], arrays):
-        entries[pos] = a
-    return plan(x, entries, "__setitem__")[0]
 
 
 def _mask_assign(client, ins, outs, p):

@@ -418,7 +418,7 @@ def _mean(client, ins, outs, p):
 def _scale(client, o: Tensor, op: str, value) -> None:
     """o = op(o, value) in place (value a Python number, as o's dtype)."""
     from .k_elementwise import _elementwise
-    _elementwise(op)(client, (o, o._dtype.np.type(value)), (o,), {})
+    _elementwise(op)(client, (o, o._dtype.np.type(value)), (o,), {"dtype": o._dtype})
 
 
 def _moment(std: bool):
@@ -433,7 +433,7 @@ def _moment(std: bool):
         _scale(client, o, "divide", max(K - p["correction"], 0))
         if std:
             from .k_elementwise import _elementwise
-            _elementwise("sqrt")(client, (o,), (o,), {})
+            _elementwise("sqrt")(client, (o,), (o,), {"dtype": o._dtype})
     return kernel
 
 
@@ -586,7 +586,7 @@ def _diff(client, ins, outs, p):
     for i in range(n):
         length = cur._shape[axis] - 1
         dst = o if i == n - 1 else _temp(client, cur._shape[:axis] + (length,) + cur._shape[axis + 1:], o._dtype)
-        sub(client, (_narrow(cur, axis, 1, length), _narrow(cur, axis, 0, length)), (dst,), {})
+        sub(client, (_narrow(cur, axis, 1, length), _narrow(cur, axis, 0, length)), (dst,), {"dtype": cur._dtype})
         cur = dst
 
 
