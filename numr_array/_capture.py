@@ -16,15 +16,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from . import errors
+from .errors import CaptureError, abort_active, check_host_read  # noqa: F401  (re-exported)
 from .runtime import Allocator, Buffer, Graph
 
 if TYPE_CHECKING:
     from ._device import Device
     from ._tensor import Tensor
-
-
-class CaptureError(RuntimeError):
-    """An operation that cannot be part of a captured graph was called inside ``capture()``."""
 
 
 class Arena:
@@ -81,30 +79,11 @@ class _State:
 active: _State | None = None
 
 
-def abort_active(why: str) -> None:
-    """Abort the capture in progress, if any: what it recorded is discarded, and its block will fail."""
-    graph = _current_graph
-    if graph is not None:
-        graph._abort(why)
-
-
-def check_host_read(device: "Device", what: str) -> None:
-    """Raise CaptureError (aborting the capture) if ``what`` would read ``device`` data during its capture."""
-    state = active
-    if state is not None and state.device is device:
-        abort_active(f"{what} reads device data on the host")
-        raise CaptureError(f"{what}: cannot be captured, it needs the host to read data of {device} "
-                           "(and so cannot be replayed); move it out of the capture() block")
-
-
 def check_not_capturing(what: str) -> None:
     """Raise CaptureError (aborting the capture) for an operation that no capture may contain."""
     if active is not None:
         abort_active(what)
         raise CaptureError(f"{what}: not allowed inside a capture() block")
-
-
-_current_graph: "CapturedGraph | None" = None
 
 
 class CapturedGraph:
@@ -147,7 +126,7 @@ class CapturedGraph:
         graph.replay()
 
     def __enter__(self) -> "CapturedGraph":
-        global active, _current_graph
+        global active
         if active is not None:
             raise CaptureError("capture: nested capture() blocks are not supported")
         client = self.device.client
@@ -164,14 +143,14 @@ class CapturedGraph:
         self._arena = arena
         self._capturing = True
         active = state
-        _current_graph = self
+        errors.capturing = (self.device, self._abort)
         return self
 
     def _finish(self) -> _State:
-        global active, _current_graph
+        global active
         state = active
         active = None
-        _current_graph = None
+        errors.capturing = None
         self._capturing = False
         client = self.device.client
         client.arena = None

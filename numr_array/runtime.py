@@ -229,8 +229,9 @@ class Runtime(ABC):
         """How many devices of this backend exist (0: the backend is absent)."""
 
     @abstractmethod
-    def create_client(self, index: int) -> Client:
-        """The Client of device ``index``; called once per device, on first use."""
+    def create_client(self, device: "Device") -> Client:
+        """The Client of ``device`` (one of this backend's, its index below device_count()); called once per
+        device, on first use."""
 
     def default_index(self) -> int:
         """The device a bare kind name ('cuda', 'webgpu') means."""

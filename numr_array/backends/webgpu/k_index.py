@@ -18,6 +18,7 @@ import numpy as np
 
 from ... import _dtypes as dt
 from ..._tensor import Tensor, contiguous_strides
+from ...errors import check_host_read
 from ._client import pack_words
 from ._map import Gen, run_map, window
 from ._shader import Layout, MAX_GROUPS, bindings
@@ -205,8 +206,7 @@ def _mask_positions(client, mask: Tensor) -> Tensor:
 
 
 def _host_count(client, offsets: Tensor, nb: int) -> int:
-    from ... import _capture
-    _capture.check_host_read(client.device, "boolean-mask indexing")
+    check_host_read(client.device, "boolean-mask indexing")
     host = np.empty((1,), np.int32)
     client.copy_from_device(offsets._buf, (nb - 1) * 4, host)
     return int(host[0])
