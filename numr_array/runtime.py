@@ -6,8 +6,10 @@ absent from ``devices()``. The namespace layer talks to a device only through it
 
 * memory: :meth:`Client.alloc` (graph arena while capturing, else the :class:`Allocator`), copies to,
   from and within the device, and :meth:`Client.copy_strided`;
-* compute: :meth:`Client.launch` runs one named kernel on tensors whose shapes, dtypes and strides the
-  namespace has already validated; a backend never validates, promotes or allocates results itself;
+* compute: :meth:`Client.launch` runs one kernel declared in numr_array/kernels.py (the contract: its
+  operands and params keys) on tensors whose shapes, dtypes and strides the namespace has already
+  validated; a backend never validates, promotes or allocates results itself (an element-wise launch
+  carries its compute dtype as ``params["dtype"]``);
 * capture: :meth:`Client.begin_capture` / :meth:`Client.end_capture` bracket a block whose launches
   become a :class:`Graph` that :meth:`Graph.replay` re-runs on the same buffers.
 """
@@ -200,7 +202,8 @@ class Client(ABC):
 
     @abstractmethod
     def launch(self, kernel: str, inputs: Sequence["Tensor"], outputs: Sequence["Tensor"], params: dict) -> None:
-        """Run ``kernel`` reading ``inputs`` and writing ``outputs``; recorded when a capture is active."""
+        """Run the declared kernel named ``kernel`` reading ``inputs`` and writing ``outputs`` with the
+        declared ``params``; recorded when a capture is active."""
 
     @abstractmethod
     def begin_capture(self) -> None:

@@ -5,7 +5,6 @@ imports included)."""
 from __future__ import annotations
 
 import ast
-import importlib
 import pathlib
 
 import numpy as np

@@ -47,10 +47,11 @@ class WebGPURuntime(Runtime):
 
     def create_client(self, device):
         from ._client import WebGPUClient
+        from ._kernels import make_kernels
         a = self.adapter
         features = [f for f in WANTED_FEATURES if f in a.features]
         wdevice = a.request_device_sync(required_features=features, required_limits=dict(a.limits))
-        return WebGPUClient(device, a, wdevice, set(wdevice.features))
+        return WebGPUClient(device, a, wdevice, set(wdevice.features), make_kernels())
 
 
 def create_runtime() -> WebGPURuntime | None:

@@ -8,6 +8,7 @@ import numpy as np
 from ... import _dtypes as dt
 from ...kernels import OPS
 from . import _ops
+from ._copy_fill import copy as _copy, fill as _fill
 from ._map import Gen, run_map
 from ._types import COMPUTE, F32, F64, WTS, cast, wt
 
@@ -25,16 +26,6 @@ def _elementwise(name: str):
 
         run_map(client, name, cdt, outs, ins, body)
     return kernel
-
-
-def _copy(client, ins, outs, p):
-    ow = wt(outs[0]._dtype)
-    run_map(client, "copy", None, outs, ins, lambda g: g.store(0, cast(g.val(0), g.wt_in(0), ow)))
-
-
-def _fill(client, ins, outs, p):
-    ow = wt(outs[0]._dtype)
-    run_map(client, "fill", None, outs, (), lambda g: g.store(0, g.param(0)), params=[(ow, p["value"])])
 
 
 def _where(client, ins, outs, p):

@@ -19,10 +19,11 @@ import numpy as np
 from ... import _dtypes as dt
 from ..._tensor import Tensor, contiguous_strides
 from ...errors import check_host_read
-from ._client import pack_words
-from ._map import Gen, run_map, window
-from ._shader import Layout, MAX_GROUPS, bindings
+from ._copy_fill import copy, fill
+from ._map import Gen, run_map
+from ._shader import Layout, MAX_GROUPS, bindings, pack_words
 from ._types import WTS, cast, widen, wt
+from ._views import window
 from .k_reduce import _narrow, _temp, reduce
 
 I32 = WTS[dt.int32]
@@ -144,8 +145,7 @@ def _scatter(client, ins, outs, p):
     shape = p["shape"]  # the shape of x[key], which value (a tensor) is broadcast to
     if type(value) is Tensor and value._buf is x._buf:  # reading what the scatter overwrites: copy first
         c = _temp(client, value._shape, value._dtype)
-        from .k_elementwise import _copy
-        _copy(client, (value,), (c,), {})
+        copy(client, (value,), (c,), {})
         value = c
     sources, index_ins = _plan(client, x, arrays, p, shape)
     xw = wt(x._dtype)
@@ -188,11 +188,10 @@ def _mask_positions(client, mask: Tensor) -> Tensor:
     n = math.prod(mask._shape)
     nb = -(-n // BLOCK)
     flags = _temp(client, (nb * BLOCK,), dt.bool_)
-    from .k_elementwise import _copy, _fill
     from .k_reduce import _cumulative
     if nb * BLOCK > n:
-        _fill(client, (), (_narrow(flags, 0, n, nb * BLOCK - n),), {"value": np.bool_(False)})
-    _copy(client, (mask,), (Tensor(flags._buf, dt.bool_, mask._shape, contiguous_strides(mask._shape), 0,
+        fill(client, (), (_narrow(flags, 0, n, nb * BLOCK - n),), {"value": np.bool_(False)})
+    copy(client, (mask,), (Tensor(flags._buf, dt.bool_, mask._shape, contiguous_strides(mask._shape), 0,
                                     client.device),), {})
     counts = _temp(client, (nb,), dt.int32)
     reduce(client, "count_nonzero", Tensor(flags._buf, dt.bool_, (nb, BLOCK), (BLOCK, 1), 0, client.device),
@@ -214,7 +213,7 @@ def _host_count(client, offsets: Tensor, nb: int) -> int:
 
 def _compact(client, flags: Tensor, counts: Tensor, offsets: Tensor, pos: Tensor, nb: int) -> None:
     key = ("compact",)
-    pipe = client._pipelines.get(key)
+    pipe = client.cached_pipeline(key)
     if pipe is None:
         lay = Layout()
         W = Layout.word
