@@ -14,6 +14,7 @@ from ._dispatch import check_tensor, device_of, empty as _empty, from_numpy, lau
 from ._dlpack import from_dlpack
 from ._info import default_dtypes_of
 from ._tensor import Tensor
+from .kernels import K, Kernel
 
 __all__ = ["asarray", "empty", "zeros", "ones", "full", "empty_like", "zeros_like", "ones_like", "full_like",
            "arange", "linspace", "eye", "tril", "triu"]
@@ -60,7 +61,7 @@ def _new(dev: Device, shape: tuple[int, ...], dtype: dt.DType, func: str) -> Ten
 
 def _fill(t: Tensor, value) -> Tensor:
     if t.size:
-        launch(t._dev, "fill", (), (t,), {"value": t._dtype.np.type(value)})
+        launch(t._dev, K.fill, (), (t,), {"value": t._dtype.np.type(value)})
     return t
 
 
@@ -275,7 +276,7 @@ def arange(start, /, stop=None, step=1, *, dtype=None, device=None) -> Tensor:
             raise OverflowError(f"arange: values from {start} to {last} do not fit in {dtype.name}")
     out = _new(dev, (n,), dtype, "arange")
     if n:
-        launch(dev, "arange", (), (out,), {"start": start, "step": step})
+        launch(dev, K.arange, (), (out,), {"start": start, "step": step})
     return out
 
 
@@ -297,7 +298,7 @@ def linspace(start, stop, /, num, *, dtype=None, device=None, endpoint: bool = T
         raise TypeError(f"linspace: dtype must be a floating-point dtype suited to the bounds, got {dtype.name}")
     out = _new(dev, (num,), dtype, "linspace")
     if num:
-        launch(dev, "linspace", (), (out,), {"start": start, "stop": stop, "endpoint": bool(endpoint)})
+        launch(dev, K.linspace, (), (out,), {"start": start, "stop": stop, "endpoint": bool(endpoint)})
     return out
 
 
@@ -312,11 +313,11 @@ def eye(n_rows: int, n_cols: int | None = None, /, *, k: int = 0, dtype=None, de
     dtype = _dtype_arg(dtype, "eye") or _default_float(dev)
     out = _new(dev, (n_rows, n_cols), dtype, "eye")
     if out.size:
-        launch(dev, "eye", (), (out,), {"k": k})
+        launch(dev, K.eye, (), (out,), {"k": k})
     return out
 
 
-def _tri(x, k, func: str, kernel: str) -> Tensor:
+def _tri(x, k, func: str, kernel: Kernel) -> Tensor:
     check_tensor(x, func)
     if x.ndim < 2:
         raise ValueError(f"{func}: x must have at least 2 dimensions, got shape {x._shape}")
@@ -329,9 +330,9 @@ def _tri(x, k, func: str, kernel: str) -> Tensor:
 
 def tril(x, /, *, k: int = 0) -> Tensor:
     """x with the elements above the k-th diagonal (of the last two axes) zeroed."""
-    return _tri(x, k, "tril", "tril")
+    return _tri(x, k, "tril", K.tril)
 
 
 def triu(x, /, *, k: int = 0) -> Tensor:
     """x with the elements below the k-th diagonal (of the last two axes) zeroed."""
-    return _tri(x, k, "triu", "triu")
+    return _tri(x, k, "triu", K.triu)

@@ -16,6 +16,7 @@ from ._creation import normalize_shape
 from ._dispatch import (broadcast_shapes as _broadcast, broadcast_to_shape, check_axis, check_axes,
                         check_same_device, check_tensor, empty, launch, make_view, promote_on, to_numpy)
 from ._tensor import Tensor, contiguous_strides, _size
+from .kernels import K
 
 __all__ = ["broadcast_arrays", "broadcast_shapes", "broadcast_to", "concat", "expand_dims", "flip", "moveaxis",
            "permute_dims", "matrix_transpose", "repeat", "reshape", "roll", "squeeze", "stack", "tile", "unstack",
@@ -57,7 +58,7 @@ def _int_tuple(value, func: str, name: str) -> tuple[int, ...]:
 def _copy_into(src: Tensor, dst: Tensor) -> None:
     """Write ``src`` (of dst's shape, or broadcastable to it) into the view ``dst``."""
     if dst.size:
-        launch(dst._dev, "copy", (broadcast_to_shape(src, dst._shape),), (dst,))
+        launch(dst._dev, K.copy, (broadcast_to_shape(src, dst._shape),), (dst,))
 
 
 # --- broadcasting -------------------------------------------------------------------------------------
@@ -374,7 +375,7 @@ def repeat(x: Tensor, repeats: int | Tensor, /, *, axis: int | None = None) -> T
         return _repeat_each(x, counts[0], axis)
     out = empty(x._dev, x._shape[:axis] + (sum(counts),) + x._shape[axis + 1:], x._dtype)
     if out.size:
-        launch(x._dev, "repeat", (x,), (out,), {"repeats": tuple(counts), "axis": axis})
+        launch(x._dev, K.repeat, (x,), (out,), {"repeats": tuple(counts), "axis": axis})
     return out
 
 
@@ -423,5 +424,5 @@ def roll(x: Tensor, /, shift: int | tuple[int, ...], *, axis: int | tuple[int, .
     if not moves:
         _copy_into(x, out)
     elif out.size:
-        launch(x._dev, "roll", (x,), (out,), params)
+        launch(x._dev, K.roll, (x,), (out,), params)
     return out

@@ -185,9 +185,8 @@ class CpuRuntime(Runtime):
     def device_count(self) -> int:
         return 1
 
-    def create_client(self, index: int) -> CpuClient:
-        from ..._device import parse_device
-        return CpuClient(parse_device("cpu"))
+    def create_client(self, device) -> CpuClient:
+        return CpuClient(device)
 
 
 def create_runtime() -> CpuRuntime:
