@@ -31,9 +31,10 @@ __all__ = [
     "solve", "svd", "svdvals", "tensordot", "trace", "vecdot", "vector_norm",
 ]
 
-#: raised for matrices the computation cannot handle; NumPy's class (CuPy raises the same one), so code
-#: catching numpy.linalg.LinAlgError or ValueError also catches it
-LinAlgError = np.linalg.LinAlgError
+class LinAlgError(np.linalg.LinAlgError):
+    """A matrix the computation cannot handle (singular, not positive-definite, no convergence), on CPU
+    and CUDA; WebGPU returns non-finite values instead (docs/devices.md). A subclass of NumPy's class, which
+    is a ValueError, so code catching either of those also catches it."""
 
 
 class EighResult(NamedTuple):
@@ -78,12 +79,13 @@ def _matrices(x, func: str, square: bool = False, name: str = "x") -> Tensor:
 
 def _run(func: str, kernel: str, inputs: tuple, outputs: tuple[Tensor, ...], params: dict | None = None,
          trouble: str = "the computation failed") -> None:
-    """Launch ``kernel`` unless every output is empty; a LinAlgError from the backend names ``func``."""
+    """Launch ``kernel`` unless every output is empty; the backend's LinAlgError (NumPy's class: NumPy and
+    CuPy both raise it) becomes numr's, naming ``func``."""
     if not any(o.size for o in outputs):
         return
     try:
         launch(outputs[0]._dev, kernel, inputs, outputs, params)
-    except LinAlgError as e:
+    except np.linalg.LinAlgError as e:
         raise LinAlgError(f"{func}: {trouble} ({e})") from None
 
 
