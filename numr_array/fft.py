@@ -73,8 +73,18 @@ def _one_dim(func: str, x, n, axis, norm, real_in: bool, out_kind: str, half_in:
     length = n // 2 + 1 if half_out else n
     dtype = dt.complex_of(x._dtype) if out_kind == "complex" else dt.real_of(x._dtype)
     o = empty(x._dev, x._shape[:axis] + (length,) + x._shape[axis + 1:], dtype)
-    if o.size:
-        launch(x._dev, func, (x,), (o,), {"n": n, "axis": axis, "norm": norm})
+    return _transform(func, x, o, m == 0, {"n": n, "axis": axis, "norm": norm})
+
+
+def _transform(func: str, x: Tensor, o: Tensor, empty_axis: bool, params: dict) -> Tensor:
+    """Launch ``func`` into ``o``; where an axis to transform is empty, its zero-padded input is all zeros
+    and so is the result (as the standard's zero-padding gives; NumPy's irfft leaves it uninitialised)."""
+    if not o.size:
+        return o
+    if empty_axis:
+        launch(x._dev, "fill", (), (o,), {"value": o._dtype.np.type(0)})
+    else:
+        launch(x._dev, func, (x,), (o,), params)
     return o
 
 
@@ -116,9 +126,8 @@ def _n_dim(func: str, x, s, axes, norm, real_in: bool, out_kind: str, half_in: b
         shape[a] = n // 2 + 1 if half_out and i == len(axes) - 1 else n
     dtype = dt.complex_of(x._dtype) if out_kind == "complex" else dt.real_of(x._dtype)
     o = empty(x._dev, tuple(shape), dtype)
-    if o.size:
-        launch(x._dev, func, (x,), (o,), {"s": tuple(sizes), "axes": axes, "norm": norm})
-    return o
+    return _transform(func, x, o, any(x._shape[a] == 0 for a in axes),
+                      {"s": tuple(sizes), "axes": axes, "norm": norm})
 
 
 def fft(x, /, *, n: int | None = None, axis: int = -1, norm: Norm = "backward") -> Tensor:
