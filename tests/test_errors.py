@@ -77,6 +77,12 @@ CASES = [
     ("linspace dtype", lambda: xp.linspace(0, 1, 2, dtype=xp.int8, device=DEVICE), TypeError, "linspace"),
     ("eye size", lambda: xp.eye(-1, device=DEVICE), ValueError, "eye"),
     ("tril 1-D", lambda: xp.tril(T([1, 2])), ValueError, "tril"),
+    ("linspace bound beyond float", lambda: xp.linspace(0, 10 ** 400, 3, device=DEVICE), OverflowError,
+     "linspace"),
+    ("full int beyond default", lambda: xp.full((1,), 2 ** 70, device=DEVICE), OverflowError, "full"),
+    ("from_dlpack int", lambda: xp.from_dlpack(3), TypeError, "from_dlpack"),
+    ("diff negative n", lambda: xp.diff(T([1, 2]), n=-1), ValueError, "diff"),
+    ("diff bool n", lambda: xp.diff(T([1, 2]), n=True), TypeError, "diff"),
     ("triu list", lambda: xp.triu([[1]]), TypeError, "triu"),
     # data type functions
     ("astype complex to real", lambda: xp.astype(T([1j]), xp.float64), TypeError, "astype"),
@@ -101,6 +107,8 @@ CASES = [
     ("__float__ complex", lambda: float(T(1j)), TypeError, "__float__"),
     ("__int__ complex", lambda: int(T(1j)), TypeError, "__int__"),
     ("__bool__ 1-D", lambda: bool(T([1, 2])), TypeError, "__bool__"),
+    ("__dlpack__ stream on the CPU", lambda: xp.asarray([1], device="cpu").__dlpack__(stream=0), ValueError,
+     "__dlpack__"),
 ]
 
 
