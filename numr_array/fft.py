@@ -23,6 +23,7 @@ __all__ = ["fft", "ifft", "fftn", "ifftn", "rfft", "irfft", "rfftn", "irfftn", "
 
 Norm = Literal["backward", "ortho", "forward"]
 _NORMS = ("backward", "ortho", "forward")
+_MAX_POINTS = 2 ** 63 - 1  # the largest axis length an array can have
 
 
 def _input(x, func: str, real: bool) -> Tensor:
@@ -54,8 +55,8 @@ def _size(n, func: str, name: str, length: int, default: int) -> int:
         if default < 1:
             raise ValueError(f"{func}: an axis of length {length} gives no points to transform; pass {name}")
         return default
-    if n < 1:
-        raise ValueError(f"{func}: {name} must be a positive number of points (or -1), got {n}")
+    if not 1 <= n <= _MAX_POINTS:
+        raise ValueError(f"{func}: {name} must be a positive number of points up to {_MAX_POINTS} (or -1), got {n}")
     return n
 
 

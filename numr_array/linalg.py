@@ -353,10 +353,14 @@ def outer(x1, x2, /) -> Tensor:
 
 def diagonal(x, /, *, offset: int = 0) -> Tensor:
     """A view of the ``offset`` diagonal of each matrix (above the main one for offset > 0)."""
-    check_tensor(x, "diagonal")
+    return _diagonal(x, offset, "diagonal")
+
+
+def _diagonal(x, offset, func: str) -> Tensor:
+    check_tensor(x, func)
     if x.ndim < 2:
-        raise ValueError(f"diagonal: x must be a matrix or a stack of matrices (at least 2-D), got shape {x._shape}")
-    offset = _int_arg(offset, "diagonal", "offset")
+        raise ValueError(f"{func}: x must be a matrix or a stack of matrices (at least 2-D), got shape {x._shape}")
+    offset = _int_arg(offset, func, "offset")
     *batch, m, n = x._shape
     *batch_strides, sm, sn = x._strides
     if offset >= 0:
@@ -371,5 +375,5 @@ def trace(x, /, *, offset: int = 0, dtype=None) -> Tensor:
     check_tensor(x, "trace")
     if x._dtype.kind not in dt.NUMERIC_KINDS:
         raise TypeError(f"trace: x must have a numeric dtype, got {x._dtype.name}")
-    d = diagonal(x, offset=offset)
+    d = _diagonal(x, offset, "trace")
     return reduction("sum", d, (d.ndim - 1,), False, accumulation_dtype(x, dtype, "trace"), None, "trace")

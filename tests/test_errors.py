@@ -83,6 +83,9 @@ CASES = [
     ("from_dlpack int", lambda: xp.from_dlpack(3), TypeError, "from_dlpack"),
     ("diff negative n", lambda: xp.diff(T([1, 2]), n=-1), ValueError, "diff"),
     ("diff bool n", lambda: xp.diff(T([1, 2]), n=True), TypeError, "diff"),
+    ("rfft huge n", lambda: xp.fft.rfft(T([1.0]), n=2 ** 70), ValueError, "rfft: n"),
+    ("irfftn huge s", lambda: xp.fft.irfftn(T([[1j]]), s=(2 ** 63, 3), axes=(0, 1)), ValueError, "irfftn: s"),
+    ("trace offset", lambda: xp.linalg.trace(T([[1]]), offset=None), TypeError, "trace: offset"),
     ("triu list", lambda: xp.triu([[1]]), TypeError, "triu"),
     # data type functions
     ("astype complex to real", lambda: xp.astype(T([1j]), xp.float64), TypeError, "astype"),
