@@ -336,7 +336,7 @@ def stack(arrays, /, *, axis: int = 0) -> Tensor:
 def _repeat_each(x: Tensor, r: int, axis: int) -> Tensor:
     """x with each element along ``axis`` repeated ``r`` times: one broadcast copy into a (.., n, r, ..) view."""
     n = x._shape[axis]
-    out = empty(x._dev, x._shape[:axis] + (n * r,) + x._shape[axis + 1:], x._dtype)
+    out = empty(x._dev, normalize_shape(x._shape[:axis] + (n * r,) + x._shape[axis + 1:], "repeat"), x._dtype)
     split = x._shape[:axis] + (n, r) + x._shape[axis + 1:]
     src = make_view(x, split, x._strides[:axis + 1] + (0,) + x._strides[axis + 1:], x._offset)
     _copy_into(src, make_view(out, split, contiguous_strides(split), 0))
@@ -372,7 +372,7 @@ def repeat(x: Tensor, repeats: int | Tensor, /, *, axis: int | None = None) -> T
         axis = 0
     if len(counts) == 1:
         return _repeat_each(x, counts[0], axis)
-    out = empty(x._dev, x._shape[:axis] + (sum(counts),) + x._shape[axis + 1:], x._dtype)
+    out = empty(x._dev, normalize_shape(x._shape[:axis] + (sum(counts),) + x._shape[axis + 1:], "repeat"), x._dtype)
     if out.size:
         launch(x._dev, "repeat", (x,), (out,), {"repeats": tuple(counts), "axis": axis})
     return out
@@ -390,7 +390,7 @@ def tile(x: Tensor, repetitions: tuple[int, ...], /) -> Tensor:
     reps = (1,) * (ndim - len(reps)) + reps
     shape = (1,) * (ndim - x.ndim) + x._shape
     strides = (0,) * (ndim - x.ndim) + x._strides
-    out = empty(x._dev, tuple(r * n for r, n in zip(reps, shape)), x._dtype)
+    out = empty(x._dev, normalize_shape(tuple(r * n for r, n in zip(reps, shape)), "tile"), x._dtype)
     # out as (r0, n0, r1, n1, ...) and x as (1, n0, 1, n1, ...) broadcast to it: one copy
     split = sum(zip(reps, shape), ())
     src = make_view(x, split, sum(((0, s) for s in strides), ()), x._offset)

@@ -187,8 +187,8 @@ def irfftn(x, /, *, s: Sequence[int] | None = None, axes: Sequence[int] | None =
 
 def _freq_args(n, d, dtype, device, func: str):
     n = _int(n, func, "n")
-    if n < 1:
-        raise ValueError(f"{func}: n must be a positive window length, got {n}")
+    if not 1 <= n <= _MAX_POINTS:
+        raise ValueError(f"{func}: n must be a positive window length up to {_MAX_POINTS}, got {n}")
     if isinstance(d, bool) or not isinstance(d, (int, float)):
         raise TypeError(f"{func}: d must be a float, got {d!r}")
     if d == 0 or not math.isfinite(d):

@@ -86,6 +86,9 @@ CASES = [
     ("rfft huge n", lambda: xp.fft.rfft(T([1.0]), n=2 ** 70), ValueError, "rfft: n"),
     ("irfftn huge s", lambda: xp.fft.irfftn(T([[1j]]), s=(2 ** 63, 3), axes=(0, 1)), ValueError, "irfftn: s"),
     ("trace offset", lambda: xp.linalg.trace(T([[1]]), offset=None), TypeError, "trace: offset"),
+    ("fftfreq huge n", lambda: xp.fft.fftfreq(2 ** 70, device=DEVICE), ValueError, "fftfreq: n"),
+    ("repeat huge", lambda: xp.repeat(T([1, 2]), 2 ** 70), ValueError, "repeat: dimension"),
+    ("tile huge", lambda: xp.tile(T([1, 2]), (2 ** 70,)), ValueError, "tile: dimension"),
     ("triu list", lambda: xp.triu([[1]]), TypeError, "triu"),
     # data type functions
     ("astype complex to real", lambda: xp.astype(T([1j]), xp.float64), TypeError, "astype"),
