@@ -89,6 +89,7 @@ CASES = [
     ("fftfreq huge n", lambda: xp.fft.fftfreq(2 ** 70, device=DEVICE), ValueError, "fftfreq: n"),
     ("repeat huge", lambda: xp.repeat(T([1, 2]), 2 ** 70), ValueError, "repeat: dimension"),
     ("tile huge", lambda: xp.tile(T([1, 2]), (2 ** 70,)), ValueError, "tile: dimension"),
+    ("eye too many bytes on the CPU", lambda: xp.eye(2 ** 45, device="cpu"), MemoryError, "cpu: cannot allocate"),
     ("triu list", lambda: xp.triu([[1]]), TypeError, "triu"),
     # data type functions
     ("astype complex to real", lambda: xp.astype(T([1j]), xp.float64), TypeError, "astype"),
