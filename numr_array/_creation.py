@@ -78,8 +78,10 @@ def _host_array(obj, dtype: dt.DType | None, func: str) -> np.ndarray:
     if dtype is None:
         if a.dtype.kind == "O" and isinstance(obj, int):
             raise OverflowError(f"{func}: the Python int {obj} does not fit in int64")
-        if a.dtype.kind == "O" and any(type(v) is int for v in a.flat):
-            raise OverflowError(f"{func}: a Python int in the {type(obj).__name__} does not fit in int64 or uint64")
+        big = next((v for v in a.flat if type(v) is int and not -2 ** 63 <= v < 2 ** 63), None) \
+            if a.dtype.kind == "O" else None
+        if big is not None:
+            raise OverflowError(f"{func}: the Python int {big} in the {type(obj).__name__} does not fit in int64")
         if a.dtype.kind == "u" and _is_python_data(obj):
             raise OverflowError(f"{func}: Python ints beyond int64 need dtype=uint64")
         try:

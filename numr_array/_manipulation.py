@@ -372,7 +372,8 @@ def repeat(x: Tensor, repeats: int | Tensor, /, *, axis: int | None = None) -> T
         axis = 0
     if len(counts) == 1:
         return _repeat_each(x, counts[0], axis)
-    out = empty(x._dev, normalize_shape(x._shape[:axis] + (sum(counts),) + x._shape[axis + 1:], "repeat"), x._dtype)
+    shape = normalize_shape(x._shape[:axis] + (sum(counts),) + x._shape[axis + 1:], "repeat")
+    out = empty(x._dev, shape, x._dtype)
     if out.size:
         launch(x._dev, "repeat", (x,), (out,), {"repeats": tuple(counts), "axis": axis})
     return out

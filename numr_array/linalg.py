@@ -31,6 +31,7 @@ __all__ = [
     "solve", "svd", "svdvals", "tensordot", "trace", "vecdot", "vector_norm",
 ]
 
+
 class LinAlgError(np.linalg.LinAlgError):
     """A matrix the computation cannot handle (singular, not positive-definite, no convergence), on CPU
     and CUDA; WebGPU returns non-finite values instead (docs/devices.md). A subclass of NumPy's class, which
