@@ -11,11 +11,12 @@ ints, negative axes, empty arrays, n=0, bools where ints are expected, on the CP
 - unstable: two identical numr calls gave different results (uninitialised memory);
 - mismatch: both succeeded but shapes, dtypes or values differ.
 
-Cases where one side raises and the other does not are counted, not listed: the standard leaves many of
-them open (and array-api-strict hangs where NumPy does, e.g. diff with n=2**70). MemoryError is allowed:
-sizes of 2**45 elements are refused at allocation.
+Cases where one side raises and the other does not are counted, and listed with --disagreements: the
+standard leaves many of them open (numr refuses bools where ints are expected; array-api-strict hangs where
+NumPy does, e.g. diff with n=2**70). MemoryError is allowed: sizes of 2**45 elements are refused at
+allocation. The exit status is 1 when anything but "unnamed" was found.
 
-    python3 scripts/fuzz_strict.py [--seed S] [--calls N] [--timeout 5] [-v]
+    python3 scripts/fuzz_strict.py [--seed S] [--calls N] [--timeout 5] [-v] [--disagreements]
 """
 
 from __future__ import annotations
@@ -207,6 +208,8 @@ def main() -> int:
     ap.add_argument("--calls", type=int, default=3000)
     ap.add_argument("--timeout", type=int, default=5)
     ap.add_argument("-v", "--verbose", action="store_true", help="print each call before making it")
+    ap.add_argument("--disagreements", action="store_true",
+                    help="also list the calls that one library refuses and the other accepts")
     opts = ap.parse_args()
     seed = random.SystemRandom().randrange(2 ** 32) if opts.seed is None else opts.seed
     print(f"seed {seed}, {opts.calls} calls, on the CPU")
@@ -235,10 +238,14 @@ def main() -> int:
                 findings["crash"].append(f"{where}: {cls.__module__}.{cls.__name__}: {got}")
             elif name not in str(got) and not isinstance(got, MemoryError):  # the allocator's, not named
                 findings["unnamed"].append(f"{where}: {cls.__name__}: {got}")
+            if ref_kind == "ok":
+                findings["numr refuses"].append(f"{where}: {cls.__name__}: {got}")
         else:
             mine = as_numpy(got)
             if again[0] != "ok" or not same(mine, as_numpy(again[1])):
                 findings["unstable"].append(where)
+            if ref_kind == "error":
+                findings["strict refuses"].append(f"{where}: {type(ref).__name__}: {ref}")
             if ref_kind == "ok":
                 theirs = as_numpy(ref)
                 if (not same(mine, theirs) or dtype_names(got) != dtype_names(ref)) and \
@@ -246,7 +253,8 @@ def main() -> int:
                     findings["mismatch"].append(f"{where}: numr {dtype_names(got)} {mine!r}, "
                                                 f"strict {dtype_names(ref)} {theirs!r}")
     print("outcomes (numr, array-api-strict):", dict(counts))
-    for what in ("crash", "hang", "unstable", "mismatch", "unnamed"):
+    listed = ("crash", "hang", "unstable", "mismatch", "unnamed")
+    for what in listed + (("numr refuses", "strict refuses") if opts.disagreements else ()):
         lines = findings[what]
         print(f"{what}: {len(lines)}")
         for line in sorted(set(lines))[:40]:
