@@ -19,7 +19,7 @@ __all__ = ["asarray", "empty", "zeros", "ones", "full", "empty_like", "zeros_lik
            "arange", "linspace", "eye", "tril", "triu"]
 
 
-_MAX_DIMENSION = np.iinfo(np.intp).max
+MAX_SIZE = np.iinfo(np.intp).max  # the largest axis length, element count or byte size of an array
 
 
 def normalize_shape(shape, func: str) -> tuple[int, ...]:
@@ -34,10 +34,12 @@ def normalize_shape(shape, func: str) -> tuple[int, ...]:
             raise TypeError(f"{func}: shape entries must be ints, got {n!r} in {tuple(shape)}")
         if n < 0:
             raise ValueError(f"{func}: negative dimension {n} in shape {tuple(shape)}")
-        if n > _MAX_DIMENSION:
+        if n > MAX_SIZE:
             raise ValueError(f"{func}: dimension {n} in shape {tuple(shape)} is beyond the largest possible, "
-                             f"{_MAX_DIMENSION}")
+                             f"{MAX_SIZE}")
         out.append(int(n))
+    if math.prod(out) > MAX_SIZE:
+        raise ValueError(f"{func}: shape {tuple(out)} has more elements than an array can have ({MAX_SIZE})")
     return tuple(out)
 
 

@@ -12,7 +12,7 @@ import operator
 
 from . import _capture
 from . import _dtypes as dt
-from ._creation import normalize_shape
+from ._creation import MAX_SIZE, normalize_shape
 from ._dispatch import (broadcast_shapes as _broadcast, broadcast_to_shape, check_axis, check_axes,
                         check_same_device, check_tensor, empty, launch, make_view, to_numpy)
 from ._tensor import Tensor, contiguous_strides, _size
@@ -83,6 +83,8 @@ def broadcast_to(x: Tensor, /, shape: tuple[int, ...]) -> Tensor:
     shape = normalize_shape(shape, "broadcast_to")
     if len(shape) < x.ndim or _broadcast((x._shape, shape), "broadcast_to") != shape:
         raise ValueError(f"broadcast_to: an array of shape {x._shape} cannot be broadcast to {shape}")
+    if _size(shape) * x._dtype.np.itemsize > MAX_SIZE:  # a view too, NumPy's and CuPy's, has a byte size
+        raise ValueError(f"broadcast_to: {shape} of {x._dtype.name} is larger than an array can be")
     return broadcast_to_shape(x, shape)
 
 

@@ -14,6 +14,7 @@ import math
 from typing import Literal, Sequence
 
 from . import _dtypes as dt
+from ._creation import MAX_SIZE
 from ._dispatch import check_axis, check_tensor, device_of, empty, launch
 from ._info import default_dtypes_of
 from ._tensor import Tensor
@@ -23,7 +24,6 @@ __all__ = ["fft", "ifft", "fftn", "ifftn", "rfft", "irfft", "rfftn", "irfftn", "
 
 Norm = Literal["backward", "ortho", "forward"]
 _NORMS = ("backward", "ortho", "forward")
-_MAX_POINTS = 2 ** 63 - 1  # the largest axis length an array can have
 
 
 def _input(x, func: str, real: bool) -> Tensor:
@@ -55,8 +55,8 @@ def _size(n, func: str, name: str, length: int, default: int) -> int:
         if default < 1:
             raise ValueError(f"{func}: an axis of length {length} gives no points to transform; pass {name}")
         return default
-    if not 1 <= n <= _MAX_POINTS:
-        raise ValueError(f"{func}: {name} must be a positive number of points up to {_MAX_POINTS} (or -1), got {n}")
+    if not 1 <= n <= MAX_SIZE:
+        raise ValueError(f"{func}: {name} must be a positive number of points up to {MAX_SIZE} (or -1), got {n}")
     return n
 
 
@@ -187,8 +187,8 @@ def irfftn(x, /, *, s: Sequence[int] | None = None, axes: Sequence[int] | None =
 
 def _freq_args(n, d, dtype, device, func: str):
     n = _int(n, func, "n")
-    if not 1 <= n <= _MAX_POINTS:
-        raise ValueError(f"{func}: n must be a positive window length up to {_MAX_POINTS}, got {n}")
+    if not 1 <= n <= MAX_SIZE:
+        raise ValueError(f"{func}: n must be a positive window length up to {MAX_SIZE}, got {n}")
     if isinstance(d, bool) or not isinstance(d, (int, float)):
         raise TypeError(f"{func}: d must be a float, got {d!r}")
     if d == 0 or not math.isfinite(d):

@@ -3,7 +3,7 @@
 Calls functions of the creation, manipulation, statistical, fft and linalg families with huge and negative
 ints, negative axes, empty arrays, n=0, bools where ints are expected, on the CPU, and reports:
 
-- crash: numr raised something other than the standard's TypeError/ValueError/IndexError (OverflowError
+- crash: numr raised (or its result, read on the host, raised) something other than the standard's TypeError/ValueError/IndexError (OverflowError
   counts as the Python type for an int that does not fit; BufferError for DLPack), or a NumPy/CuPy class
   leaked through (UFuncTypeError is a TypeError, but NumPy's);
 - unnamed: the message does not name the function;
@@ -241,7 +241,11 @@ def main() -> int:
             if ref_kind == "ok":
                 findings["numr refuses"].append(f"{where}: {cls.__name__}: {got}")
         else:
-            mine = as_numpy(got)
+            try:
+                mine = as_numpy(got)
+            except Exception as e:  # noqa: BLE001 - a result that cannot be read is a crash too
+                findings["crash"].append(f"{where}: reading the result: {type(e).__module__}.{type(e).__name__}: {e}")
+                continue
             if again[0] != "ok" or not same(mine, as_numpy(again[1])):
                 findings["unstable"].append(where)
             if ref_kind == "error":
