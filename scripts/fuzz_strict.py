@@ -3,9 +3,9 @@
 Calls functions of the creation, manipulation, statistical, fft and linalg families with huge and negative
 ints, negative axes, empty arrays, n=0, bools where ints are expected, on the CPU, and reports:
 
-- crash: numr raised (or its result, read on the host, raised) something other than the standard's TypeError/ValueError/IndexError (OverflowError
-  counts as the Python type for an int that does not fit; BufferError for DLPack), or a NumPy/CuPy class
-  leaked through (UFuncTypeError is a TypeError, but NumPy's);
+- crash: numr (or reading its result on the host) raised something other than the standard's
+  TypeError/ValueError/IndexError (OverflowError counts as the Python type for an int that does not fit;
+  BufferError for DLPack), or a NumPy/CuPy class leaked through (UFuncTypeError is a TypeError, but NumPy's);
 - unnamed: the message does not name the function;
 - hang: numr took longer than --timeout seconds;
 - unstable: two identical numr calls gave different results (uninitialised memory);
