@@ -713,10 +713,10 @@ def test_linalg_error_is_numr_class_catchable_as_numpy_and_value_error():
     backend; a subclass of NumPy's class, so ``except numpy.linalg.LinAlgError`` and ValueError catch it."""
     assert linalg.LinAlgError is not np.linalg.LinAlgError
     assert issubclass(linalg.LinAlgError, np.linalg.LinAlgError) and issubclass(linalg.LinAlgError, ValueError)
-    singular = xp.asarray([[[1.0, 2.0], [2.0, 4.0]]] * 2, device=DEVICE)
+    singular = xp.asarray([[1.0, 2.0], [2.0, 4.0]], device=DEVICE)
     indefinite = xp.asarray([[1.0, 2.0], [2.0, 1.0]], dtype=xp.float32, device=DEVICE)
     calls = {"inv": lambda: linalg.inv(singular),
-             "solve": lambda: linalg.solve(singular, xp.ones((2, 2, 1), device=DEVICE)),
+             "solve": lambda: linalg.solve(singular, xp.ones((2, 1), device=DEVICE)),
              "matrix_power": lambda: linalg.matrix_power(singular, -3),
              "cholesky": lambda: linalg.cholesky(indefinite, upper=True)}
     for name, call in calls.items():
