@@ -14,6 +14,7 @@ import math
 from typing import Literal, Sequence
 
 from . import _dtypes as dt
+from ._creation import MAX_SIZE
 from ._dispatch import check_axis, check_tensor, device_of, empty, launch
 from ._info import default_dtypes_of
 from ._tensor import Tensor
@@ -55,8 +56,8 @@ def _size(n, func: str, name: str, length: int, default: int) -> int:
         if default < 1:
             raise ValueError(f"{func}: an axis of length {length} gives no points to transform; pass {name}")
         return default
-    if n < 1:
-        raise ValueError(f"{func}: {name} must be a positive number of points (or -1), got {n}")
+    if not 1 <= n <= MAX_SIZE:
+        raise ValueError(f"{func}: {name} must be a positive number of points up to {MAX_SIZE} (or -1), got {n}")
     return n
 
 
@@ -75,8 +76,18 @@ def _one_dim(kernel: Kernel, x, n, axis, norm, real_in: bool, out_kind: str, hal
     length = n // 2 + 1 if half_out else n
     dtype = dt.complex_of(x._dtype) if out_kind == "complex" else dt.real_of(x._dtype)
     o = empty(x._dev, x._shape[:axis] + (length,) + x._shape[axis + 1:], dtype)
-    if o.size:
-        launch(x._dev, kernel, (x,), (o,), {"n": n, "axis": axis, "norm": norm})
+    return _transform(kernel, x, o, m == 0, {"n": n, "axis": axis, "norm": norm})
+
+
+def _transform(kernel: Kernel, x: Tensor, o: Tensor, empty_axis: bool, params: dict) -> Tensor:
+    """Launch ``kernel`` into ``o``; where an axis to transform is empty, its zero-padded input is all zeros
+    and so is the result (as the standard's zero-padding gives; NumPy's irfft leaves it uninitialised)."""
+    if not o.size:
+        return o
+    if empty_axis:
+        launch(x._dev, K.fill, (), (o,), {"value": o._dtype.np.type(0)})
+    else:
+        launch(x._dev, kernel, (x,), (o,), params)
     return o
 
 
@@ -119,9 +130,8 @@ def _n_dim(kernel: Kernel, x, s, axes, norm, real_in: bool, out_kind: str, half_
         shape[a] = n // 2 + 1 if half_out and i == len(axes) - 1 else n
     dtype = dt.complex_of(x._dtype) if out_kind == "complex" else dt.real_of(x._dtype)
     o = empty(x._dev, tuple(shape), dtype)
-    if o.size:
-        launch(x._dev, kernel, (x,), (o,), {"s": tuple(sizes), "axes": axes, "norm": norm})
-    return o
+    return _transform(kernel, x, o, any(x._shape[a] == 0 for a in axes),
+                      {"s": tuple(sizes), "axes": axes, "norm": norm})
 
 
 def fft(x, /, *, n: int | None = None, axis: int = -1, norm: Norm = "backward") -> Tensor:
@@ -180,8 +190,8 @@ def irfftn(x, /, *, s: Sequence[int] | None = None, axes: Sequence[int] | None =
 
 def _freq_args(n, d, dtype, device, func: str):
     n = _int(n, func, "n")
-    if n < 1:
-        raise ValueError(f"{func}: n must be a positive window length, got {n}")
+    if not 1 <= n <= MAX_SIZE:
+        raise ValueError(f"{func}: n must be a positive window length up to {MAX_SIZE}, got {n}")
     if isinstance(d, bool) or not isinstance(d, (int, float)):
         raise TypeError(f"{func}: d must be a float, got {d!r}")
     if d == 0 or not math.isfinite(d):

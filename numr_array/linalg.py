@@ -32,9 +32,11 @@ __all__ = [
     "solve", "svd", "svdvals", "tensordot", "trace", "vecdot", "vector_norm",
 ]
 
-#: raised for matrices the computation cannot handle; NumPy's class (CuPy raises the same one), so code
-#: catching numpy.linalg.LinAlgError or ValueError also catches it
-LinAlgError = np.linalg.LinAlgError
+
+class LinAlgError(np.linalg.LinAlgError):
+    """A matrix the computation cannot handle (singular, not positive-definite, no convergence), on CPU
+    and CUDA; WebGPU returns non-finite values instead (docs/devices.md). A subclass of NumPy's class, which
+    is a ValueError, so code catching either of those also catches it."""
 
 
 class EighResult(NamedTuple):
@@ -79,12 +81,13 @@ def _matrices(x, func: str, square: bool = False, name: str = "x") -> Tensor:
 
 def _run(func: str, kernel: Kernel, inputs: tuple, outputs: tuple[Tensor, ...], params: dict | None = None,
          trouble: str = "the computation failed") -> None:
-    """Launch ``kernel`` unless every output is empty; a LinAlgError from the backend names ``func``."""
+    """Launch ``kernel`` unless every output is empty; the backend's LinAlgError (NumPy's class: NumPy and
+    CuPy both raise it) becomes numr's, naming ``func``."""
     if not any(o.size for o in outputs):
         return
     try:
         launch(outputs[0]._dev, kernel, inputs, outputs, params)
-    except LinAlgError as e:
+    except np.linalg.LinAlgError as e:
         raise LinAlgError(f"{func}: {trouble} ({e})") from None
 
 
@@ -352,10 +355,14 @@ def outer(x1, x2, /) -> Tensor:
 
 def diagonal(x, /, *, offset: int = 0) -> Tensor:
     """A view of the ``offset`` diagonal of each matrix (above the main one for offset > 0)."""
-    check_tensor(x, "diagonal")
+    return _diagonal(x, offset, "diagonal")
+
+
+def _diagonal(x, offset, func: str) -> Tensor:
+    check_tensor(x, func)
     if x.ndim < 2:
-        raise ValueError(f"diagonal: x must be a matrix or a stack of matrices (at least 2-D), got shape {x._shape}")
-    offset = _int_arg(offset, "diagonal", "offset")
+        raise ValueError(f"{func}: x must be a matrix or a stack of matrices (at least 2-D), got shape {x._shape}")
+    offset = _int_arg(offset, func, "offset")
     *batch, m, n = x._shape
     *batch_strides, sm, sn = x._strides
     if offset >= 0:
@@ -370,5 +377,5 @@ def trace(x, /, *, offset: int = 0, dtype=None) -> Tensor:
     check_tensor(x, "trace")
     if x._dtype.kind not in dt.NUMERIC_KINDS:
         raise TypeError(f"trace: x must have a numeric dtype, got {x._dtype.name}")
-    d = diagonal(x, offset=offset)
+    d = _diagonal(x, offset, "trace")
     return reduction(K.sum, d, (d.ndim - 1,), False, accumulation_dtype(x, dtype, "trace"), None, "trace")

@@ -106,7 +106,7 @@ class CpuClient(Client):
             return Client.alloc_tensor(self, shape, dtype)
         try:
             arr = np.empty(shape, dtype.np)
-        except MemoryError:
+        except (MemoryError, ValueError):  # ValueError: NumPy's "array is too big" (beyond intp bytes)
             raise MemoryError(f"cpu: cannot allocate an array of shape {shape} and dtype {dtype.name}") from None
         return self.allocator.track(arr, arr.nbytes), arr
 
