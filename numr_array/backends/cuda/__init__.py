@@ -12,7 +12,6 @@ from ...runtime import Runtime
 
 class CudaRuntime(Runtime):
     name = "cuda"
-    supports_graph_capture = True
 
     def __init__(self, count: int):
         self._count = count
