@@ -15,7 +15,7 @@ import numpy as np
 from ... import _dtypes as dt
 from ...runtime import Allocator, Buffer, Client, Graph, HostInterop, Runtime
 from ..._tensor import Tensor, contiguous_strides
-from .._ndarray import make_kernels, native_views
+from ..array_module_kernels import make_kernels, native_views
 
 
 class CpuAllocator(Allocator):

@@ -35,10 +35,10 @@ from ... import errors
 from ... import _dtypes as dt
 from ..._tensor import Tensor
 from ...runtime import Allocator, Buffer, Client, CudaInterop, Graph, renewed
-from .._ndarray import make_kernels, native_views
+from ..array_module_kernels import make_kernels, native_views
 from ._blas import WORKSPACE_BYTES, Cublas
-from ._direct import BINARY as DIRECT_BINARY, DirectLauncher, FusedRun
-from ._module import make_module
+from ._direct_elementwise import BINARY as DIRECT_BINARY, DirectLauncher, FusedRun
+from ._cupy_module import make_module
 from ._subnormals import keep_float32_subnormals
 
 _get_device = runtime.getDevice

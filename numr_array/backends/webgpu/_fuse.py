@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ._lib import Lib
-from ._map import Gen, MapRecord, coord_lines, element_lines
+from ._wgsl_helpers import WgslHelpers
+from ._map_template import MapCodegen, MapRecord, coord_lines, element_lines
 from ._shader import Layout, bindings, groups, main_header, pack_words
 from ._types import wt
 
@@ -83,7 +83,7 @@ def _merged(client: WebGPUClient, run: list[MapRecord]) -> tuple:
     ndim = len(dims)
     # one binding per distinct view; windows, offsets and strides from the record that first has it
     slots: dict[tuple, int] = {}
-    info: list[tuple] = []  # per binding: (WT, written, bind triple, element offset, strides)
+    info: list[tuple] = []  # per binding: (WgslType, written, bind triple, element offset, strides)
     for rec in run:
         for i, t in enumerate(rec.tensors):
             v = _view(rec, i)
@@ -96,7 +96,7 @@ def _merged(client: WebGPUClient, run: list[MapRecord]) -> tuple:
     lay = Layout()
     shape_k = lay.alloc(ndim)
     words_k = [lay.alloc(1 + ndim) for _ in info]
-    lib = Lib(client.has_f64)
+    lib = WgslHelpers(client.has_f64)
     text = []
     regs: dict[tuple, str] = {}     # view -> the register holding its latest value
     loaded: set[int] = set()
@@ -135,7 +135,7 @@ def _merged(client: WebGPUClient, run: list[MapRecord]) -> tuple:
             regs[v] = name
             return f"  let {name} = {value};\n  st{b}(e{b}, {name});\n"
 
-        text.append(rec.body(Gen(lib, ins_wt, vals, params, False, [], store)))
+        text.append(rec.body(MapCodegen(lib, ins_wt, vals, params, False, [], store)))
     idx = coord_lines(ndim, shape_k) + element_lines(ndim, words_k)
     # a written binding is declared atomic when packed: reads of it then use atomicLoad
     decls = bindings([(w, written, written) for w, written, *_ in info])

@@ -44,14 +44,14 @@ from typing import NamedTuple
 from ... import _dtypes as dt
 from ..._tensor import Tensor
 from ._client import WebGPUClient
-from ._lib import Lib
+from ._wgsl_helpers import WgslHelpers
 from ._shader import Layout, bindings, groups, main_header, pack_words
-from ._types import COMPUTE, WT, WTS, cast, scalar_words, wt
+from ._types import COMPUTE, WgslType, WGSL_TYPES, cast, scalar_words, wt
 from ._views import collapse, window
 from .k_reduce import _temp
 
 WG = 64  # matrices (invocations) per workgroup
-I32 = WTS[dt.int32]
+I32 = WGSL_TYPES[dt.int32]
 MAX_SWEEPS = 30  # Jacobi sweeps (LAPACK's gesvj too); convergence is quadratic, usually within 10
 BUDGET = 50000   # loop iterations one invocation runs per dispatch (llvmpipe stops loops at 65535)
 
@@ -1039,9 +1039,9 @@ def _eig_program(n: int, complex_x: bool) -> tuple[str, list[tuple[str, str]], l
 
 # --- the launch frame ------------------------------------------------------------------------------
 
-def _per_matrix(client: WebGPUClient, name: str, key, ew: WT, operands: list[_Operand], batch: tuple[int, ...],
-                per: int, params: list[tuple[WT, object]], slots: int, dispatches: int,
-                make_code: Callable[[Lib], str]) -> None:
+def _per_matrix(client: WebGPUClient, name: str, key, ew: WgslType, operands: list[_Operand], batch: tuple[int, ...],
+                per: int, params: list[tuple[WgslType, object]], slots: int, dispatches: int,
+                make_code: Callable[[WgslHelpers], str]) -> None:
     """Run ``make_code(lib)`` (WGSL defining ``fn run()``, with ``$P0``, ``$P1``... for ``params``; ``lib``
     collects the helpers it calls) once per matrix of ``batch``, ``dispatches`` times: operand ``name``
     is read with ``name_ld(i, j)`` and written with ``name_st(i, j, v)`` (indices over its trailing
@@ -1064,7 +1064,7 @@ def _per_matrix(client: WebGPUClient, name: str, key, ew: WT, operands: list[_Op
             tuple(w.dtype for w, _ in params))
     pipe = client.cached_pipeline(pkey)
     if pipe is None:
-        lib = Lib(client.has_f64)
+        lib = WgslHelpers(client.has_f64)
         tensors = [(ew, True, True)] + [(wt(o.t._dtype), o.written, False) for o in operands]
         src = [(f"var<private> sb: u32;\nvar<private> fresh: bool;\n"
                 f"fn slot(k: i32) -> {ew.ct} {{ return ld1(sb + u32(k)); }}\n"
@@ -1126,12 +1126,12 @@ def _per_matrix(client: WebGPUClient, name: str, key, ew: WT, operands: list[_Op
 
 
 def _run_program(client, name: str, key, x: Tensor, operands: list[_Operand], program, vectors: bool,
-                 params: list[tuple[WT, object]], per: int, prologue: str, **extra: str) -> None:
+                 params: list[tuple[WgslType, object]], per: int, prologue: str, **extra: str) -> None:
     """Launch ``program`` ((arrays, state, phases[, top]) WGSL pieces) once per matrix of x."""
     arrays, state, phases, *top = program
     ew = COMPUTE[wt(x._dtype)]
 
-    def make_code(lib: Lib) -> str:
+    def make_code(lib: WgslHelpers) -> str:
         run = _machine(state, prologue, phases, *top)
         return _subst(ew, lib, arrays + run, vectors, **extra)
 
@@ -1139,7 +1139,7 @@ def _run_program(client, name: str, key, x: Tensor, operands: list[_Operand], pr
                 len(state), _dispatches(phases), make_code)
 
 
-def _subst(ew: WT, lib: Lib, template: str, vectors: bool, **extra: str) -> str:
+def _subst(ew: WgslType, lib: WgslHelpers, template: str, vectors: bool, **extra: str) -> str:
     """``template`` instantiated for element type ``ew``: the type helpers, then the algorithm (with the
     pieces in ``extra``, themselves templates, substituted until none is left; ``$P0``... stay for
     _per_matrix). Lines marked ``//V`` compute eigen- or singular vectors: dropped without ``vectors``."""
@@ -1162,11 +1162,11 @@ def _subst(ew: WT, lib: Lib, template: str, vectors: bool, **extra: str) -> str:
     return text
 
 
-def _eps(r: WT) -> float:
+def _eps(r: WgslType) -> float:
     return 2.0 ** -52 if r.ct == "f64" else 2.0 ** -23
 
 
-def _real(w: WT) -> WT:
+def _real(w: WgslType) -> WgslType:
     return w.real if w.family == "c" else w
 
 
@@ -1193,7 +1193,7 @@ def _eig(vectors: bool):
     return kernel
 
 
-def _svd_run(client, kind: str, x: Tensor, ops: list[_Operand], full: bool, params: list[tuple[WT, object]],
+def _svd_run(client, kind: str, x: Tensor, ops: list[_Operand], full: bool, params: list[tuple[WgslType, object]],
              key=None, **extra: str) -> None:
     rows, cols = x._shape[-2:]
     m, k = max(rows, cols), min(rows, cols)
