@@ -128,7 +128,7 @@ class Allocator(ABC):
     def allocate(self, nbytes: int) -> Buffer:
         if self._frozen is not None:
             self._check_frozen(nbytes)  # before _raw_allocate takes memory from the device
-        return self.track(self._raw_allocate(nbytes), nbytes, checked=True)
+        return self.track(self._raw_allocate(nbytes), nbytes, True)
 
     def _check_frozen(self, nbytes: int) -> None:
         if self.lost is not None:
@@ -139,14 +139,14 @@ class Allocator(ABC):
     def allocate_unfrozen(self, nbytes: int) -> Buffer:
         if self.lost is not None:
             raise renewed(self.lost)
-        return self.track(self._raw_allocate(nbytes), nbytes, checked=True)
+        return self.track(self._raw_allocate(nbytes), nbytes, True)
 
     # (acquire/release rather than ``with``: these run once each per temporary, and ``with`` costs twice as much)
     def track(self, handle: Any, nbytes: int, checked: bool = False) -> Buffer:
         """Account for ``nbytes`` of memory at ``handle`` as a Buffer: memory from ``_raw_allocate``, or
         memory a backend obtained itself (in a shape it can use directly). Unless ``checked`` (the caller
         has checked the freeze and loss already), refused as ``allocate`` is while frozen or lost."""
-        if self._frozen is not None and not checked:
+        if not checked and self._frozen is not None:
             self._check_frozen(nbytes)
         lock = self._stats_lock
         lock.acquire()
