@@ -155,11 +155,11 @@ class CapturedGraph:
         if local.state is not None:
             raise CaptureError("capture: nested capture() blocks are not supported")
         client = self._client = self.device.client
-        client.begin_capture()  # waits while another thread captures the device; from here it is ours
         arena = Arena(client.allocator)
+        # waits while another thread captures the device; from here it is ours, its allocator frozen for
+        # this thread and every allocation of this thread coming from the arena
+        client.begin_capture(arena)
         state = _State(self.device, arena)
-        client.allocator.freeze()
-        client.arena = arena
         self._arena = arena
         self._capturing = True
         with _capturing_lock:
@@ -176,9 +176,6 @@ class CapturedGraph:
         with _capturing_lock:
             capturing -= 1
         self._capturing = False
-        client = self._client
-        client.arena = None
-        client.allocator.unfreeze()
         return state
 
     def _abort(self, why: str) -> None:

@@ -14,6 +14,7 @@ from ._dispatch import check_tensor, device_of, empty as _empty, from_numpy, lau
 from ._dlpack import from_dlpack
 from ._info import default_dtypes_of
 from ._tensor import Tensor
+from .runtime import HostInterop
 from .kernels import K, Kernel
 
 __all__ = ["asarray", "empty", "zeros", "ones", "full", "empty_like", "zeros_like", "ones_like", "full_like",
@@ -154,13 +155,13 @@ def asarray(obj: Any, /, *, dtype=None, device=None, copy: bool | None = None) -
         return _from_dlpack_object(obj, dtype, device, copy)
     dev = device_of(device, "asarray")
     if copy is False:
-        adopt = getattr(dev.client, "adopt", None)
-        if adopt is None or dev.kind != "cpu" or not (isinstance(obj, np.ndarray) or hasattr(obj, "__array__")):
+        client = dev.client
+        if not isinstance(client, HostInterop) or not (isinstance(obj, np.ndarray) or hasattr(obj, "__array__")):
             raise ValueError(f"asarray: copy=False but {type(obj).__name__} cannot be shared with {dev} without a copy")
         a = np.asarray(obj)
         if dtype is not None and a.dtype != dtype.np:
             raise ValueError(f"asarray: copy=False but the data is {a.dtype}, not {dtype.name}")
-        return adopt(a)
+        return client.adopt(a)
     if dtype is not None and ((type(obj) is float and dtype.kind not in dt.FLOAT_KINDS)
                               or (type(obj) is complex and dtype.kind != "complex floating")):
         raise TypeError(f"asarray: a Python {type(obj).__name__} cannot become a {dtype.name} array")

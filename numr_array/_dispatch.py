@@ -169,9 +169,8 @@ def to_numpy(x: Tensor, func: str) -> np.ndarray:
         _rt.check_live((x,))
     _capture.check_host_read(x._dev, func)
     client = x._dev.client
-    host_view = getattr(client, "host_view", None)
-    if host_view is not None:
-        return host_view(x)
+    if isinstance(client, _rt.HostInterop):
+        return client.host_view(x)
     if not x.is_contiguous():
         c = empty(x._dev, x._shape, x._dtype)
         client.copy_strided(x, c)

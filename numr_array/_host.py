@@ -8,6 +8,7 @@ from . import _capture
 from ._device import parse_device, renew_if_lost
 from ._dispatch import from_numpy, to_numpy
 from ._tensor import Tensor
+from .runtime import Interop
 
 __all__: list[str] = []
 
@@ -59,11 +60,11 @@ def dlpack_export(x: Tensor, *, stream=None, max_version=None, dl_device=None, c
             return to_numpy(x, "__dlpack__").__dlpack__(max_version=max_version)
         raise BufferError(f"__dlpack__: cannot export {x._dev} memory to DLPack device {tuple(dl_device)}"
                           + ("" if copy is not False else " without a copy"))
-    exporter = getattr(x._dev.client, "dlpack", None)
-    if exporter is None:
+    client = x._dev.client
+    if not isinstance(client, Interop):
         raise BufferError(f"__dlpack__: {x._dev} does not export its memory through DLPack; "
                           "pass dl_device=(1, 0) for a host copy (numpy.from_dlpack(x, device='cpu'))")
-    return exporter(x, stream=stream, max_version=max_version, copy=copy)
+    return client.dlpack(x, stream=stream, max_version=max_version, copy=copy)
 
 
 def tensor_repr(x: Tensor) -> str:

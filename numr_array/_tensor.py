@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from . import _dtypes as dt
-from .runtime import Buffer
+from .runtime import Buffer, CudaInterop
 
 if TYPE_CHECKING:
     from ._device import Device
@@ -95,10 +95,10 @@ class Tensor:
     @property
     def __cuda_array_interface__(self) -> dict:
         """CUDA tensors' memory for CuPy, PyTorch and Numba, without a copy (AttributeError elsewhere)."""
-        export = getattr(self._dev.client, "cuda_array_interface", None)
-        if export is None:
+        client = self._dev.client
+        if not isinstance(client, CudaInterop):
             raise AttributeError(f"__cuda_array_interface__: {self._dev} tensors are not in CUDA memory")
-        return export(self)
+        return client.cuda_array_interface(self)
 
     def __len__(self) -> int:
         if not self._shape:

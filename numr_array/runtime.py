@@ -4,17 +4,41 @@ A backend package (``numr_array.backends.<name>``) exposes ``create_runtime() ->
 returns None when its library (CuPy, wgpu) is missing or finds no device, and the backend is then simply
 absent from ``devices()``. The namespace layer talks to a device only through its :class:`Client`:
 
-* memory: :meth:`Client.alloc` (graph arena while capturing, else the :class:`Allocator`), copies to,
-  from and within the device, and :meth:`Client.copy_strided`;
+* memory: :meth:`Client.alloc` / :meth:`Client.alloc_tensor` (graph arena while capturing, else the
+  :class:`Allocator`), copies to and from the host, and :meth:`Client.copy_strided`;
 * compute: :meth:`Client.launch` runs one kernel declared in numr_array/kernels.py (the contract: its
   operands and params keys) on tensors whose shapes, dtypes and strides the namespace has already
   validated; a backend never validates, promotes or allocates results itself (an element-wise launch
   carries its compute dtype as ``params["dtype"]``);
-* capture: :meth:`Client.begin_capture` / :meth:`Client.end_capture` bracket a block whose launches
-  become a :class:`Graph` that :meth:`Graph.replay` re-runs on the same buffers;
+* capture: :meth:`Client.begin_capture` / :meth:`Client.end_capture` (or :meth:`Client.abort_capture`)
+  bracket a block whose launches become a :class:`Graph` that :meth:`Graph.replay` re-runs on the same
+  buffers; they freeze the allocator and install the capture's arena, and call the backend's hooks
+  (``_begin_recording``, ``_end_recording``, ``_abort_recording``);
 * loss: a backend that finds its device lost calls :meth:`Client.mark_lost`; the client, its allocator
   (and so every buffer it made) and its graphs then refuse all work with DeviceLostError, and a
-  recoverable device gets a new client (a new generation) when the next array is created on it.
+  recoverable device gets a new client (a new generation) when the next array is created on it;
+* interop (optional): a client that shares its memory with other libraries without a copy also
+  implements :class:`HostInterop` (memory the host reads directly: CPU) or :class:`CudaInterop` (CUDA
+  memory); the namespace tests for them with ``isinstance``. WebGPU implements neither.
+
+Errors, the part of the contract the namespace and users rely on (each backend's wording below):
+
+* out of memory: :meth:`Allocator.allocate` and :meth:`Client.alloc_tensor` raise MemoryError naming
+  the size (CPU: ``"cpu: cannot allocate N bytes"`` or ``"... an array of shape S and dtype D"``; CUDA:
+  ``"cuda:i: out of device memory allocating N bytes (M MiB)"`` after freeing CuPy's cached blocks once,
+  outside a capture; WebGPU: ``"webgpu:i: cannot allocate N bytes (wgpu's reason)"`` after emptying its
+  pool once, or ``"... the adapter's largest buffer (max-buffer-size) is ..."``); the device stays usable;
+* frozen: while a capture is active, an allocation from the allocator (not the arena) in the capturing
+  thread raises :class:`AllocatorFrozenError`;
+* device loss: :class:`~numr_array.errors.DeviceLostError` from every entry point once the device is
+  lost. CPU: never lost. CUDA: a sticky CUDA error (illegal address, launch failure, ...) loses the
+  device for the process (``recoverable = False``). WebGPU: wgpu's device-lost callback, or the
+  "Parent device is lost" validation error, loses it; ``recoverable = True``;
+* capture: :class:`~numr_array.errors.CaptureError` (raised after aborting the capture, so the device
+  stays usable) for an operation the backend cannot record. CPU and WebGPU record every kernel; CUDA
+  raises it for a library call that refuses stream capture (cuSOLVER-backed linalg, CuPy's LU) and when
+  the stream capture itself fails at ``end_capture``. Host reads raise it on every backend
+  (``errors.check_host_read``).
 """
 
 from __future__ import annotations
@@ -103,14 +127,8 @@ class Allocator(ABC):
 
     def allocate(self, nbytes: int) -> Buffer:
         if self._frozen is not None:
-            self._check_frozen(nbytes)
-        return self._track(self._raw_allocate(nbytes), nbytes)
-
-    def track(self, handle: Any, nbytes: int) -> Buffer:
-        """Account for memory a backend obtained itself (in a shape it can use directly) as a Buffer."""
-        if self._frozen is not None:
-            self._check_frozen(nbytes)
-        return self._track(handle, nbytes)
+            self._check_frozen(nbytes)  # before _raw_allocate takes memory from the device
+        return self.track(self._raw_allocate(nbytes), nbytes, True)
 
     def _check_frozen(self, nbytes: int) -> None:
         if self.lost is not None:
@@ -121,10 +139,15 @@ class Allocator(ABC):
     def allocate_unfrozen(self, nbytes: int) -> Buffer:
         if self.lost is not None:
             raise renewed(self.lost)
-        return self._track(self._raw_allocate(nbytes), nbytes)
+        return self.track(self._raw_allocate(nbytes), nbytes, True)
 
     # (acquire/release rather than ``with``: these run once each per temporary, and ``with`` costs twice as much)
-    def _track(self, handle: Any, nbytes: int) -> Buffer:
+    def track(self, handle: Any, nbytes: int, checked: bool = False) -> Buffer:
+        """Account for ``nbytes`` of memory at ``handle`` as a Buffer: memory from ``_raw_allocate``, or
+        memory a backend obtained itself (in a shape it can use directly). Unless ``checked`` (the caller
+        has checked the freeze and loss already), refused as ``allocate`` is while frozen or lost."""
+        if not checked and self._frozen is not None:
+            self._check_frozen(nbytes)
         lock = self._stats_lock
         lock.acquire()
         try:
@@ -173,13 +196,6 @@ class Allocator(ABC):
             return AllocatorStats(self._in_use, self._peak, self._count)
 
 
-class Event:
-    """A point in a device's compute stream; ``synchronize`` waits for it. Trivial where work is synchronous."""
-
-    def synchronize(self) -> None:
-        return None
-
-
 class Graph(ABC):
     """A recorded sequence of launches on fixed buffers."""
 
@@ -202,8 +218,8 @@ class Client(ABC):
 
     device: "Device"
     allocator: Allocator
-    #: the active capture's arena while this device is being captured, else None; it serves only the
-    #: capturing thread (``arena.thread``)
+    #: the active capture's arena while this device is being captured (set by begin_capture, removed by
+    #: end_capture/abort_capture), else None; it serves only the capturing thread (``arena.thread``)
     arena: Any = None
     #: the DeviceLostError once the device is lost (see mark_lost), else None
     lost: DeviceLostError | None = None
@@ -254,45 +270,93 @@ class Client(ABC):
         """Fill the C-contiguous host array ``out`` with ``out.nbytes`` bytes of ``src`` from byte ``src_offset``."""
 
     @abstractmethod
-    def copy_within_device(self, src: Buffer, src_offset: int, dst: Buffer, dst_offset: int, nbytes: int) -> None:
-        """Copy ``nbytes`` bytes between (possibly the same, non-overlapping) device buffers."""
-
-    @abstractmethod
     def copy_strided(self, src: "Tensor", dst: "Tensor") -> None:
         """Write the strided view ``src`` into the C-contiguous tensor ``dst`` of the same shape and dtype."""
-
-    def record_event(self) -> Event:
-        """Mark the current point of the compute stream."""
-        return Event()
-
-    def copy_from_device_pipelined(self, src: Buffer, src_offset: int, out: np.ndarray, event: Event) -> None:
-        """Like copy_from_device, ordered after ``event`` on a copy stream where the backend has one."""
-        event.synchronize()
-        self.copy_from_device(src, src_offset, out)
 
     @abstractmethod
     def launch(self, kernel: str, inputs: Sequence["Tensor"], outputs: Sequence["Tensor"], params: dict) -> None:
         """Run the declared kernel named ``kernel`` reading ``inputs`` and writing ``outputs`` with the
         declared ``params``; recorded when a capture is active."""
 
-    @abstractmethod
-    def begin_capture(self) -> None:
-        """Start recording every launch of the calling thread on this device. Waits while another thread
-        captures this device; from here to end_capture/abort_capture (called by the same thread) the
-        capture owns the device: a backend whose capture records a queue all threads share (CUDA, WebGPU)
-        makes other threads' calls on the device wait until then."""
+    def begin_capture(self, arena) -> None:
+        """Start recording every launch of the calling thread on this device, with ``arena`` (the capture's
+        scratch memory, serving only ``arena.thread``) giving every allocation of this thread until
+        end_capture/abort_capture, and the allocator frozen for this thread meanwhile.
 
-    @abstractmethod
+        Waits while another thread captures this device; from here to end_capture/abort_capture (called
+        by the same thread) the capture owns the device: a backend whose capture records a queue all
+        threads share (CUDA, WebGPU) makes other threads' calls on the device wait until then. If the
+        backend cannot start recording, its error propagates and nothing is frozen or installed."""
+        self._begin_recording()
+        self.allocator.freeze()
+        self.arena = arena
+
     def end_capture(self) -> Graph:
-        """Stop recording and return the graph of the launches since begin_capture (the device is released
-        even when this raises)."""
+        """Stop recording and return the graph of the launches since begin_capture. The arena is removed
+        and the allocator unfrozen first; the device is released even when this raises (CaptureError on
+        CUDA when the stream capture failed)."""
+        self._release_arena()
+        return self._end_recording()
+
+    def abort_capture(self) -> None:
+        """Stop recording and discard what was recorded; the device stays usable and is released. Does
+        nothing when the calling thread is not capturing this device."""
+        self._release_arena()
+        self._abort_recording()
+
+    def _release_arena(self) -> None:
+        arena = self.arena
+        if arena is not None and arena.thread == threading.get_ident():
+            self.arena = None
+            self.allocator.unfreeze()
 
     @abstractmethod
-    def abort_capture(self) -> None:
-        """Stop recording and discard what was recorded; the device stays usable and is released."""
+    def _begin_recording(self) -> None:
+        """Backend hook of begin_capture: wait for the device (see begin_capture) and start recording."""
+
+    @abstractmethod
+    def _end_recording(self) -> Graph:
+        """Backend hook of end_capture: stop recording, release the device, return the graph."""
+
+    @abstractmethod
+    def _abort_recording(self) -> None:
+        """Backend hook of abort_capture: discard the recording and release the device (no-op without one)."""
 
     def supports_dtype(self, dtype) -> bool:
         return True
+
+
+class Interop(ABC):
+    """Optional part of the Client interface: tensors that share memory with other libraries, both ways,
+    without a copy. A Client implements it through one of the two subclasses below, where its memory
+    allows; the namespace tests ``isinstance(client, HostInterop)`` / ``CudaInterop``."""
+
+    @abstractmethod
+    def adopt(self, obj) -> "Tensor":
+        """A tensor over the memory of another library's array ``obj``, in its own layout, without a copy
+        (the memory stays its owner's: no allocator accounts for it). ValueError when ``obj``'s memory is
+        not this device's or its strides are not whole elements; TypeError when it exposes no memory."""
+
+    @abstractmethod
+    def dlpack(self, t: "Tensor", *, stream=None, max_version=None, copy=None):
+        """A DLPack capsule of ``t``'s memory (a copy of it with ``copy=True``), ordered before the
+        consumer's ``stream`` where the device has streams."""
+
+
+class HostInterop(Interop):
+    """Interop of a device whose memory the host reads directly (CPU): NumPy views, no transfers."""
+
+    @abstractmethod
+    def host_view(self, t: "Tensor") -> np.ndarray:
+        """The NumPy view of ``t`` over its own memory (the host read of ``t``, without a copy)."""
+
+
+class CudaInterop(Interop):
+    """Interop of a CUDA device: ``__cuda_array_interface__`` besides DLPack."""
+
+    @abstractmethod
+    def cuda_array_interface(self, t: "Tensor") -> dict:
+        """``__cuda_array_interface__`` (v3) of ``t``, its ``stream`` the stream a consumer synchronises with."""
 
 
 #: how many clients have been lost in this process: while 0, the namespace skips the per-tensor check_live
@@ -317,7 +381,6 @@ class Runtime(ABC):
     """One backend: its devices and a Client per device."""
 
     name: str
-    supports_graph_capture: bool = True
 
     @abstractmethod
     def device_count(self) -> int:

@@ -32,7 +32,7 @@ def test_declaration_is_consistent():
 
 
 def test_cpu_table_is_the_declared_set():
-    from numr_array.backends._ndarray import make_kernels
+    from numr_array.backends.array_module_kernels import make_kernels
     assert set(make_kernels(np)) == set(KERNELS)
 
 
@@ -41,13 +41,13 @@ def test_cuda_table_is_the_declared_set():
     CuPy present, bound to it; its direct launcher serves a subset of the element-wise rows."""
     tree = ast.parse((BACKENDS / "cuda" / "_client.py").read_text())
     calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and getattr(n.func, "id", None) == "make_kernels"]
-    assert calls, "the CUDA client no longer builds its table with _ndarray.make_kernels"
-    direct = next(n for n in ast.parse((BACKENDS / "cuda" / "_direct.py").read_text()).body
+    assert calls, "the CUDA client no longer builds its table with array_module_kernels.make_kernels"
+    direct = next(n for n in ast.parse((BACKENDS / "cuda" / "_direct_elementwise.py").read_text()).body
                   if isinstance(n, ast.Assign) and getattr(n.targets[0], "id", None) == "BINARY")
     names = {k.value for k in direct.value.keys}
     assert names <= {k.name for k in OPS if k.arity == 2}
     cupy = pytest.importorskip("cupy")
-    from numr_array.backends._ndarray import make_kernels
+    from numr_array.backends.array_module_kernels import make_kernels
     assert set(make_kernels(cupy)) == set(KERNELS)
 
 

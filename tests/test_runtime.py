@@ -1,9 +1,11 @@
-"""The Runtime layer: devices, the allocator's accounting and freeze, copies, events, backend discovery."""
+"""The Runtime layer: devices, the allocator's accounting and freeze, copies, capture set-up, interop,
+backend discovery."""
 
 import gc
 import os
 import subprocess
 import sys
+import threading
 
 import numpy as np
 import pytest
@@ -11,7 +13,8 @@ import pytest
 import numr_array as xp
 from numr_array import backends
 from numr_array._device import parse_device
-from numr_array.runtime import AllocatorFrozenError
+from numr_array._capture import Arena
+from numr_array.runtime import AllocatorFrozenError, CudaInterop, HostInterop, Interop
 
 from .strategies import DEVICE
 
@@ -127,13 +130,12 @@ def test_copies_through_the_client():
     a = client.allocator.allocate(64)
     b = client.allocator.allocate(64)
     client.copy_to_device(src, a, 0)
-    client.copy_within_device(a, 16, b, 0, 48)
+    client.copy_to_device(src[:12], b, 16)
     out = np.zeros(12, np.int32)
-    client.copy_from_device(b, 0, out)
-    assert np.array_equal(out, src[4:])
-    ev = client.record_event()
+    client.copy_from_device(b, 16, out)
+    assert np.array_equal(out, src[:12])
     out2 = np.zeros(4, np.int32)
-    client.copy_from_device_pipelined(a, 8, out2, ev)
+    client.copy_from_device(a, 8, out2)
     assert np.array_equal(out2, src[2:6])
 
 
@@ -150,7 +152,54 @@ def test_copy_strided_makes_views_contiguous():
 
 def test_client_interface_members():
     rt = backends.get_runtime(parse_device(DEVICE).kind)
-    assert isinstance(rt.name, str) and isinstance(rt.supports_graph_capture, bool)
+    assert isinstance(rt.name, str)
     client = parse_device(DEVICE).client
     client.synchronize()
     client.raw_handle  # the escape hatch exists (None on CPU, where NumPy needs no handle)
+
+
+def test_begin_capture_freezes_the_allocator_and_installs_the_arena():
+    client = parse_device(DEVICE).client
+    arena = Arena(client.allocator)
+    client.begin_capture(arena)
+    try:
+        assert client.arena is arena and client.allocator.is_frozen
+        with pytest.raises(AllocatorFrozenError):
+            client.allocator.allocate(16)
+        with pytest.raises(AllocatorFrozenError):  # memory a backend obtained itself is refused alike
+            client.allocator.track(np.empty(16, np.uint8), 16)
+        assert id(client.alloc(16)) in arena.ids  # this thread allocates from the arena
+        if parse_device(DEVICE).kind == "cpu":  # (elsewhere other threads wait for the capture to end)
+            other = []
+            t = threading.Thread(target=lambda: other.append(client.alloc(16)))
+            t.start()
+            t.join()
+            assert other and id(other[0]) not in arena.ids  # other threads keep the allocator
+            t = threading.Thread(target=client.abort_capture)  # not this thread's capture: nothing happens
+            t.start()
+            t.join()
+            assert client.arena is arena and client.allocator.is_frozen
+    finally:
+        graph = client.end_capture()
+    assert client.arena is None and not client.allocator.is_frozen
+    graph.replay()  # an empty graph
+    assert client.allocator.allocate(16).nbytes == 16
+
+
+def test_abort_capture_unfreezes_and_removes_the_arena():
+    client = parse_device(DEVICE).client
+    client.begin_capture(Arena(client.allocator))
+    client.abort_capture()
+    assert client.arena is None and not client.allocator.is_frozen
+    client.abort_capture()  # a second abort finds no capture: nothing happens
+    assert client.allocator.allocate(16).nbytes == 16
+
+
+def test_interop_is_declared_by_the_client_type():
+    client = parse_device(DEVICE).client
+    kind = parse_device(DEVICE).kind
+    assert isinstance(client, HostInterop) == (kind == "cpu")
+    assert isinstance(client, CudaInterop) == (kind == "cuda")
+    assert isinstance(client, Interop) == (kind in ("cpu", "cuda"))
+    x = xp.arange(4, dtype=xp.float32, device=DEVICE)
+    assert hasattr(x, "__cuda_array_interface__") == (kind == "cuda")

@@ -444,23 +444,10 @@ def test_copies_through_the_client():
     out = np.empty(4, np.int16)
     client.copy_from_device(t._buf, 2 * 2, out)
     assert np.array_equal(out, a[2:6])
-    client.copy_within_device(t._buf, 0, t._buf, 10, 6)
     client.copy_to_device(np.array([-5], np.int16), t._buf, 18)
     expected = a.copy()
-    expected[5:8] = a[0:3]
     expected[9] = -5
     same(t, expected)
-
-
-def test_copy_from_device_pipelined_waits_for_the_event():
-    x = on(np.arange(1 << 20, dtype=np.float32))
-    y = x * 2.0
-    ev = client.record_event()
-    z = y + 1.0  # more compute after the event
-    out = np.empty(1 << 20, np.float32)
-    client.copy_from_device_pipelined(y._buf, 0, out, ev)
-    assert np.array_equal(out, np.arange(1 << 20, dtype=np.float32) * 2)
-    same(z, np.arange(1 << 20, dtype=np.float32) * 2 + 1)
 
 
 def test_out_of_memory_raises_memory_error_naming_the_size_and_recovers():

@@ -21,7 +21,7 @@ if get_runtime("cuda") is None:
 import cupy  # noqa: E402
 
 from numr_array.backends.cuda._client import CudaGraph  # noqa: E402
-from numr_array.backends.cuda._direct import FusedRun  # noqa: E402
+from numr_array.backends.cuda._direct_elementwise import FusedRun  # noqa: E402
 
 DEV = "cuda:0"
 dev = xp._device.parse_device(DEV)

@@ -1,4 +1,4 @@
-"""CUDA's direct element-wise launches (backends/cuda/_direct.py) against NumPy, for every operator, dtype
+"""CUDA's direct element-wise launches (backends/cuda/_direct_elementwise.py) against NumPy, for every operator, dtype
 and operand form they take, and the cases that must go to CuPy instead; and the CuPy results numr
 replaces (complex abs, log, log1p and tan, argmin/argmax with NaNs, isin across signed and unsigned dtypes)."""
 
@@ -14,7 +14,7 @@ pytestmark = pytest.mark.cuda
 if get_runtime("cuda") is None:
     pytest.skip("no CUDA device: CuPy is missing or finds no GPU", allow_module_level=True)
 
-from numr_array.backends.cuda import _direct  # noqa: E402
+from numr_array.backends.cuda import _direct_elementwise  # noqa: E402
 
 DEV = "cuda:0"
 client = xp._device.parse_device(DEV).client
@@ -107,7 +107,7 @@ def test_operands_the_direct_kernels_do_not_take_go_to_cupy():
     np.testing.assert_array_equal(to_np(xp.multiply(x, xp.asarray(d, device=DEV))), a * d)
     c = (np.arange(6) + 1j * np.arange(6)).astype(np.complex64)
     np.testing.assert_array_equal(to_np(xp.add(xp.asarray(c, device=DEV), 1.5)), c + np.complex64(1.5))
-    n = _direct.SMALL + 3
+    n = _direct_elementwise.SMALL + 3
     big = xp.ones((n,), dtype=xp.float32, device=DEV)
     got = to_np(xp.add(big, 2.0))
     assert got.shape == (n,) and np.all(got == 3.0)

@@ -1,5 +1,5 @@
-"""Eigen- and singular-value decompositions on the WebGPU device (k_eigen): eigh, eigvalsh, eig, eigvals,
-svd, svdvals, matrix_rank and pinv against NumPy, over the float and complex dtypes, batches, strided and
+"""Eigen- and singular-value decompositions on the WebGPU device (k_jacobi, k_hessenberg_qr): eigh,
+eigvalsh, eig, eigvals, svd, svdvals, matrix_rank and pinv against NumPy, over the float and complex dtypes, batches, strided and
 transposed views, empty and 1x1 matrices. Vectors are unique only up to sign/phase, so they are checked by
 reconstruction and orthonormality; eigenvalues of eig by matching (their order is the Schur form's). No
 kernel reads device data back; capture and replay; scratch split over launches."""

@@ -13,9 +13,9 @@ from typing import Sequence
 import numpy as np
 
 from ... import _dtypes as dt
-from ...runtime import Allocator, Buffer, Client, Graph, Runtime
+from ...runtime import Allocator, Buffer, Client, Graph, HostInterop, Runtime
 from ..._tensor import Tensor, contiguous_strides
-from .._ndarray import make_kernels, native_views
+from ..array_module_kernels import make_kernels, native_views
 
 
 class CpuAllocator(Allocator):
@@ -74,14 +74,14 @@ class CpuGraph(Graph):
             kernel(ins, outs, params)
 
 
-class CpuClient(Client):
+class CpuClient(Client, HostInterop):
     def __init__(self, device):
         self.device = device
         self.allocator = CpuAllocator()
         self.kernels = make_kernels(np)
         self._recording: list | None = None
         self._recorder: int | None = None  # the ident of the capturing thread
-        self._capture_lock = threading.Lock()  # held by a capture from begin_capture to end/abort
+        self._capture_lock = threading.Lock()  # held by a capture from begin_capture to end/abort_capture
 
     @property
     def raw_handle(self) -> None:
@@ -151,26 +151,24 @@ class CpuClient(Client):
     def copy_from_device(self, src: Buffer, src_offset: int, out: np.ndarray) -> None:
         out.reshape(-1).view(np.uint8)[:] = self._bytes(src)[src_offset:src_offset + out.nbytes]
 
-    def copy_within_device(self, src: Buffer, src_offset: int, dst: Buffer, dst_offset: int, nbytes: int) -> None:
-        self._bytes(dst)[dst_offset:dst_offset + nbytes] = self._bytes(src)[src_offset:src_offset + nbytes]
-
     def copy_strided(self, src: Tensor, dst: Tensor) -> None:
         self.launch("copy", (src,), (dst,), {})  # a kernel launch, so a capture records it like any other
 
-    def dlpack(self, t: Tensor, **kwargs):
-        return self.native(t).__dlpack__(**{k: v for k, v in kwargs.items() if v is not None})
+    def dlpack(self, t: Tensor, *, stream=None, max_version=None, copy=None):
+        given = (("stream", stream), ("max_version", max_version), ("copy", copy))
+        return self.native(t).__dlpack__(**{k: v for k, v in given if v is not None})
 
-    def begin_capture(self) -> None:
+    def _begin_recording(self) -> None:
         self._capture_lock.acquire()
         self._recorder = threading.get_ident()
         self._recording = []
 
-    def end_capture(self) -> CpuGraph:
+    def _end_recording(self) -> CpuGraph:
         steps = self._recording
-        self.abort_capture()
+        self._abort_recording()
         return CpuGraph(steps)
 
-    def abort_capture(self) -> None:
+    def _abort_recording(self) -> None:
         if self._recorder != threading.get_ident():  # no capture of this thread in progress
             return
         self._recording = None
@@ -180,7 +178,6 @@ class CpuClient(Client):
 
 class CpuRuntime(Runtime):
     name = "cpu"
-    supports_graph_capture = True
 
     def device_count(self) -> int:
         return 1

@@ -1,6 +1,6 @@
 """The CUDA runtime over CuPy: a device ``cuda:N`` per GPU.
 
-Kernels are the shared NumPy-API kernels (``backends/_ndarray``) bound to CuPy, with matrix products sent
+Kernels are the shared NumPy-API kernels (``backends/array_module_kernels``) bound to CuPy, with matrix products sent
 through a capturable cuBLAS handle (see ``_blas``). Any CuPy build works (cupy-cuda12x, cupy-cuda13x);
 without CuPy, or without a GPU, ``create_runtime`` returns None and no ``cuda`` device exists.
 """
@@ -12,7 +12,6 @@ from ...runtime import Runtime
 
 class CudaRuntime(Runtime):
     name = "cuda"
-    supports_graph_capture = True
 
     def __init__(self, count: int):
         self._count = count

@@ -84,7 +84,8 @@ class Cublas:
 
     _lib = None
 
-    def __init__(self, stream_ptr: int, workspace_ptr: int, workspace_bytes: int):
+    def __init__(self, stream_ptr: int, workspace, workspace_bytes: int):
+        """``workspace``: a CuPy MemoryPointer of ``workspace_bytes``, held as long as the handle uses it."""
         if Cublas._lib is None:
             lib = _find_libcublas()
             vp, i32, i64 = ctypes.c_void_p, ctypes.c_int, ctypes.c_longlong
@@ -109,7 +110,8 @@ class Cublas:
         _check(create(ctypes.byref(h)), "cublasCreate")
         self.handle = h
         _check(set_stream(h, stream_ptr), "cublasSetStream")
-        _check(set_ws(h, workspace_ptr, workspace_bytes), "cublasSetWorkspace")
+        self._workspace = workspace
+        _check(set_ws(h, workspace.ptr, workspace_bytes), "cublasSetWorkspace")
 
     def __del__(self):
         h = getattr(self, "handle", None)

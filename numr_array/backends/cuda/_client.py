@@ -34,11 +34,11 @@ from cupy.cuda import runtime
 from ... import errors
 from ... import _dtypes as dt
 from ..._tensor import Tensor
-from ...runtime import Allocator, Buffer, Client, Event, Graph, renewed
-from .._ndarray import make_kernels, native_views
+from ...runtime import Allocator, Buffer, Client, CudaInterop, Graph, renewed
+from ..array_module_kernels import make_kernels, native_views
 from ._blas import WORKSPACE_BYTES, Cublas
-from ._direct import BINARY as DIRECT_BINARY, DirectLauncher, FusedRun
-from ._module import make_module
+from ._direct_elementwise import BINARY as DIRECT_BINARY, DirectLauncher, FusedRun
+from ._cupy_module import make_module
 from ._subnormals import keep_float32_subnormals
 
 _get_device = runtime.getDevice
@@ -105,16 +105,6 @@ class CudaAllocator(Allocator):
         return None  # the MemoryPointer returns the block to the pool when its references go
 
 
-class CudaEvent(Event):
-    """An event recorded on a client's compute stream."""
-
-    def __init__(self, event: cupy.cuda.Event):
-        self.event = event
-
-    def synchronize(self) -> None:
-        self.event.synchronize()
-
-
 class CudaGraph(Graph):
     """An instantiated CUDA graph, launched on the compute stream it was captured from."""
 
@@ -144,7 +134,7 @@ class CudaRawHandle:
     copy_stream: cupy.cuda.Stream
 
 
-class CudaClient(Client):
+class CudaClient(Client, CudaInterop):
     """One GPU: its streams, memory, kernels and capture state."""
 
     recoverable = False  # a sticky error poisons the process's CUDA context
@@ -167,7 +157,6 @@ class CudaClient(Client):
         self._over_threshold_since: float | None = None
         self.allocator = CudaAllocator(self)
         self._blas: Cublas | None = None
-        self._blas_workspace = None
         self._capturing = False
         self._arena_allocator = None
         #: whether CuPy's kernels keep float32 subnormals (as the CPU does); see _subnormals
@@ -277,8 +266,8 @@ class CudaClient(Client):
         if b is None:
             ws = self.malloc(WORKSPACE_BYTES)
             with self.on_device():
-                b = Cublas(self.stream.ptr, ws.ptr, WORKSPACE_BYTES)
-            self._blas, self._blas_workspace = b, ws
+                b = Cublas(self.stream.ptr, ws, WORKSPACE_BYTES)
+            self._blas = b
         return b
 
     def _trim(self) -> None:
@@ -305,13 +294,6 @@ class CudaClient(Client):
                 self._trim()
 
     @_entry
-    def record_event(self) -> CudaEvent:
-        ev = cupy.cuda.Event(disable_timing=True)
-        with self._lock, self.on_device():
-            ev.record(self.stream)
-        return CudaEvent(ev)
-
-    @_entry
     def copy_to_device(self, host: np.ndarray, dst: Buffer, dst_offset: int = 0) -> None:
         n = host.nbytes
         if not n:
@@ -336,30 +318,6 @@ class CudaClient(Client):
             runtime.memcpyAsync(out.ctypes.data, src.handle.ptr + src_offset, n, runtime.memcpyDeviceToHost,
                                 self.stream.ptr)
             self.stream.synchronize()
-
-    @_entry
-    def copy_from_device_pipelined(self, src: Buffer, src_offset: int, out: np.ndarray, event: Event) -> None:
-        """D2H on the copy stream once ``event`` is reached, so that the compute stream can run on meanwhile."""
-        if not isinstance(event, CudaEvent):
-            return Client.copy_from_device_pipelined(self, src, src_offset, out, event)
-        n = out.nbytes
-        if not n:
-            return
-        with self._lock, self.on_device():
-            self.copy_stream.wait_event(event.event)
-            runtime.memcpyAsync(out.ctypes.data, src.handle.ptr + src_offset, n, runtime.memcpyDeviceToHost,
-                                self.copy_stream.ptr)
-            self.copy_stream.synchronize()
-
-    @_entry
-    def copy_within_device(self, src: Buffer, src_offset: int, dst: Buffer, dst_offset: int, nbytes: int) -> None:
-        with self._lock:
-            if self._run is not None:
-                self._flush_run()
-            if nbytes:
-                with self.on_device():
-                    runtime.memcpyAsync(dst.handle.ptr + dst_offset, src.handle.ptr + src_offset, nbytes,
-                                        runtime.memcpyDeviceToDevice, self.stream.ptr)
 
     def copy_strided(self, src: Tensor, dst: Tensor) -> None:
         self.launch("copy", (src,), (dst,), {})
@@ -426,16 +384,16 @@ class CudaClient(Client):
 
     # --- capture -------------------------------------------------------------------------------------
     @_entry
-    def begin_capture(self) -> None:
+    def _begin_recording(self) -> None:
         self._lock.acquire()  # held until end_capture/abort_capture: the capture owns the stream
         try:
-            self._begin_capture()
+            self._start_stream_capture()
         except BaseException:
             self._lock.release()
             raise
         self._capturing = True
 
-    def _begin_capture(self) -> None:
+    def _start_stream_capture(self) -> None:
         self.blas()  # the handle and its workspace must exist before the capture (making them allocates)
         with self.on_device():
             # nothing eager may be in flight while capturing: blocks the pool hands to the arena, and uploads
@@ -471,7 +429,7 @@ class CudaClient(Client):
             if cm is not None:
                 cm.__exit__(None, None, None)
 
-    def end_capture(self) -> CudaGraph:
+    def _end_recording(self) -> CudaGraph:
         with self._lock:
             if not self._capturing:
                 raise RuntimeError(f"end_capture: {self.device} is not being captured by this thread")
@@ -483,23 +441,23 @@ class CudaClient(Client):
                 raise errors.CaptureError(f"capture: the CUDA stream capture on {self.device} failed ({e})") from e
             finally:
                 if self._capturing:  # the pending run could not be captured: end the capture all the same
-                    self._abort_capture()
+                    self._discard_stream_capture()
                 self._lock.release()  # begin_capture's hold
             graph = CudaGraph(self, g)
             # a captured block has not run yet: run it once, so that its results exist as after eager execution
             graph.replay()
             return graph
 
-    def abort_capture(self) -> None:
+    def _abort_recording(self) -> None:
         with self._lock:
             if not self._capturing:  # no capture in progress
                 return
             try:
-                self._abort_capture()
+                self._discard_stream_capture()
             finally:
                 self._lock.release()  # begin_capture's hold
 
-    def _abort_capture(self) -> None:
+    def _discard_stream_capture(self) -> None:
         self._run = None
         try:
             self._stop_capture()

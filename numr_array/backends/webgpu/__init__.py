@@ -94,7 +94,6 @@ def _enumerate(wgpu) -> list:
 
 class WebGPURuntime(Runtime):
     name = "webgpu"
-    supports_graph_capture = True
 
     def __init__(self, wgpu, adapter):
         self._wgpu = wgpu

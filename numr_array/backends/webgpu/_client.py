@@ -279,8 +279,8 @@ class _Direct:
 
 
 class WebGPUGraph(Graph):
-    """A captured sequence of dispatches (and buffer copies), with the uniform buffers their parameters
-    are in and the bind groups they use."""
+    """A captured sequence of dispatches, with the uniform buffers their parameters are in and the bind
+    groups they use."""
 
     def __init__(self, client: "WebGPUClient", steps: list, pools: list[UniformPool]):
         self._client = client
@@ -288,8 +288,7 @@ class WebGPUGraph(Graph):
         self._pools = pools
         direct = client._direct
         if direct is not None:  # the dynamic offsets as C arrays, made once for every replay
-            self.steps = [st if st[0] == "copy" else st + (direct.ffi.new("uint32_t[1]", [st[2]]),)
-                          for st in steps]
+            self.steps = [st + (direct.ffi.new("uint32_t[1]", [st[2]]),) for st in steps]
 
     def replay(self) -> None:
         self._client.replay(self.steps)
@@ -588,28 +587,6 @@ class WebGPUClient(Client):
             data = np.concatenate([data, np.zeros(end - dst_offset - n, np.uint8)])
         self.queue.write_buffer(w.buf, start, data)
 
-    @_entry
-    def copy_within_device(self, src: Buffer, src_offset: int, dst: Buffer, dst_offset: int, nbytes: int) -> None:
-        if not nbytes:
-            return
-        with self._lock:
-            self._copy_within_device(src, src_offset, dst, dst_offset, nbytes)
-
-    def _copy_within_device(self, src: Buffer, src_offset: int, dst: Buffer, dst_offset: int, nbytes: int) -> None:
-        s, d = src.handle, dst.handle
-        if s is d or (src_offset | dst_offset | nbytes) & 3:
-            # WebGPU copies need distinct buffers and 4-byte alignment: copy with a kernel instead
-            dtype = dt.uint32 if not (src_offset | dst_offset | nbytes) & 3 else dt.uint8
-            k = dtype.itemsize
-            a = Tensor(src, dtype, (nbytes // k,), (1,), src_offset // k, self.device)
-            b = Tensor(dst, dtype, (nbytes // k,), (1,), dst_offset // k, self.device)
-            self.launch("copy", (a,), (b,), {})
-            return
-        self._copy_encoder().copy_buffer_to_buffer(s.buf, src_offset, d.buf, dst_offset, nbytes)
-        if self._steps is not None:
-            self._steps.append(("copy", s.buf, src_offset, d.buf, dst_offset, nbytes))
-            self._records.append(None)
-
     def copy_strided(self, src: Tensor, dst: Tensor) -> None:
         self.launch("copy", (src,), (dst,), {})
 
@@ -630,7 +607,7 @@ class WebGPUClient(Client):
 
     # --- capture ------------------------------------------------------------------------------------
     @_entry
-    def begin_capture(self) -> None:
+    def _begin_recording(self) -> None:
         self._lock.acquire()  # held until end_capture/abort_capture: the capture owns the device
         try:
             self.flush()
@@ -644,7 +621,7 @@ class WebGPUClient(Client):
         self._capture_pools = [self._upool]
 
     @_entry
-    def end_capture(self) -> WebGPUGraph:
+    def _end_recording(self) -> WebGPUGraph:
         from ._fuse import fuse
         with self._lock:
             if self._steps is None:
@@ -657,7 +634,7 @@ class WebGPUClient(Client):
                 self._reset_capture()
                 self._lock.release()  # begin_capture's hold
 
-    def abort_capture(self) -> None:
+    def _abort_recording(self) -> None:
         with self._lock:
             if self._steps is None:  # no capture in progress
                 return
@@ -688,12 +665,6 @@ class WebGPUClient(Client):
         direct = self._direct
         last = None
         for st in steps:
-            if st[0] == "copy":
-                p.end()
-                enc.copy_buffer_to_buffer(*st[1:])
-                p = enc.begin_compute_pass()
-                last = None
-                continue
             pipe, bg, off, grid = st[:4]
             if direct is not None:
                 h = p._internal

@@ -8,7 +8,7 @@ where the device has float64.
 
 from __future__ import annotations
 
-from ._types import WT, WTS
+from ._types import WgslType, WGSL_TYPES
 from ... import _dtypes as dt
 
 # name -> (real helpers used, complex helpers used, template). {T} vec2 type, {R} real type,
@@ -361,10 +361,10 @@ _ONE_ARG = {"exp", "log", "sqrt", "sin", "cos", "sinh", "cosh", "tanh", "tan", "
             "asinh", "asin", "acos", "acosh", "atanh", "atan"}
 
 
-def instantiate(lib, name: str, w: WT) -> str:
+def instantiate(lib, name: str, w: WgslType) -> str:
     T, R, S = w.ct, w.real.ct, w.suffix
     if name in _WIDEN and S == "c64" and lib.has_f64:
-        wide = lib.fn(name, WTS[dt.complex128])
+        wide = lib.fn(name, WGSL_TYPES[dt.complex128])
         if name == "cabs":
             return f"fn cabs_c64(a: vec2<f32>) -> f32 {{ return f32({wide}(vec2<f64>(a))); }}"
         if name == "cpow":
@@ -387,8 +387,8 @@ def instantiate(lib, name: str, w: WT) -> str:
                       LN2LO_64="1.2212575547331761e-08" if f64 else "0.0005797120393253863")
 
 
-def expr(name: str, c: WT, args: list[str], lib) -> tuple[str, WT]:
-    """The expression of element-wise op ``name`` on complex values (``_ops.expr`` handles the rest)."""
+def expr(name: str, c: WgslType, args: list[str], lib) -> tuple[str, WgslType]:
+    """The expression of element-wise op ``name`` on complex values (``_elementwise_exprs.expr`` handles the rest)."""
     a = args[0]
     b = args[1] if len(args) > 1 else None
     R = c.real
@@ -408,5 +408,5 @@ def expr(name: str, c: WT, args: list[str], lib) -> tuple[str, WT]:
     }
     e, r = table[name]
     if r is None:
-        r = WTS[dt.bool_]
+        r = WGSL_TYPES[dt.bool_]
     return e, r

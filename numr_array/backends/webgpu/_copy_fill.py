@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ._map import run_map
+from ._map_template import run_map
 from ._types import cast, wt
 
 

@@ -21,10 +21,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ._lib import Lib
-from ._map import Gen, MapRecord, coord_lines, element_lines
+from ._wgsl_helpers import WgslHelpers
+from ._map_template import MapCodegen, MapRecord, coord_lines, element_lines
 from ._shader import Layout, bindings, groups, main_header, pack_words
-from ._types import WT, _packing, wt
+from ._types import WgslType, _packing, wt
 
 if TYPE_CHECKING:
     from ._client import WebGPUClient
@@ -33,7 +33,7 @@ _M32 = 0xFFFFFFFF
 MAX_RUN = 64  # launches per merged shader (its compile time grows with it)
 
 
-def _reloaded(w: WT, v: str) -> str:
+def _reloaded(w: WgslType, v: str) -> str:
     """What a load gives back after storing the compute-type value ``v`` of ``w``: a packed integer
     keeps its low bits, sign-extended when signed."""
     if not w.packed or w.family == "b":
@@ -116,7 +116,7 @@ def _merged(client: WebGPUClient, run: list[MapRecord]) -> tuple:
     ndim = len(dims)
     # one binding per distinct view; windows, offsets and strides from the record that first has it
     slots: dict[tuple, int] = {}
-    info: list[tuple] = []  # per binding: (WT, written, bind triple, element offset, strides)
+    info: list[tuple] = []  # per binding: (WgslType, written, bind triple, element offset, strides)
     for rec in run:
         for i, t in enumerate(rec.tensors):
             v = _view(rec, i)
@@ -129,7 +129,7 @@ def _merged(client: WebGPUClient, run: list[MapRecord]) -> tuple:
     lay = Layout()
     shape_k = lay.alloc(ndim)
     words_k = [lay.alloc(1 + ndim) for _ in info]
-    lib = Lib(client.has_f64)
+    lib = WgslHelpers(client.has_f64)
     text = []
     regs: dict[tuple, str] = {}     # view -> the register holding its latest value
     loaded: set[int] = set()
@@ -170,7 +170,7 @@ def _merged(client: WebGPUClient, run: list[MapRecord]) -> tuple:
             return (f"  let s{name} = {value};\n  st{b}(e{b}, s{name});\n"
                     f"  let {name} = {_opaque(w.ct, _reloaded(w, 's' + name))};\n")
 
-        text.append(rec.body(Gen(lib, ins_wt, vals, params, False, [], store)))
+        text.append(rec.body(MapCodegen(lib, ins_wt, vals, params, False, [], store)))
     idx = coord_lines(ndim, shape_k) + element_lines(ndim, words_k)
     # a written binding is declared atomic when packed: reads of it then use atomicLoad
     decls = bindings([(w, written, written) for w, written, *_ in info])

@@ -9,7 +9,8 @@ import importlib
 
 from ...kernels import check_table
 
-FAMILIES = ("k_elementwise", "k_reduce", "k_index", "k_linalg", "k_lu", "k_sort", "k_fft", "k_eigen")
+FAMILIES = ("k_elementwise", "k_reduce", "k_index", "k_contract", "k_factor", "k_jacobi", "k_hessenberg_qr",
+            "k_sort", "k_fft")
 
 
 def make_kernels() -> dict:

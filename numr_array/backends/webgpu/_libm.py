@@ -16,7 +16,7 @@ and a sum); complex multiplication uses it to match NumPy's loops.
 
 from __future__ import annotations
 
-from ._types import WT, F64
+from ._types import WgslType, F64
 
 BINARY = ("atan2", "pow")
 
@@ -1114,7 +1114,7 @@ fn pow_f64(x: f64, y: f64) -> f64 {
 """)
 
 
-def instantiate(lib, name: str, w: WT) -> str:
+def instantiate(lib, name: str, w: WgslType) -> str:
     """The WGSL of transcendental ``name`` for real float type ``w`` (registering its dependencies)."""
     if w.ct == "f64":
         deps, code = _F64[name]
@@ -1133,7 +1133,7 @@ def instantiate(lib, name: str, w: WT) -> str:
     return _builtin_f32(lib, name, w)
 
 
-def _builtin_f32(lib, name: str, w: WT) -> str:
+def _builtin_f32(lib, name: str, w: WgslType) -> str:
     """float32 from the WGSL builtins, for adapters without float64."""
     isnan = lib.fn("isnan", w)
     isinf = lib.fn("isinf", w)
@@ -1174,7 +1174,7 @@ def _builtin_f32(lib, name: str, w: WT) -> str:
     return f"fn {name}_f32(x: f32) -> f32 {{ return {name}(x); }}"
 
 
-def _fma_f32(lib, w: WT) -> str:
+def _fma_f32(lib, w: WgslType) -> str:
     """float32 fma: the product is exact in float64; the sum is rounded to odd in float64 (its error from
     TwoSum) so that rounding that to float32 gives the correctly rounded result. Without float64, the
     builtin (fused or not, as the driver makes it)."""

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import struct
 
-from ._types import WT, load_fn, storage_decl, store_fn, uniform_scalar
+from ._types import WgslType, load_fn, storage_decl, store_fn, uniform_scalar
 
 WG = 256  # invocations per workgroup of the element-wise kernels
 MAX_GROUPS = 65535
@@ -37,7 +37,7 @@ class Layout:
     def words(self, k: int, count: int) -> list[str]:
         return [self.word(k + i) for i in range(count)]
 
-    def scalar(self, w: WT) -> str:
+    def scalar(self, w: WgslType) -> str:
         """Allocate a scalar of ``w`` and return the WGSL expression reading it."""
         k = self.alloc(w.nwords)
         return uniform_scalar(w, self.words(k, w.nwords))
@@ -51,7 +51,7 @@ class Layout:
         return max(16, (self.n + 3) // 4 * 16)
 
 
-def bindings(tensors: list[tuple[WT, bool, bool]]) -> str:
+def bindings(tensors: list[tuple[WgslType, bool, bool]]) -> str:
     """Declarations and accessors of tensor bindings 1..: for each (wt, written, read_back) binding k
     there is ``ldK(e)`` (unless written without read_back) and ``stK(e, v)`` (when written)."""
     out = []

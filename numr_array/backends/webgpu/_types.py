@@ -15,13 +15,13 @@ import numpy as np
 from ... import _dtypes as dt
 
 
-class WT:
+class WgslType:
     """The WGSL view of one dtype."""
 
     __slots__ = ("dtype", "family", "ct", "storage", "bits", "signed", "suffix", "real", "nwords")
 
     def __init__(self, dtype: dt.DType, family: str, ct: str, storage: str, bits: int, signed: bool,
-                 suffix: str, real: "WT | None" = None):
+                 suffix: str, real: "WgslType | None" = None):
         self.dtype = dtype
         self.family = family    # "b" bool, "i" signed, "u" unsigned, "f" real float, "c" complex
         self.ct = ct            # WGSL type values are computed in
@@ -29,7 +29,7 @@ class WT:
         self.bits = bits        # element bits when packed into u32 words, else 0
         self.signed = signed
         self.suffix = suffix    # names the helper functions instantiated for this compute type
-        self.real = real        # complex: the WT of its parts
+        self.real = real        # complex: the WgslType of its parts
         self.nwords = max(1, dtype.itemsize // 4)  # uniform words of one scalar
 
     @property
@@ -37,39 +37,40 @@ class WT:
         return self.bits != 0
 
     def __repr__(self) -> str:
-        return f"WT({self.dtype.name})"
+        return f"WgslType({self.dtype.name})"
 
 
-F32 = WT(dt.float32, "f", "f32", "f32", 0, True, "f32")
-F64 = WT(dt.float64, "f", "f64", "f64", 0, True, "f64")
-WTS: dict[dt.DType, WT] = {
-    dt.bool_: WT(dt.bool_, "b", "bool", "u32", 8, False, "bool"),
-    dt.int8: WT(dt.int8, "i", "i32", "u32", 8, True, "i32"),
-    dt.int16: WT(dt.int16, "i", "i32", "u32", 16, True, "i32"),
-    dt.int32: WT(dt.int32, "i", "i32", "i32", 0, True, "i32"),
-    dt.int64: WT(dt.int64, "i", "i64", "i64", 0, True, "i64"),
-    dt.uint8: WT(dt.uint8, "u", "u32", "u32", 8, False, "u32"),
-    dt.uint16: WT(dt.uint16, "u", "u32", "u32", 16, False, "u32"),
-    dt.uint32: WT(dt.uint32, "u", "u32", "u32", 0, False, "u32"),
-    dt.uint64: WT(dt.uint64, "u", "u64", "u64", 0, False, "u64"),
+F32 = WgslType(dt.float32, "f", "f32", "f32", 0, True, "f32")
+F64 = WgslType(dt.float64, "f", "f64", "f64", 0, True, "f64")
+WGSL_TYPES: dict[dt.DType, WgslType] = {
+    dt.bool_: WgslType(dt.bool_, "b", "bool", "u32", 8, False, "bool"),
+    dt.int8: WgslType(dt.int8, "i", "i32", "u32", 8, True, "i32"),
+    dt.int16: WgslType(dt.int16, "i", "i32", "u32", 16, True, "i32"),
+    dt.int32: WgslType(dt.int32, "i", "i32", "i32", 0, True, "i32"),
+    dt.int64: WgslType(dt.int64, "i", "i64", "i64", 0, True, "i64"),
+    dt.uint8: WgslType(dt.uint8, "u", "u32", "u32", 8, False, "u32"),
+    dt.uint16: WgslType(dt.uint16, "u", "u32", "u32", 16, False, "u32"),
+    dt.uint32: WgslType(dt.uint32, "u", "u32", "u32", 0, False, "u32"),
+    dt.uint64: WgslType(dt.uint64, "u", "u64", "u64", 0, False, "u64"),
     dt.float32: F32,
     dt.float64: F64,
-    dt.complex64: WT(dt.complex64, "c", "vec2<f32>", "vec2<f32>", 0, True, "c64", F32),
-    dt.complex128: WT(dt.complex128, "c", "vec2<f64>", "vec2<f64>", 0, True, "c128", F64),
+    dt.complex64: WgslType(dt.complex64, "c", "vec2<f32>", "vec2<f32>", 0, True, "c64", F32),
+    dt.complex128: WgslType(dt.complex128, "c", "vec2<f64>", "vec2<f64>", 0, True, "c128", F64),
 }
 
-#: the WT of the type a dtype computes in (int8 and int16 compute as int32, uint8 and uint16 as
+#: the WgslType of the type a dtype computes in (int8 and int16 compute as int32, uint8 and uint16 as
 #: uint32): helper functions are instantiated once per compute type
-COMPUTE = {w: WTS[dt.int32] if w.ct == "i32" else WTS[dt.uint32] if w.ct == "u32" else w for w in WTS.values()}
+COMPUTE = {w: WGSL_TYPES[dt.int32] if w.ct == "i32" else WGSL_TYPES[dt.uint32] if w.ct == "u32" else w
+           for w in WGSL_TYPES.values()}
 
 
-def wt(dtype: dt.DType) -> WT:
-    return WTS[dtype]
+def wt(dtype: dt.DType) -> WgslType:
+    return WGSL_TYPES[dtype]
 
 
 # --- loads and stores -------------------------------------------------------------------------------
 
-def load_fn(w: WT, name: str, binding: str, atomic: bool = False) -> str:
+def load_fn(w: WgslType, name: str, binding: str, atomic: bool = False) -> str:
     """WGSL ``fn name(e: u32) -> ct`` reading element ``e`` of ``binding`` (declared by storage_decl;
     ``atomic`` when it is an output declared atomic that the kernel also reads)."""
     if not w.packed:
@@ -85,12 +86,12 @@ def load_fn(w: WT, name: str, binding: str, atomic: bool = False) -> str:
     return f"fn {name}(e: u32) -> {w.ct} {{ return {body}; }}\n"
 
 
-def _packing(w: WT) -> tuple[str, str, str]:
+def _packing(w: WgslType) -> tuple[str, str, str]:
     """(mask of the element's position in its word, log2 of elements per word, element bit mask)."""
     return ("3u", "2u", "0xffu") if w.bits == 8 else ("1u", "1u", "0xffffu")
 
 
-def store_fn(w: WT, name: str, binding: str) -> str:
+def store_fn(w: WgslType, name: str, binding: str) -> str:
     """WGSL ``fn name(e: u32, v: ct)`` writing element ``e`` of ``binding``."""
     if not w.packed:
         return f"fn {name}(e: u32, v: {w.ct}) {{ {binding}[e] = v; }}\n"
@@ -110,14 +111,14 @@ def store_fn(w: WT, name: str, binding: str) -> str:
             f"  }}\n}}\n")
 
 
-def storage_decl(w: WT, binding: str, index: int, atomic: bool) -> str:
+def storage_decl(w: WgslType, binding: str, index: int, atomic: bool) -> str:
     elem = "atomic<u32>" if (atomic and w.packed) else w.storage
     return f"@group(0) @binding({index}) var<storage, read_write> {binding}: array<{elem}>;\n"
 
 
 # --- literals and casts -----------------------------------------------------------------------------
 
-def lit(w: WT, value) -> str:
+def lit(w: WgslType, value) -> str:
     """A WGSL constant of compute type ``w`` from a finite Python number (exact for those kernels use)."""
     ct = w.ct
     if w.family == "c":
@@ -134,7 +135,7 @@ def lit(w: WT, value) -> str:
     return f"{ct}({v}{'u' if ct == 'u32' else 'lu' if ct == 'u64' else ''})"
 
 
-def cast(expr: str, src: WT, dst: WT) -> str:
+def cast(expr: str, src: WgslType, dst: WgslType) -> str:
     """``expr`` (of ``src``'s compute type) converted to ``dst``'s compute type, as NumPy's unsafe cast
     does (complex to real keeps the real part; anything to bool is ``!= 0``, tested on the bits for
     floats so that NaN counts as true whatever the compiler assumes about NaN)."""
@@ -167,19 +168,19 @@ def cast(expr: str, src: WT, dst: WT) -> str:
     return f"{d}({expr})"
 
 
-def _runtime_zero(w: WT) -> str:
+def _runtime_zero(w: WgslType) -> str:
     """+0 read from the uniform word that is always 0: the imaginary part of a real number made complex
     must not be a constant the compiler folds (0 * inf is NaN, 1 / (x + 0j) has a NaN part...)."""
     return "bitcast<f32>(u.w[0].z)" if w.ct == "f32" else "bitcast<f64>(u64(u.w[0].z))"
 
 
-def _nonzero(expr: str, w: WT) -> str:
+def _nonzero(expr: str, w: WgslType) -> str:
     if w.ct == "f32":
         return f"((bitcast<u32>({expr}) & 0x7fffffffu) != 0u)"
     return f"((bitcast<u64>({expr}) & 0x7ffffffffffffffflu) != 0lu)"
 
 
-def _int_cast(expr: str, src: WT, dst: WT) -> str:
+def _int_cast(expr: str, src: WgslType, dst: WgslType) -> str:
     """Two's-complement conversion between integer compute types (truncating or extending)."""
     s, d = src.ct, dst.ct
     sbits, dbits = int(s[1:]), int(d[1:])
@@ -200,7 +201,7 @@ def widen(expr: str, s: str, d: str) -> str:
 
 # --- host side ------------------------------------------------------------------------------------
 
-def scalar_words(w: WT, value) -> list[int]:
+def scalar_words(w: WgslType, value) -> list[int]:
     """The uniform words holding the scalar ``value`` of ``w``'s dtype (packed types widened to a word)."""
     if w.packed:
         v = int(value)
@@ -209,7 +210,7 @@ def scalar_words(w: WT, value) -> list[int]:
     return a.view(np.uint32).tolist()
 
 
-def uniform_scalar(w: WT, words: list[str]) -> str:
+def uniform_scalar(w: WgslType, words: list[str]) -> str:
     """WGSL for a scalar of ``w`` held in the uniform words ``words`` (accessor expressions)."""
     ct = w.ct
     if w.packed:

@@ -1,5 +1,5 @@
 """Map kernels: every element-wise function, copy (casts), fill, where, clip, and the creation kernels
-arange, linspace, eye, tril and triu. Each is a body for the one template of ``_map``."""
+arange, linspace, eye, tril and triu. Each is a body for the one template of ``_map_template``."""
 
 from __future__ import annotations
 
@@ -7,10 +7,10 @@ import numpy as np
 
 from ... import _dtypes as dt
 from ...kernels import OPS
-from . import _ops
+from . import _elementwise_exprs
 from ._copy_fill import copy as _copy, fill as _fill
-from ._map import Gen, run_map
-from ._types import COMPUTE, F32, F64, WTS, cast, wt
+from ._map_template import MapCodegen, run_map
+from ._types import COMPUTE, F32, F64, WGSL_TYPES, cast, wt
 
 
 def _elementwise(name: str):
@@ -19,9 +19,9 @@ def _elementwise(name: str):
         c = COMPUTE[wt(cdt)]
         ow = wt(outs[0]._dtype)
 
-        def body(g: Gen) -> str:
+        def body(g: MapCodegen) -> str:
             args = [cast(g.val(k), g.wt_in(k), c) for k in range(len(ins))]
-            e, rw = _ops.expr(name, c, args, g.lib)
+            e, rw = _elementwise_exprs.expr(name, c, args, g.lib)
             return g.store(0, cast(e, rw, ow))
 
         run_map(client, name, cdt, outs, ins, body)
@@ -31,7 +31,7 @@ def _elementwise(name: str):
 def _where(client, ins, outs, p):
     ow = wt(outs[0]._dtype)
 
-    def body(g: Gen) -> str:
+    def body(g: MapCodegen) -> str:
         a = cast(g.val(1), g.wt_in(1), ow)
         b = cast(g.val(2), g.wt_in(2), ow)
         return g.store(0, f"select({b}, {a}, {g.val(0)})")
@@ -46,7 +46,7 @@ def _clip(client, ins, outs, p):
     ow = wt(outs[0]._dtype)
     fmax, fmin = ("fmax", "fmin") if c.family == "f" else (None, None)
 
-    def body(g: Gen) -> str:
+    def body(g: MapCodegen) -> str:
         r = cast(g.val(0), g.wt_in(0), c)
         for k, f, builtin in ((1, fmax, "max"), (2, fmin, "min")):
             if g.wt_in(k) is not None:
@@ -60,7 +60,7 @@ def _clip(client, ins, outs, p):
 # --- creation ---------------------------------------------------------------------------------------
 
 def _arith_wt(client, out_dtype: dt.DType, exact_int: bool):
-    """The WT arange/linspace compute in: the output's own integer type (wrapping arithmetic gives the
+    """The WgslType arange/linspace compute in: the output's own integer type (wrapping arithmetic gives the
     exact values the namespace checked fit), else float64 where available (as NumPy computes)."""
     w = COMPUTE[wt(out_dtype)]
     if exact_int and w.family in "iu":
@@ -76,7 +76,7 @@ def _arange(client, ins, outs, p):
     if a.family in "iu":
         mod = 1 << int(a.ct[1:])
         start, step = int(start) % mod, int(step) % mod
-        pw = WTS[dt.uint32] if a.ct[1:] == "32" else WTS[dt.uint64]
+        pw = WGSL_TYPES[dt.uint32] if a.ct[1:] == "32" else WGSL_TYPES[dt.uint64]
         vals = [(pw, start), (pw, step)]  # as unsigned bits: the arithmetic wraps modulo 2^bits
         idx = lambda g: f"(bitcast<{a.ct}>({g.param(0)}) + {a.ct}({g.coord(0)}) * bitcast<{a.ct}>({g.param(1)}))"
     else:
@@ -101,11 +101,11 @@ def _linspace(client, ins, outs, p):
     for part in parts:
         s0, d, e = (start.real, delta.real, stop.real) if part == 0 else (start.imag, delta.imag, stop.imag)
         vals += [(a, s0), (a, d / div if div > 0 else float("nan")), (a, d), (a, e)]
-    vals += [(a, float(div)), (WTS[dt.uint32], num - 1)]
+    vals += [(a, float(div)), (WGSL_TYPES[dt.uint32], num - 1)]
     mode = "step" if div > 0 and all(v[1] != 0 for v in vals[1:-2:4]) else "scaled" if div > 0 else "delta"
     last = endpoint and num > 1
 
-    def body(g: Gen) -> str:
+    def body(g: MapCodegen) -> str:
         i = f"{a.ct}({g.coord(0)})"
         comps = []
         for k in range(len(parts)):
@@ -116,7 +116,7 @@ def _linspace(client, ins, outs, p):
                 y = f"select({y}, {e}, {g.coord(0)} == {g.param(4 * len(parts) + 1)})"
             comps.append(y)
         if ow.family == "c":
-            src = WTS[dt.complex128] if a is F64 else WTS[dt.complex64]
+            src = WGSL_TYPES[dt.complex128] if a is F64 else WGSL_TYPES[dt.complex64]
             return g.store(0, cast(f"{src.ct}({comps[0]}, {comps[1]})", src, ow))
         return g.store(0, cast(comps[0], a, ow))
 
@@ -129,11 +129,11 @@ def _eye(client, ins, outs, p):
     k = max(min(int(p["k"]), 2 ** 31 - 1), -2 ** 31)
     run_map(client, "eye", None, outs, (), lambda g: g.store(
         0, f"select({zero}, {one}, i32({g.coord(1)}) - i32({g.coord(0)}) == {g.param(0)})"),
-        params=[(WTS[dt.int32], k)], coords=True)
+        params=[(WGSL_TYPES[dt.int32], k)], coords=True)
 
 
 def _one_zero(w) -> tuple[str, str]:
-    return cast("true", WTS[dt.bool_], w), cast("false", WTS[dt.bool_], w)
+    return cast("true", WGSL_TYPES[dt.bool_], w), cast("false", WGSL_TYPES[dt.bool_], w)
 
 
 def _tri(lower: bool):
@@ -146,12 +146,12 @@ def _tri(lower: bool):
         k = int(p["k"])
         k = max(min(k, 2 ** 31 - 1), -2 ** 31)
 
-        def body(g: Gen) -> str:
+        def body(g: MapCodegen) -> str:
             keep = f"i32({g.coord(nd - 1)}) - i32({g.coord(nd - 2)}) {op} {g.param(0)}"
             return g.store(0, f"select({zero}, {cast(g.val(0), g.wt_in(0), ow)}, {keep})")
 
         run_map(client, "tril" if lower else "triu", None, outs, ins, body,
-                params=[(WTS[dt.int32], k)], coords=True)
+                params=[(WGSL_TYPES[dt.int32], k)], coords=True)
     return kernel
 
 

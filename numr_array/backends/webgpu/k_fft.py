@@ -42,13 +42,13 @@ from ... import _dtypes as dt
 from ..._tensor import Tensor
 from ...runtime import Buffer
 from ._client import _USAGE, WBuf, WebGPUClient
-from ._map import Gen, run_map
+from ._map_template import MapCodegen, run_map
 from ._shader import Layout, bindings, groups, pack_words
-from ._types import F32, F64, WT, WTS, cast, scalar_words, wt
+from ._types import F32, F64, WgslType, WGSL_TYPES, cast, scalar_words, wt
 from ._views import window
 from .k_reduce import _narrow, _temp
 
-I32 = WTS[dt.int32]
+I32 = WGSL_TYPES[dt.int32]
 _MAX_LOCAL = 4096  # points per workgroup at most (registers: 16 per invocation at 256 invocations)
 
 # per client: key -> uploaded constant tables (twiddles, chirps), the TABLES_KEPT most recently used
@@ -58,13 +58,13 @@ TABLES_KEPT = 64
 
 # --- plans and tables -------------------------------------------------------------------------------
 
-def _local(client: WebGPUClient, cw: WT) -> int:
+def _local(client: WebGPUClient, cw: WgslType) -> int:
     """Points of ``cw`` that one workgroup transforms in workgroup memory (a power of two)."""
     limit = int(client.wdevice.limits["max-compute-workgroup-storage-size"])
     return min(_MAX_LOCAL, 1 << ((limit // cw.dtype.itemsize).bit_length() - 1))
 
 
-def _radices(client: WebGPUClient, cw: WT, n: int) -> list[int]:
+def _radices(client: WebGPUClient, cw: WgslType, n: int) -> list[int]:
     """The radices of the passes of a power-of-two transform of n points (their product is n)."""
     local = _local(client, cw)
     if n <= local:
@@ -109,7 +109,7 @@ def _upload(client: WebGPUClient, key: tuple, make) -> Tensor:
     return t
 
 
-def _twiddles(client: WebGPUClient, cw: WT, n: int, radices: list[int]) -> tuple[Tensor, dict[int, int]]:
+def _twiddles(client: WebGPUClient, cw: WgslType, n: int, radices: list[int]) -> tuple[Tensor, dict[int, int]]:
     """The table of a power-of-two transform of n points: W_n^m for m < S, W_n^(S h) for h < n/S, then
     W_R^m (m < R) for each radix R; and each radix's offset in it."""
     s = _split(n)
@@ -128,7 +128,7 @@ def _twiddles(client: WebGPUClient, cw: WT, n: int, radices: list[int]) -> tuple
     return _upload(client, (cw.dtype, "twiddles", n), make), offs
 
 
-def _chirp_tables(client: WebGPUClient, cw: WT, n: int, m: int, inv: bool) -> tuple[Tensor, Tensor]:
+def _chirp_tables(client: WebGPUClient, cw: WgslType, n: int, m: int, inv: bool) -> tuple[Tensor, Tensor]:
     """Bluestein's tables for n points through transforms of m: the chirp a[j] = exp(-+ pi i j^2 / n)
     (j < n) and the transform of its conjugate wrapped to m points, divided by m (the inverse transform
     of the convolution is left unscaled)."""
@@ -171,7 +171,7 @@ def _dft(ct: str, r: int, u: list[str], y: list[str]) -> str:
             f"    let {y[2]} = {a} - {c};\n    let {y[3]} = {b} - {e};\n")
 
 
-def _pass_pipeline(client: WebGPUClient, cw: WT, r: int, g: int, nt: int, cfast_in: bool, cfast_out: bool,
+def _pass_pipeline(client: WebGPUClient, cw: WgslType, r: int, g: int, nt: int, cfast_in: bool, cfast_out: bool,
                    twiddle: bool):
     """The pipeline of one radix-r pass: workgroups of nt invocations, g columns of r points each."""
     key = ("fft_pass", cw.dtype, r, g, nt, cfast_in, cfast_out, twiddle)
@@ -253,7 +253,7 @@ def _pass_pipeline(client: WebGPUClient, cw: WT, r: int, g: int, nt: int, cfast_
     return client.pipeline(key, lambda: text, 3, lay.nbytes)
 
 
-def _fft_rows(client: WebGPUClient, cw: WT, src: Tensor, dst: Tensor, n: int, inv: bool, scale: float) -> None:
+def _fft_rows(client: WebGPUClient, cw: WgslType, src: Tensor, dst: Tensor, n: int, inv: bool, scale: float) -> None:
     """dst = scale * the transform (inverse: exponent sign +) of each row of src, both (B, n) views with
     contiguous rows (n a power of two > 1). dst may be src itself; passes alternate with scratch rows."""
     radices = _radices(client, cw, n)
@@ -274,7 +274,7 @@ def _fft_rows(client: WebGPUClient, cw: WT, src: Tensor, dst: Tensor, n: int, in
         cur, p = out, p * r
 
 
-def _pass(client: WebGPUClient, cw: WT, src: Tensor, dst: Tensor, table: Tensor, n: int, r: int, p: int,
+def _pass(client: WebGPUClient, cw: WgslType, src: Tensor, dst: Tensor, table: Tensor, n: int, r: int, p: int,
           inv: bool, scale: float, s: int, rtab: int) -> None:
     cols = n // r
     local = _local(client, cw)
@@ -352,12 +352,12 @@ def _fill0(client: WebGPUClient, t: Tensor) -> None:
     client.launch("fill", (), (t,), {"value": 0})
 
 
-def _load(client: WebGPUClient, cw: WT, x: Tensor, dst: Tensor, axis: int, conj: bool,
+def _load(client: WebGPUClient, cw: WgslType, x: Tensor, dst: Tensor, axis: int, conj: bool,
           chirp: Tensor | None) -> None:
     """dst = x cast to ``cw`` (conjugated where ``conj``), times the chirp along ``axis`` where given."""
     ct = cw.ct
 
-    def body(g: Gen) -> str:
+    def body(g: MapCodegen) -> str:
         lines = f"  var fz = {cast(g.val(0), g.wt_in(0), cw)};\n"
         if conj:
             lines += f"  fz = {ct}(fz.x, -fz.y);\n"
@@ -369,7 +369,7 @@ def _load(client: WebGPUClient, cw: WT, x: Tensor, dst: Tensor, axis: int, conj:
     run_map(client, "fft_load", (conj, chirp is not None), [dst], ins, body)
 
 
-def _prepare(client: WebGPUClient, cw: WT, x: Tensor, work: Tensor, axis: int, n: int, half: bool, conj: bool,
+def _prepare(client: WebGPUClient, cw: WgslType, x: Tensor, work: Tensor, axis: int, n: int, half: bool, conj: bool,
              chirp: Tensor | None) -> None:
     """Rows ``work`` (B, L) = the n points transformed along ``axis`` of x (trimmed or zero-padded; the
     Hermitian extension of the first n//2+1 where ``half``), times the chirp where given, then zeros."""
@@ -398,13 +398,13 @@ def _prepare(client: WebGPUClient, cw: WT, x: Tensor, work: Tensor, axis: int, n
         _fill0(client, _narrow(full, axis, mm, total - mm))
 
 
-def _store(client: WebGPUClient, cw: WT, src: Tensor, o: Tensor, axis: int, scale: float,
+def _store(client: WebGPUClient, cw: WgslType, src: Tensor, o: Tensor, axis: int, scale: float,
            chirp: Tensor | None) -> None:
     """o = scale * src (times the chirp along ``axis`` where given), cast to o's dtype (the real part for
     a real o)."""
     ct, ow = cw.ct, wt(o._dtype)
 
-    def body(g: Gen) -> str:
+    def body(g: MapCodegen) -> str:
         lines = f"  var fz = {g.val(0)};\n"
         if chirp is not None:
             lines += f"  let fw = {g.val(1)};\n  fz = {_cmul(ct, 'fz', 'fw')};\n"
@@ -514,7 +514,7 @@ def _freq(client: WebGPUClient, o: Tensor, n: int, d: float, signed: bool) -> No
     rw = F64 if client.has_f64 else F32
     ow = wt(o._dtype)
 
-    def body(g: Gen) -> str:
+    def body(g: MapCodegen) -> str:
         k = f"i32({g.coord(0)})"
         v = f"select({k} - {g.param(0)}, {k}, {k} < {g.param(1)})" if signed else k
         return g.store(0, cast(f"{rw.ct}({v}) * {g.param(2)}", rw, ow))

@@ -20,18 +20,18 @@ from ... import _dtypes as dt
 from ..._tensor import Tensor, contiguous_strides
 from ...errors import check_host_read
 from ._copy_fill import copy, fill
-from ._map import Gen, run_map
+from ._map_template import MapCodegen, run_map
 from ._shader import Layout, MAX_GROUPS, bindings, pack_words
-from ._types import WTS, cast, widen, wt
+from ._types import WGSL_TYPES, cast, widen, wt
 from ._views import window
 from .k_reduce import _narrow, _temp, reduce
 
-I32 = WTS[dt.int32]
+I32 = WGSL_TYPES[dt.int32]
 BLOCK = 1024  # mask elements per workgroup of the compaction
 
 
 def _clip_index(v: str, w, n: str) -> str:
-    """Index value ``v`` (of WT ``w``) into an axis of size ``n`` (an i32 expression): negative wraps,
+    """Index value ``v`` (of WgslType ``w``) into an axis of size ``n`` (an i32 expression): negative wraps,
     the rest clips into [0, n)."""
     if w.family == "u":
         return f"i32(min({v}, {w.ct}({n} - 1)))"
@@ -92,7 +92,7 @@ def _plan(client, x: Tensor, arrays: list[Tensor], p: dict, shape: tuple[int, ..
     return sources, index_ins
 
 
-def _address(g: Gen, j: int, sources, nin_offset: int) -> str:
+def _address(g: MapCodegen, j: int, sources, nin_offset: int) -> str:
     """The element offset in raw tensor ``j`` (the indexed x) of this invocation's element."""
     terms = [g.raw_offset(j)]
     pk = 0
@@ -150,7 +150,7 @@ def _scatter(client, ins, outs, p):
     sources, index_ins = _plan(client, x, arrays, p, shape)
     xw = wt(x._dtype)
 
-    def body(g: Gen) -> str:
+    def body(g: MapCodegen) -> str:
         return g.raw_store(0, _address(g, 0, sources, 1), cast(g.val(0), g.wt_in(0), xw))
 
     run_map(client, "scatter", _structure(sources), [], [value] + index_ins, body, params=_params(sources),
@@ -160,7 +160,7 @@ def _scatter(client, ins, outs, p):
 def _mask_assign(client, ins, outs, p):
     ow = wt(outs[0]._dtype)
 
-    def body(g: Gen) -> str:
+    def body(g: MapCodegen) -> str:
         return f"  if ({g.val(0)}) {{\n  {g.store(0, cast(g.val(1), g.wt_in(1), ow))}  }}\n"
 
     run_map(client, "mask_assign", None, outs, ins, body, fusable=False)
@@ -217,7 +217,7 @@ def _compact(client, flags: Tensor, counts: Tensor, offsets: Tensor, pos: Tensor
     if pipe is None:
         lay = Layout()
         W = Layout.word
-        src = (lay.block() + bindings([(I32, True, False), (WTS[dt.bool_], False, False), (I32, False, False),
+        src = (lay.block() + bindings([(I32, True, False), (WGSL_TYPES[dt.bool_], False, False), (I32, False, False),
                                        (I32, False, False)])
                + "var<workgroup> sc: array<u32, 256>;\n"
                "@compute @workgroup_size(256)\n"
@@ -247,8 +247,9 @@ def _nonzero(client, ins, outs, p):
     for c, o in enumerate(outs):
         ow = wt(o._dtype)
         run_map(client, "nonzero", None, [o], [pos],
-                lambda g: g.store(0, cast(f"((u32({g.val(0)}) / {g.param(0)}) % {g.param(1)})", WTS[dt.uint32], ow)),
-                params=[(WTS[dt.uint32], math.prod(x._shape[c + 1:])), (WTS[dt.uint32], x._shape[c])])
+                lambda g: g.store(0, cast(f"((u32({g.val(0)}) / {g.param(0)}) % {g.param(1)})",
+                                          WGSL_TYPES[dt.uint32], ow)),
+                params=[(WGSL_TYPES[dt.uint32], math.prod(x._shape[c + 1:])), (WGSL_TYPES[dt.uint32], x._shape[c])])
 
 
 # --- take_along_axis, repeat, roll -----------------------------------------------------------------
@@ -258,7 +259,7 @@ def _take_along_axis(client, ins, outs, p):
     o = outs[0]
     axis = p["axis"]
 
-    def body(g: Gen) -> str:
+    def body(g: MapCodegen) -> str:
         terms = [g.raw_offset(0)]
         for d in range(len(o._shape)):
             c = _clip_index(g.val(0), g.wt_in(0), g.raw_size(0, d)) if d == axis else f"i32({g.coord(d)})"
@@ -277,7 +278,7 @@ def _repeat(client, ins, outs, p):
     tv = Tensor(t._buf, dt.int32, o._shape, tuple(1 if d == axis else 0 for d in range(len(o._shape))), 0,
                 client.device)
 
-    def body(g: Gen) -> str:
+    def body(g: MapCodegen) -> str:
         terms = [g.raw_offset(0)] + [f"{g.val(0) if d == axis else f'i32({g.coord(d)})'} * {g.raw_stride(0, d)}"
                                      for d in range(len(o._shape))]
         return g.store(0, g.raw_load(0, " + ".join(terms)))
@@ -289,13 +290,13 @@ def _roll(client, ins, outs, p):
     x, o = ins[0], outs[0]
     shape = x._shape
     nd = len(shape)
-    U32 = WTS[dt.uint32]
+    U32 = WGSL_TYPES[dt.uint32]
     if p["axis"] is None:  # the flattened array rolled: its source flat index, unravelled over the shape
         total = math.prod(shape)
         cs = contiguous_strides(shape)
         params = [(U32, total - p["shift"]), (U32, total)] + [(U32, s) for s in cs]
 
-        def body(g: Gen) -> str:
+        def body(g: MapCodegen) -> str:
             flat = " + ".join(f"{g.coord(d)} * {g.param(2 + d)}" for d in range(nd))
             terms = [g.raw_offset(0)] + [f"i32((src / {g.param(2 + d)}) % u32({g.raw_size(0, d)})) * "
                                          f"{g.raw_stride(0, d)}" for d in range(nd)]
@@ -307,7 +308,7 @@ def _roll(client, ins, outs, p):
         shifts = dict(zip(p["axis"], p["shift"]))
         params = [(U32, shape[d] - shifts.get(d, 0)) for d in range(nd)]
 
-        def body(g: Gen) -> str:
+        def body(g: MapCodegen) -> str:
             terms = [g.raw_offset(0)] + [f"i32(({g.coord(d)} + {g.param(d)}) % u32({g.raw_size(0, d)})) * "
                                          f"{g.raw_stride(0, d)}" for d in range(nd)]
             return g.store(0, g.raw_load(0, " + ".join(terms)))

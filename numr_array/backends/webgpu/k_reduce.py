@@ -31,11 +31,11 @@ from typing import NamedTuple
 from ... import _dtypes as dt
 from ..._tensor import Tensor, contiguous_strides
 from ._client import WebGPUClient
-from ._lib import BOOL, Lib
+from ._wgsl_helpers import BOOL, WgslHelpers
 from ._copy_fill import copy
-from ._map import _unalias, run_map
+from ._map_template import _unalias, run_map
 from ._shader import Layout, MAX_GROUPS, bindings, pack_words
-from ._types import COMPUTE, WT, WTS, cast, lit, wt
+from ._types import COMPUTE, WgslType, WGSL_TYPES, cast, lit, wt
 from ._views import bind_whole, collapse, window as _window
 
 _M32 = 0xFFFFFFFF
@@ -43,7 +43,7 @@ WG = 256
 #: workgroups of a reduction's first pass over all its outputs: enough loads in flight to fill an H100's
 #: memory system (8192 measured 2646 GB/s on a 1 GiB sum, 4096 2534, 1056 1712)
 PARTS_TOTAL = 8192
-U32 = WTS[dt.uint32]
+U32 = WGSL_TYPES[dt.uint32]
 ARG = ("argmax", "argmin")
 
 
@@ -54,7 +54,7 @@ class ArgIO(NamedTuple):
     base: int = 0                # added to every index written
 
 
-def _acc_wt(kind: str, x: dt.DType, o: dt.DType) -> WT:
+def _acc_wt(kind: str, x: dt.DType, o: dt.DType) -> WgslType:
     if kind in ("any", "all"):
         return BOOL
     if kind in ("max", "min", "sqdev") + ARG:
@@ -62,7 +62,7 @@ def _acc_wt(kind: str, x: dt.DType, o: dt.DType) -> WT:
     return COMPUTE[wt(o)]
 
 
-def _identity(kind: str, a: WT, lib: Lib) -> str:
+def _identity(kind: str, a: WgslType, lib: WgslHelpers) -> str:
     if kind in ("sum", "sqdev", "count_nonzero"):
         # -0.0, not +0.0, for floats: -0.0 + x is x for every x, so a sum of -0.0 stays -0.0 (as NumPy's)
         return lit(a, {"f": -0.0, "c": complex(-0.0, -0.0)}.get(a.family, 0))
@@ -88,7 +88,7 @@ def _identity(kind: str, a: WT, lib: Lib) -> str:
     return lit(a, -(1 << (bits - 1)) if lowest else (1 << (bits - 1)) - 1)
 
 
-def _combine(kind: str, a: WT, lib: Lib, x: str, y: str) -> str:
+def _combine(kind: str, a: WgslType, lib: WgslHelpers, x: str, y: str) -> str:
     if kind in ("sum", "sqdev", "count_nonzero"):
         return f"({x} + {y})"
     if kind == "prod":
@@ -104,7 +104,7 @@ def _combine(kind: str, a: WT, lib: Lib, x: str, y: str) -> str:
     return f"{kind}({x}, {y})"
 
 
-def _arg_source(kind: str, a: WT, lib: Lib) -> str:
+def _arg_source(kind: str, a: WgslType, lib: WgslHelpers) -> str:
     """The (value, index) pair of argmax/argmin and its combination: the pair further in the order wins
     (NaN beyond every number, the first NaN winning), equal values the lower index."""
     op = ">" if kind == "argmax" else "<"
@@ -269,7 +269,8 @@ def _launch(client, kind, variant, x, o, mean, acc, kshape, kx, ko, km, rshape, 
     client.dispatch(pipe, pack_words(words), binds, (gx, gy, 1))
 
 
-def _build(client, key, kind, variant, xw: WT, ow: WT, acc: WT, nk: int, nr: int, has_mean: bool, pair):
+def _build(client, key, kind, variant, xw: WgslType, ow: WgslType, acc: WgslType, nk: int, nr: int, has_mean: bool,
+           pair):
     lay = Layout()
     W = Layout.word
     parts_k, k_k, oe_k, xe_k, opart_k = (lay.alloc(1) for _ in range(5))
@@ -281,7 +282,7 @@ def _build(client, key, kind, variant, xw: WT, ow: WT, acc: WT, nk: int, nr: int
     if has_mean:
         me_k = lay.alloc(1)
         kms = lay.alloc(nk)
-    lib = Lib(client.has_f64)
+    lib = WgslHelpers(client.has_f64)
     comb = lambda a, b: _combine(kind, acc, lib, a, b)
     ident = _identity(kind, acc, lib)
     tensors = [(ow, True, False), (xw, False, False)] + ([(acc, False, False)] if has_mean else [])
@@ -493,13 +494,13 @@ def _scan_blocks(client, op: str, x: Tensor, o: Tensor, axis: int, T: int, C: in
     client.dispatch(pipe, pack_words(words), binds, (gx, -(-n // gx), 1))
 
 
-def _build_scan(client, key, op: str, xw: WT, ow: WT, nk: int, has_prefix: bool):
+def _build_scan(client, key, op: str, xw: WgslType, ow: WgslType, nk: int, has_prefix: bool):
     lay = Layout()
     W = Layout.word
     M_k, L_k, T_k, C_k, nb_k, G_k, xa_k, oa_k, oe_k, xe_k = (lay.alloc(1) for _ in range(10))
     pe_k = lay.alloc(1) if has_prefix else None
     ks, kxs, kos, kps = (lay.alloc(nk) for _ in range(4))
-    lib = Lib(client.has_f64)
+    lib = WgslHelpers(client.has_f64)
     acc = COMPUTE[ow]
     comb = lambda a, b: _combine(op, acc, lib, a, b)
     i32 = lambda k: f"bitcast<i32>({W(k)})"

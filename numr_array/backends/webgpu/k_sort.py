@@ -50,14 +50,14 @@ from ... import _dtypes as dt
 from ..._tensor import Tensor, contiguous_strides
 from ._client import WebGPUClient
 from ._copy_fill import copy as _copy, fill as _fill
-from ._map import Gen, run_map
+from ._map_template import MapCodegen, run_map
 from ._shader import Layout, groups, main_header, pack_words
-from ._types import COMPUTE, WT, WTS, cast, wt
+from ._types import COMPUTE, WgslType, WGSL_TYPES, cast, wt
 from ._views import window
 from .k_index import _clip_index, _take_along_axis
 from .k_reduce import _temp, reduce, scan
 
-U32 = WTS[dt.uint32]
+U32 = WGSL_TYPES[dt.uint32]
 WG = 256
 #: one line of at least this many elements is radix-sorted; shorter lines and batches go to the bitonic
 #: network (fewer launches when the data is small, and every line in one dispatch)
@@ -71,12 +71,12 @@ ONES = "0xffffffffu"
 
 # --- order keys -------------------------------------------------------------------------------------
 
-def key_words(w: WT) -> int:
+def key_words(w: WgslType) -> int:
     """How many 32-bit words the order key of a ``w`` value has."""
     return 1 + 2 * w.real.nwords if w.family == "c" else w.nwords
 
 
-def _float_key(w: WT, v: str, p: str) -> tuple[str, list[str]]:
+def _float_key(w: WgslType, v: str, p: str) -> tuple[str, list[str]]:
     u, sign, mag, inf = (("u32", "0x80000000u", "0x7fffffffu", "0x7f800000u") if w.ct == "f32" else
                          ("u64", "0x8000000000000000lu", "0x7ffffffffffffffflu", "0x7ff0000000000000lu"))
     # negatives reversed, positives above them; -0 as +0; every NaN all ones (above +inf, all equal);
@@ -89,7 +89,7 @@ def _float_key(w: WT, v: str, p: str) -> tuple[str, list[str]]:
     return lines, [f"u32({p}k >> 32u)", f"u32({p}k & 0xfffffffflu)"]
 
 
-def key(w: WT, v: str, p: str, descending: bool = False) -> tuple[str, list[str]]:
+def key(w: WgslType, v: str, p: str, descending: bool = False) -> tuple[str, list[str]]:
     """WGSL lines (their names prefixed ``p``) computing the order key of ``v`` (a value of w's compute
     type), and the names of its words, most significant first."""
     f, ct = w.family, w.ct
@@ -117,7 +117,7 @@ def key(w: WT, v: str, p: str, descending: bool = False) -> tuple[str, list[str]
     return lines, names
 
 
-def nan_key(w: WT, first_word: str) -> str:
+def nan_key(w: WgslType, first_word: str) -> str:
     """WGSL: whether the key whose first word is ``first_word`` is a value unequal to itself (NaN)."""
     if w.family == "f":
         return f"({first_word} == {ONES})"
@@ -147,10 +147,10 @@ def lower_bound(n: str, load_key: str, target: list[str], left: bool) -> str:
 
 # --- the sort of keys -----------------------------------------------------------------------------
 
-def sorted_keys(client: WebGPUClient, x: Tensor, n: int, cw: WT | None = None,
+def sorted_keys(client: WebGPUClient, x: Tensor, n: int, cw: WgslType | None = None,
                 descending: bool = False) -> tuple[Tensor, Tensor]:
     """The keys (uint32, words of each element together) and original positions (uint32) of the elements
-    of ``x`` in row-major order, cut into lines of ``n``, each line sorted (stably). ``cw``: the WT the
+    of ``x`` in row-major order, cut into lines of ``n``, each line sorted (stably). ``cw``: the WgslType the
     values are cast to before their keys are taken (x's own by default)."""
     xw = wt(x._dtype)
     cw = COMPUTE[cw or xw]
@@ -164,7 +164,7 @@ def sorted_keys(client: WebGPUClient, x: Tensor, n: int, cw: WT | None = None,
     idx = _temp(client, (total,), dt.uint32)
     cs = contiguous_strides(x._shape)
     for k in range(kw):
-        def body(g: Gen, k=k) -> str:
+        def body(g: MapCodegen, k=k) -> str:
             lines_, words = key(cw, cast(g.val(0), g.wt_in(0), cw), "kq", descending)
             return lines_ + g.store(0, words[k])
         view = Tensor(keys._buf, dt.uint32, x._shape, tuple(s * kw for s in cs), k, client.device)
@@ -454,7 +454,7 @@ def _searchsorted(client, ins, outs, p):
     w1 = wt(x1._dtype)
     raw = [(x1, False)] + ([(sorter, False)] if sorter is not None else [])
 
-    def body(g: Gen) -> str:
+    def body(g: MapCodegen) -> str:
         lines, target = key(cw, cast(g.val(0), g.wt_in(0), cw), "kv")
         n = g.raw_size(0, 0)
         at = "i32(mid)"
@@ -482,7 +482,7 @@ def _isin(client, ins, outs, p):
     kw = key_words(cw)
     keys, _ = sorted_keys(client, x2, m, cw)
 
-    def body(g: Gen) -> str:
+    def body(g: MapCodegen) -> str:
         lines, target = key(cw, cast(g.val(0), g.wt_in(0), cw), "kv")
         load = "".join(f"    let sk{k} = {g.raw_load(0, f'mid * {kw}u + {k}u')};\n" for k in range(kw))
         found = " && ".join(f"{g.raw_load(0, f'lo * {kw}u + {k}u')} == {t}" for k, t in enumerate(target))
@@ -504,7 +504,7 @@ def _unique_sort(client, ins, outs, p):
     kw = key_words(w)
     keys, idx = sorted_keys(client, x, n)
 
-    def body(g: Gen) -> str:
+    def body(g: MapCodegen) -> str:
         i = g.coord(0)
         at = lambda e, k: g.raw_load(0, f"{e} * {kw}u + {k}u")
         differs = " || ".join(f"{at(i, k)} != {at('pr', k)}" for k in range(kw))
@@ -530,7 +530,7 @@ def _unique_gather(client, ins, outs, p):
     nd = len(x._shape)
     gathered = [values] + [extra[name] for name in ("indices", "counts") if name in extra]
 
-    def body(g: Gen) -> str:
+    def body(g: MapCodegen) -> str:
         r = g.coord(0)
         f = cast(g.raw_load(1, g.raw_load(2, r)), pw, U32)
         src = [f"  let f = {f};\n  var fq = f;\n  var at = {g.raw_offset(0)};\n"]
@@ -553,7 +553,7 @@ def _unique_gather(client, ins, outs, p):
         inv = extra["inverse_indices"]
         flat = Tensor(inv._buf, inv._dtype, (n,), (1,), inv._offset, inv._dev)
 
-        def scatter(g: Gen) -> str:
+        def scatter(g: MapCodegen) -> str:
             # the run of sorted position i: the last run start at or before it
             load = f"    let sk0 = {g.raw_load(1, 'mid')};\n"
             return (lower_bound(g.param(0), load, [g.coord(0)], False)

@@ -17,9 +17,9 @@ from typing import TYPE_CHECKING, Callable, NamedTuple, Sequence
 
 from ..._tensor import Tensor, contiguous_strides
 from ... import _dtypes as dt
-from ._lib import Lib
+from ._wgsl_helpers import WgslHelpers
 from ._shader import Layout, bindings, groups, main_header, pack_words
-from ._types import WT, scalar_words, wt
+from ._types import WgslType, scalar_words, wt
 from ._views import bind_whole, collapse, element_span, overlap
 
 if TYPE_CHECKING:
@@ -28,26 +28,26 @@ if TYPE_CHECKING:
 _M32 = 0xFFFFFFFF
 
 
-class Gen:
+class MapCodegen:
     """What a map body sees while its shader is generated."""
 
-    def __init__(self, lib: Lib, ins: list, val_names: list, params: list[str], coords: bool, raw: list,
+    def __init__(self, lib: WgslHelpers, ins: list, val_names: list, params: list[str], coords: bool, raw: list,
                  store: Callable[[int, str], str] | None = None):
         self.lib = lib
         self._ins = ins
         self._vals = val_names
         self._params = params
         self.coords = coords
-        self._raw = raw  # per raw tensor: (binding number, WT, offset word, [shape words], [stride words])
+        self._raw = raw  # per raw tensor: (binding number, WgslType, offset word, [shape words], [stride words])
         if store is not None:
             self.store = store
 
-    def wt_in(self, k: int) -> WT | None:
-        """The WT of input k (None where the input is None)."""
+    def wt_in(self, k: int) -> WgslType | None:
+        """The WgslType of input k (None where the input is None)."""
         return self._ins[k]
 
     def val(self, k: int) -> str:
-        """The value of input k at this element (a loaded tensor element or a scalar), in its own WT."""
+        """The value of input k at this element (a loaded tensor element or a scalar), in its own WgslType."""
         return self._vals[k]
 
     def param(self, k: int) -> str:
@@ -82,13 +82,13 @@ class Gen:
 
 
 def run_map(client: WebGPUClient, name: str, key, outs: Sequence[Tensor], ins: Sequence,
-            body: Callable[[Gen], str], params: Sequence[tuple[WT, object]] = (), coords: bool = False,
+            body: Callable[[MapCodegen], str], params: Sequence[tuple[WgslType, object]] = (), coords: bool = False,
             raw: Sequence[tuple[Tensor, bool]] = (), shape: tuple[int, ...] | None = None,
             fusable: bool = True) -> None:
     """Launch map kernel ``name`` (``key``: whatever besides the operand dtypes changes its shader).
 
     ``ins``: Tensors (already broadcast to the output shape), NumPy scalars or None; ``params``: extra
-    scalar parameters (WT, value), read in the body with ``Gen.param``; ``coords``: the body uses the
+    scalar parameters (WgslType, value), read in the body with ``MapCodegen.param``; ``coords``: the body uses the
     element's coordinates, so the dimensions are kept as they are. ``raw``: (tensor, written) bound
     whole and addressed by the body (gathers and scatters; needs ``coords``); ``shape``: the shape
     iterated over when it is not the first output's. ``fusable``: a capture may merge the launch with
@@ -286,7 +286,7 @@ def _unalias(client: WebGPUClient, outs, ins) -> list:
 def _build(client: WebGPUClient, pkey, nout: int, body, ndim: int, coords: bool, param_wts, out_dtypes, desc,
            raw_desc):
     lay = Layout()
-    lib = Lib(client.has_f64)
+    lib = WgslHelpers(client.has_f64)
     shape_k = lay.alloc(ndim)
     tensor_wts = [wt(d) for d in out_dtypes] + [wt(x[1]) for x in desc if x is not None and x[0] == "t"]
     tensor_words = [lay.alloc(1 + ndim) for _ in tensor_wts]
@@ -296,7 +296,7 @@ def _build(client: WebGPUClient, pkey, nout: int, body, ndim: int, coords: bool,
         k = lay.alloc(1 + 2 * rnd)
         raw.append((len(tensor_wts) + 1 + j, wt(d), Layout.word(k), lay.words(k + 1, rnd), lay.words(k + 1 + rnd, rnd)))
     vals: list[str | None] = []
-    ins_wt: list[WT | None] = []
+    ins_wt: list[WgslType | None] = []
     scalar_exprs = []
     for x in desc:
         if x is not None and x[0] == "s":
@@ -318,7 +318,7 @@ def _build(client: WebGPUClient, pkey, nout: int, body, ndim: int, coords: bool,
             lines.append(f"  let v{k} = {scalar_exprs[si]};\n")
             si += 1
         vals.append(f"v{k}")
-    g = Gen(lib, ins_wt, vals, param_exprs, coords, raw)
+    g = MapCodegen(lib, ins_wt, vals, param_exprs, coords, raw)
     text = body(g)
     W = Layout.word
     idx = coord_lines(ndim, shape_k)

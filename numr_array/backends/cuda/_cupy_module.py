@@ -2,7 +2,7 @@
 routed through a client's capturable cuBLAS handle, its linear algebra raising as NumPy's does, and the
 few functions whose CuPy results differ from NumPy's (and so from the CPU backend's) replaced.
 
-The kernels in ``backends/_ndarray`` are written against ``m``; giving them this module instead of
+The kernels in ``backends/array_module_kernels`` are written against ``m``; giving them this module instead of
 ``cupy`` itself makes every kernel that multiplies matrices (matmul, tensordot, vecdot, matrix_power,
 pinv, ...) capturable, and every kernel that divides or takes a minimum agree with the CPU, without each
 kernel knowing about CUDA.

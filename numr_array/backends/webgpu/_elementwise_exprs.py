@@ -1,14 +1,14 @@
 """The WGSL expression of every element-wise function (numr_array.kernels.OPS) per compute type.
 
 ``expr(name, c, args, lib)`` returns the expression of op ``name`` on the values ``args`` (already in
-compute type ``c``, the inputs' promoted dtype) and the WT of its result; the kernel casts that to the
-output's dtype. Float NaN, infinity and sign tests go through the bit-level helpers of ``_lib``.
+compute type ``c``, the inputs' promoted dtype) and the WgslType of its result; the kernel casts that to the
+output's dtype. Float NaN, infinity and sign tests go through the bit-level helpers of ``_wgsl_helpers``.
 """
 
 from __future__ import annotations
 
-from ._lib import BOOL, Lib
-from ._types import WT
+from ._wgsl_helpers import BOOL, WgslHelpers
+from ._types import WgslType
 
 # ops whose float form is a helper of the same name (transcendentals come from _libm)
 _FLOAT_FN = {"acos", "acosh", "asin", "asinh", "atan", "atanh", "cos", "cosh", "exp", "expm1", "log", "log1p",
@@ -24,7 +24,7 @@ _CMP = {"greater": ">", "greater_equal": ">=", "less": "<", "less_equal": "<="}
 _IDENTITY_ON_REAL = {"ceil", "floor", "trunc", "round", "conj", "real", "positive"}
 
 
-def expr(name: str, c: WT, args: list[str], lib: Lib) -> tuple[str, WT]:
+def expr(name: str, c: WgslType, args: list[str], lib: WgslHelpers) -> tuple[str, WgslType]:
     fam = c.family
     a = args[0]
     b = args[1] if len(args) > 1 else None

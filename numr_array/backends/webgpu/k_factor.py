@@ -33,17 +33,17 @@ from collections.abc import Callable
 from ... import _dtypes as dt
 from ..._tensor import Tensor
 from ._client import WebGPUClient
-from ._map import Gen, run_map
-from ._types import WT, WTS, lit, wt
+from ._map_template import MapCodegen, run_map
+from ._types import WgslType, WGSL_TYPES, lit, wt
 from .k_reduce import _temp, reduce
 
-I32 = WTS[dt.int32]
+I32 = WGSL_TYPES[dt.int32]
 
 
 class _Ops:
     """WGSL expressions of the scalar arithmetic of one float or complex compute type."""
 
-    def __init__(self, g: Gen, w: WT):
+    def __init__(self, g: MapCodegen, w: WgslType):
         self.lib = g.lib
         self.w = w
         self.cx = w.family == "c"
@@ -92,7 +92,7 @@ class _Arr:
     """Raw operand j of a map body over the batch: this invocation's element offset in it (from the
     ``nb`` batch coordinates) and its trailing ``nd`` dimensions, addressed by index expressions (i32)."""
 
-    def __init__(self, g: Gen, j: int, nb: int, nd: int, name: str):
+    def __init__(self, g: MapCodegen, j: int, nb: int, nd: int, name: str):
         self.g, self.j, self.name = g, j, name
         base = " + ".join([g.raw_offset(j)] + [f"i32({g.coord(d)}) * {g.raw_stride(j, d)}" for d in range(nb)])
         self.decl = f"  let {name}0 = {base};\n" + "".join(
@@ -110,7 +110,7 @@ class _Arr:
         return self.g.raw_store(self.j, self.at(*idx), value)
 
 
-def _step(client: WebGPUClient, name: str, w: WT, batch: tuple[int, ...], extra: tuple[int, ...],
+def _step(client: WebGPUClient, name: str, w: WgslType, batch: tuple[int, ...], extra: tuple[int, ...],
           arrays: list[tuple[Tensor, int, bool]], params: list[int], text: Callable[..., str], key=()) -> None:
     """One dispatch of step kernel ``name``: an invocation per batch entry and per index of ``extra``.
     ``arrays``: (tensor, trailing dimensions per matrix, written), passed to ``text`` as :class:`_Arr`
@@ -121,7 +121,7 @@ def _step(client: WebGPUClient, name: str, w: WT, batch: tuple[int, ...], extra:
         return
     nb = len(batch)
 
-    def body(g: Gen) -> str:
+    def body(g: MapCodegen) -> str:
         arrs = [_Arr(g, j, nb, nd, f"m{j}_") for j, (_, nd, _) in enumerate(arrays)]
         return ("".join(a.decl for a in arrs)
                 + "".join(f"  let P{k} = {g.param(k)};\n" for k in range(len(params)))
@@ -132,7 +132,7 @@ def _step(client: WebGPUClient, name: str, w: WT, batch: tuple[int, ...], extra:
             raw=[(_bindable(client, t), written) for t, _, written in arrays], shape=shape)
 
 
-def _compute_wt(client: WebGPUClient, name: str, dtype: dt.DType) -> WT:
+def _compute_wt(client: WebGPUClient, name: str, dtype: dt.DType) -> WgslType:
     w = wt(dtype)
     if w.family not in "fc":
         raise NotImplementedError(f"{name}: {dtype.name} is not supported on {client.device}")

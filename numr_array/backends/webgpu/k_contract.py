@@ -26,16 +26,16 @@ import math
 
 from ... import _dtypes as dt
 from ..._tensor import Tensor
-from ._lib import Lib
-from ._map import Gen, run_map
+from ._wgsl_helpers import WgslHelpers
+from ._map_template import MapCodegen, run_map
 from ._shader import Layout, MAX_GROUPS, pack_words
-from ._types import COMPUTE, WT, WTS, cast, lit, load_fn, storage_decl, store_fn, wt
+from ._types import COMPUTE, WgslType, WGSL_TYPES, cast, lit, load_fn, storage_decl, store_fn, wt
 from ._views import bind_whole, collapse, overlap
 from .k_reduce import _temp, reduce
 
-I32 = WTS[dt.int32]
-U32 = WTS[dt.uint32]
-F32 = WTS[dt.float32]
+I32 = WGSL_TYPES[dt.int32]
+U32 = WGSL_TYPES[dt.uint32]
+F32 = WGSL_TYPES[dt.float32]
 _M32 = 0xFFFFFFFF
 PAD = 4  # extra elements per k-row of x1's tile in workgroup memory: its transposed stores avoid bank conflicts
 
@@ -71,7 +71,7 @@ def _contract_range(client, x1: Tensor, x2: Tensor, o: Tensor, out_strides: list
     params += [(I32, v) for r in red for v in r]
     params += [(I32, start), (I32, stop)]
 
-    def body(g: Gen) -> str:
+    def body(g: MapCodegen) -> str:
         lib = g.lib
         b1 = " + ".join([g.raw_offset(0)] + [f"i32({g.coord(d)}) * {g.param(2 * d)}" for d in range(nd)])
         b2 = " + ".join([g.raw_offset(1)] + [f"i32({g.coord(d)}) * {g.param(2 * d + 1)}" for d in range(nd)])
@@ -163,20 +163,20 @@ def _apart(client, ins, o: Tensor) -> list[Tensor]:
     return res
 
 
-def _compute_wt(o: dt.DType) -> WT:
+def _compute_wt(o: dt.DType) -> WgslType:
     """What a product accumulates in: o's compute type, bool as a count of true products."""
     return U32 if o == dt.bool_ else COMPUTE[wt(o)]
 
 
-def _build_gemm(client, key, w1: WT, w2: WT, ow: WT, c: WT, R: int, BK: int, nbd: int, vec1: bool, vec2: bool,
-                m_major1: bool, k_major2: bool):
+def _build_gemm(client, key, w1: WgslType, w2: WgslType, ow: WgslType, c: WgslType, R: int, BK: int, nbd: int,
+                vec1: bool, vec2: bool, m_major1: bool, k_major2: bool):
     lay = Layout()
     W = Layout.word
     N_k, M_k, K_k, TJ_k, TI_k, e1_k, e2_k, eo_k, sn1_k, sk1_k, sk2_k, sm2_k, sno_k, smo_k = \
         (lay.alloc(1) for _ in range(14))
     bs, b1s, b2s, bos = (lay.alloc(nbd) for _ in range(4))
     i32 = lambda k: f"bitcast<i32>({W(k)})"
-    lib = Lib(client.has_f64)
+    lib = WgslHelpers(client.has_f64)
     BM = 16 * R
     AW = BM + PAD  # a k-row of x1's tile in workgroup memory
     E = BM * BK // 256  # elements of each operand's tile that each invocation loads
@@ -363,7 +363,7 @@ def _cross(client, ins, outs, p):
         return Tensor(t._buf, t._dtype, t._shape[:axis] + t._shape[axis + 1:], t._strides[:axis] + t._strides[axis + 1:],
                       t._offset + i * t._strides[axis], t._dev)
 
-    def body(g: Gen) -> str:
+    def body(g: MapCodegen) -> str:
         a_i, b_j, a_j, b_i = (cast(g.val(k), g.wt_in(k), c) for k in range(4))
         if c.family == "c":
             mul = g.lib.fn("cmul", c)

@@ -1,6 +1,6 @@
 """The WGSL helper functions kernels call, instantiated per compute type from one template each.
 
-A helper is named ``<name>_<suffix>`` (``isnan_f32``, ``floordiv_i64``, ``cmul_c64``); a :class:`Lib`
+A helper is named ``<name>_<suffix>`` (``isnan_f32``, ``floordiv_i64``, ``cmul_c64``); a :class:`WgslHelpers`
 collects the helpers a shader uses, with their dependencies, and emits them in dependency order.
 
 Two facts about WGSL compilers shape these templates. They may apply algebraic rewrites that assume no
@@ -13,7 +13,7 @@ computed in float64 where the device has it, else with the builtins.
 from __future__ import annotations
 
 
-from ._types import WT, WTS, COMPUTE
+from ._types import WgslType, WGSL_TYPES, COMPUTE
 from ... import _dtypes as dt
 
 #: per real float type: the unsigned type of its bits and the masks of its fields
@@ -224,14 +224,14 @@ _INT: dict[str, tuple[tuple[str, ...], str]] = {
 }
 
 
-class Lib:
+class WgslHelpers:
     """The helper functions one shader needs, emitted once each, dependencies first."""
 
     def __init__(self, has_f64: bool):
         self.has_f64 = has_f64
         self._code: dict[str, str] = {}
 
-    def fn(self, name: str, w: WT) -> str:
+    def fn(self, name: str, w: WgslType) -> str:
         """The name of helper ``name`` for compute type ``w``, instantiated into this shader."""
         w = COMPUTE[w]
         full = f"{name}_{w.suffix}"
@@ -245,7 +245,7 @@ class Lib:
     def source(self) -> str:
         return "\n".join(c for c in self._code.values() if c) + "\n"
 
-    def _instantiate(self, name: str, w: WT) -> str:
+    def _instantiate(self, name: str, w: WgslType) -> str:
         fam = w.family
         if fam == "f":
             if name in _REAL:
@@ -266,13 +266,13 @@ class Lib:
         raise KeyError(f"no WGSL helper {name} for {w.dtype.name}")
 
 
-def _float_subst(w: WT) -> dict:
+def _float_subst(w: WgslType) -> dict:
     s = dict(_FLOAT[w.ct])
     s["U_SUFFIX"] = "u" if w.ct == "f32" else "lu"
     return s
 
 
-def _int_subst(w: WT) -> dict:
+def _int_subst(w: WgslType) -> dict:
     T = w.ct
     signed = T[0] == "i"
     bits = int(T[1:])
@@ -307,6 +307,6 @@ def _int_subst(w: WT) -> dict:
     return s
 
 
-#: the WT of bool results
-BOOL = WTS[dt.bool_]
-__all__ = ["Lib", "BOOL"]
+#: the WgslType of bool results
+BOOL = WGSL_TYPES[dt.bool_]
+__all__ = ["WgslHelpers", "BOOL"]

@@ -1,4 +1,4 @@
-"""LU, Cholesky and QR on the WebGPU device (k_lu): cholesky, det, slogdet, inv, solve, qr, matrix_power,
+"""LU, Cholesky and QR on the WebGPU device (k_factor): cholesky, det, slogdet, inv, solve, qr, matrix_power,
 vector_norm and matrix_norm against NumPy, over the float and complex dtypes, batches, strided and
 transposed views, empty and 1x1 matrices; the GPU convention for singular and indefinite matrices (no
 LinAlgError, no readback); capture and replay."""
