@@ -35,26 +35,101 @@ class CaptureError(RuntimeError):
     """An operation that cannot be part of a captured graph was called inside ``capture()``."""
 
 
-class Arena:
-    """Scratch memory for the intermediates of one captured graph.
+class ArenaBuffer(Buffer):
+    """What a tensor of the block holds: one of the arena's blocks of memory, shared, not owned.
 
-    Its buffers bypass the frozen allocator and are kept (not freed when their tensors go) until the
-    arena itself goes, after the graph that bakes their addresses in.
+    Its ``owner`` is the arena's :class:`_Recycler`: when its last reference goes inside the block, the
+    block is filed for reuse by a later allocation of the same block. It holds the block itself, so a
+    tensor still referenced after the graph is gone keeps its memory.
+    """
+
+    __slots__ = ("block", "constant")
+
+    def __init__(self, block: Buffer, owner: "_Recycler"):
+        super().__init__(block.handle, block.nbytes, owner)
+        self.block = block
+        self.constant = False
+
+    def mark_constant(self) -> None:
+        # an upload is not recorded: what it wrote stays in the block for every replay, so the block must
+        # never serve another allocation
+        self.constant = True
+
+
+class _Recycler:
+    """The owner of the buffers an arena hands out, and its free blocks by size while the block runs.
+
+    Kept apart from the :class:`Arena` (which the graph holds): a tensor that outlives its graph holds
+    this object and its own block, not the arena's other blocks.
     """
 
     def __init__(self, allocator: Allocator):
         self._allocator = allocator
+        self.ids: set[int] = set()  # id() of each live buffer handed out (a dead one's id may recur)
+        self.free: dict[int, list[Buffer]] | None = {}  # nbytes -> free blocks; None once the block ended
+
+    @property
+    def lost(self):
+        """The allocator's DeviceLostError once the device is lost (``runtime.check_live`` reads it)."""
+        return self._allocator.lost
+
+    def hand_out(self, block: Buffer) -> ArenaBuffer:
+        buf = ArenaBuffer(block, self)
+        self.ids.add(id(buf))
+        return buf
+
+    def deallocate(self, buffer: ArenaBuffer) -> None:
+        """File ``buffer``'s block for reuse; called when the last reference to ``buffer`` goes, in any thread."""
+        buffer.owner = None
+        self.ids.discard(id(buffer))
+        free = self.free
+        if free is not None and not buffer.constant:
+            free.setdefault(buffer.nbytes, []).append(buffer.block)  # (setdefault and append are atomic)
+
+
+class Arena:
+    """Scratch memory for the intermediates of one captured graph.
+
+    Its blocks bypass the frozen allocator and are kept until the arena itself goes, after the graph
+    that bakes their addresses in. A block whose tensor dies inside the block serves a later allocation
+    of the block: replay runs the launches in the same order, so a launch that reads the memory as the
+    old tensor runs before the one that writes it as the new one. (Fusion passes that merge launches must
+    see a shared block as one buffer: the handle, not the Buffer, is the memory.) A block a host upload
+    wrote (a constant of the graph) is never reused.
+    """
+
+    #: a free block may serve a request down to 1/REUSE_SLACK of its size when none of the exact size is free
+    REUSE_SLACK = 2
+
+    def __init__(self, allocator: Allocator):
+        self._allocator = allocator
         self.thread = threading.get_ident()  # the capturing thread, the only one the arena serves
-        self._buffers: list[Buffer] = []
-        self.ids: set[int] = set()  # id() of each buffer, stable because the arena keeps them alive
+        self._buffers: list[Buffer] = []  # every block, allocator-owned: held for as long as the graph
+        self._recycler = _Recycler(allocator)
+        self.ids = self._recycler.ids
         self.nbytes = 0
 
-    def allocate(self, nbytes: int) -> Buffer:
-        buf = self._allocator.allocate_unfrozen(nbytes)
-        self._buffers.append(buf)
-        self.ids.add(id(buf))
-        self.nbytes += nbytes
-        return buf
+    def allocate(self, nbytes: int) -> ArenaBuffer:
+        block = self._reuse(nbytes)
+        if block is None:
+            block = self._allocator.allocate_unfrozen(nbytes)
+            self._buffers.append(block)
+            self.nbytes += nbytes
+        return self._recycler.hand_out(block)
+
+    def _reuse(self, nbytes: int) -> Buffer | None:
+        free = self._recycler.free
+        if not free:
+            return None
+        exact = free.get(nbytes)
+        if exact:
+            return exact.pop()
+        fits = [size for size, blocks in list(free.items()) if blocks and nbytes <= size <= nbytes * self.REUSE_SLACK]
+        return free[min(fits)].pop() if fits else None
+
+    def close(self) -> None:
+        """The block has ended: nothing more is allocated, so freed blocks are no longer filed for reuse."""
+        self._recycler.free = None
 
 
 class _State:
@@ -198,6 +273,7 @@ class CapturedGraph:
         client = self._client
         client.arena = None
         client.allocator.unfreeze()
+        self._arena.close()
         return state
 
     def _abort(self, why: str) -> None:

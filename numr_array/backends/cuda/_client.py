@@ -104,6 +104,20 @@ class CudaAllocator(Allocator):
     def _raw_free(self, handle, nbytes: int) -> None:
         return None  # the MemoryPointer returns the block to the pool when its references go
 
+    def pooled_bytes(self) -> int:
+        """The free bytes CuPy's pool caches on this GPU (CuPy code of the process shares the pool)."""
+        c = self._client
+        with c.on_device():
+            return c.pool.free_bytes()
+
+    def release_pool(self) -> None:
+        """Free the pool's cached blocks on this GPU (cudaFree waits for the device; the client's lock keeps
+        it out of another thread's capture)."""
+        c = self._client
+        with c._lock, c.on_device():
+            c.pool.free_all_blocks()
+            c._over_threshold_since = None
+
 
 class CudaEvent(Event):
     """An event recorded on a client's compute stream."""
@@ -321,6 +335,7 @@ class CudaClient(Client):
             if self._capturing:
                 # a capturing stream cannot take a host copy; an upload inside a capture becomes a constant of
                 # the graph, written now on the copy stream (begin_capture left no eager work in flight)
+                dst.mark_constant()  # (so the capture's arena never hands its memory out again)
                 runtime.memcpyAsync(ptr, host.ctypes.data, n, runtime.memcpyHostToDevice, self.copy_stream.ptr)
                 self.copy_stream.synchronize()
             else:
@@ -458,7 +473,10 @@ class CudaClient(Client):
         arena = self.arena
         if arena is None:  # CuPy code outside numr's capture bookkeeping, on this thread: the pool
             return self.malloc(nbytes)
-        return arena.allocate(nbytes).handle
+        buf = arena.allocate(nbytes)
+        # CuPy frees a temporary by dropping its pointer: a pointer over memory that holds ``buf`` files the
+        # arena block for reuse when CuPy is done with it (and keeps the block alive until then)
+        return cupy.cuda.MemoryPointer(cupy.cuda.UnownedMemory(buf.handle.ptr, nbytes, buf, self.index), 0)
 
     def _stop_capture(self):
         """End the stream capture; the CuPy graph, or the CUDA error that invalidated the capture."""
