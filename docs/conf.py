@@ -105,6 +105,8 @@ Array object, devices, dtypes and capture
 
 .. autoclass:: numr_array.CaptureError
 
+.. autoclass:: numr_array.linalg.LinAlgError
+
 .. autofunction:: numr_array.__array_namespace_info__
 
 .. autoclass:: numr_array._info.Info

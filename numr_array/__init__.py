@@ -11,8 +11,12 @@ from .errors import DeviceLostError  # noqa: F401
 from ._namespace import *  # noqa: F401,F403
 from ._info import __array_namespace_info__  # noqa: F401
 from . import linalg, fft  # noqa: F401
+from . import _tensor_methods
 
 import math as _math
+import sys as _sys
+
+_tensor_methods.install(_sys.modules[__name__])  # the operators and methods that are namespace functions
 
 __array_api_version__ = "2025.12"
 
@@ -22,4 +26,4 @@ inf = _math.inf
 nan = _math.nan
 newaxis = None
 
-del _math
+del _math, _sys

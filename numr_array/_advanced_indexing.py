@@ -22,6 +22,7 @@ from ._dispatch import (broadcast_shapes, broadcast_to_shape, check_axis, check_
                         launch, to_numpy)
 from ._info import default_dtypes_of
 from ._tensor import Tensor
+from .kernels import K
 
 __all__ = ["take", "take_along_axis"]
 
@@ -41,7 +42,7 @@ def _check_bounds(indices: list[tuple[Tensor, int, int]], func: str) -> None:
         if _capturing(a._dev):
             continue  # see the module docstring: unchecked in a capture, clipped by the kernels
         r = empty(a._dev, (2,), a._dtype)
-        launch(a._dev, "index_range", (a,), (r,))
+        launch(a._dev, K.index_range, (a,), (r,))
         lo, hi = (int(v) for v in to_numpy(r, func))
         if lo < -n or hi >= n:
             raise IndexError(f"{func}: index {lo if lo < -n else hi} is out of bounds for axis {axis} with size {n}")
@@ -53,7 +54,7 @@ def _mask_count(mask: Tensor, func: str) -> int:
     if mask.size == 0:
         return 0
     c = empty(mask._dev, (), default_dtypes_of(mask._dev)["default_integral"])  # int32 without int64
-    launch(mask._dev, "mask_count", (mask,), (c,))
+    launch(mask._dev, K.mask_count, (mask,), (c,))
     return int(to_numpy(c, func))
 
 
@@ -115,7 +116,7 @@ def gather(x: Tensor, entries: list, func: str) -> Tensor:
     shape, arrays, params = _plan(x, entries, func)
     out = empty(x._dev, shape, x._dtype)
     if out.size:
-        launch(x._dev, "gather", (x, *arrays), (out,), params)
+        launch(x._dev, K.gather, (x, *arrays), (out,), params)
     return out
 
 
@@ -136,7 +137,7 @@ def scatter(x: Tensor, entries: list, value, func: str) -> None:
             raise ValueError(f"{func}: value of shape {value._shape} does not broadcast to the indexed shape {shape}")
         value = broadcast_to_shape(value, shape)
     if all(shape):
-        launch(x._dev, "scatter", (value, *arrays), (x,), params)
+        launch(x._dev, K.scatter, (value, *arrays), (x,), {**params, "shape": shape})
 
 
 def _index_tensor(x, indices, func: str) -> None:
@@ -178,7 +179,7 @@ def take_along_axis(x: Tensor, indices: Tensor, /, *, axis: int = -1) -> Tensor:
     _check_bounds([(indices, n, axis)], "take_along_axis")
     out = empty(x._dev, shape, x._dtype)
     if out.size:
-        launch(x._dev, "take_along_axis",
+        launch(x._dev, K.take_along_axis,
                (broadcast_to_shape(x, others[:axis] + (n,) + others[axis + 1:]), broadcast_to_shape(indices, shape)),
                (out,), {"n": n, "axis": axis})
     return out

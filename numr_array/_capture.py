@@ -24,15 +24,13 @@ from __future__ import annotations
 import threading
 from typing import TYPE_CHECKING
 
+from . import errors
+from .errors import CaptureError, abort_active, check_host_read  # noqa: F401  (re-exported to the namespace)
 from .runtime import Allocator, Buffer, Client, Graph, renewed
 
 if TYPE_CHECKING:
     from ._device import Device
     from ._tensor import Tensor
-
-
-class CaptureError(RuntimeError):
-    """An operation that cannot be part of a captured graph was called inside ``capture()``."""
 
 
 class ArenaBuffer(Buffer):
@@ -162,10 +160,9 @@ class _State:
 
 
 class _Local(threading.local):
-    """The calling thread's capture in progress: its state and its CapturedGraph (None when none)."""
+    """The calling thread's capture in progress (None when none)."""
 
     state: _State | None = None
-    graph: "CapturedGraph | None" = None
 
 
 local = _Local()
@@ -177,22 +174,6 @@ _capturing_lock = threading.Lock()
 def current() -> _State | None:
     """The calling thread's capture in progress, or None."""
     return local.state if capturing else None
-
-
-def abort_active(why: str) -> None:
-    """Abort the calling thread's capture, if any: what it recorded is discarded, and its block will fail."""
-    graph = local.graph
-    if graph is not None:
-        graph._abort(why)
-
-
-def check_host_read(device: "Device", what: str) -> None:
-    """Raise CaptureError (aborting the capture) if ``what`` would read ``device`` data during its capture."""
-    state = current()
-    if state is not None and state.device is device:
-        abort_active(f"{what} reads device data on the host")
-        raise CaptureError(f"{what}: cannot be captured, it needs the host to read data of {device} "
-                           "(and so cannot be replayed); move it out of the capture() block")
 
 
 def check_not_capturing(what: str) -> None:
@@ -259,14 +240,14 @@ class CapturedGraph:
         with _capturing_lock:
             capturing += 1
         local.state = state
-        local.graph = self
+        errors.capturing.capture = (self.device, self._abort)
         return self
 
     def _finish(self) -> _State:
         global capturing
         state = local.state
         local.state = None
-        local.graph = None
+        errors.capturing.capture = None
         with _capturing_lock:
             capturing -= 1
         self._capturing = False

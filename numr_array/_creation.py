@@ -14,9 +14,13 @@ from ._dispatch import check_tensor, device_of, empty as _empty, from_numpy, lau
 from ._dlpack import from_dlpack
 from ._info import default_dtypes_of
 from ._tensor import Tensor
+from .kernels import K, Kernel
 
 __all__ = ["asarray", "empty", "zeros", "ones", "full", "empty_like", "zeros_like", "ones_like", "full_like",
            "arange", "linspace", "eye", "tril", "triu"]
+
+
+MAX_SIZE = np.iinfo(np.intp).max  # the largest axis length, element count or byte size of an array
 
 
 def normalize_shape(shape, func: str) -> tuple[int, ...]:
@@ -31,7 +35,12 @@ def normalize_shape(shape, func: str) -> tuple[int, ...]:
             raise TypeError(f"{func}: shape entries must be ints, got {n!r} in {tuple(shape)}")
         if n < 0:
             raise ValueError(f"{func}: negative dimension {n} in shape {tuple(shape)}")
+        if n > MAX_SIZE:
+            raise ValueError(f"{func}: dimension {n} in shape {tuple(shape)} is beyond the largest possible, "
+                             f"{MAX_SIZE}")
         out.append(int(n))
+    if math.prod(out) > MAX_SIZE:
+        raise ValueError(f"{func}: shape {tuple(out)} has more elements than an array can have ({MAX_SIZE})")
     return tuple(out)
 
 
@@ -60,7 +69,7 @@ def _new(dev: Device, shape: tuple[int, ...], dtype: dt.DType, func: str) -> Ten
 
 def _fill(t: Tensor, value) -> Tensor:
     if t.size:
-        launch(t._dev, "fill", (), (t,), {"value": t._dtype.np.type(value)})
+        launch(t._dev, K.fill, (), (t,), {"value": t._dtype.np.type(value)})
     return t
 
 
@@ -79,6 +88,10 @@ def _host_array(obj, dtype: dt.DType | None, func: str) -> np.ndarray:
     if dtype is None:
         if a.dtype.kind == "O" and isinstance(obj, int):
             raise OverflowError(f"{func}: the Python int {obj} does not fit in int64")
+        big = next((v for v in a.flat if type(v) is int and not -2 ** 63 <= v < 2 ** 63), None) \
+            if a.dtype.kind == "O" else None
+        if big is not None:
+            raise OverflowError(f"{func}: the Python int {big} in the {type(obj).__name__} does not fit in int64")
         if a.dtype.kind == "u" and _is_python_data(obj):
             raise OverflowError(f"{func}: Python ints beyond int64 need dtype=uint64")
         try:
@@ -198,7 +211,18 @@ def _fill_dtype(fill_value, dtype: dt.DType | None, dev: Device, func: str) -> d
         info = np.iinfo(dtype.np)
         if not info.min <= fill_value <= info.max:
             raise OverflowError(f"{func}: fill_value {fill_value} does not fit in {dtype.name}")
+    elif type(fill_value) is int:
+        _python_float(fill_value, "fill_value", func)
     return dtype
+
+
+def _python_float(v: int, name: str, func: str) -> float:
+    """A Python int as a float; OverflowError naming ``func`` beyond the float range (as NumPy raises for
+    out-of-range Python ints, and as asarray and full do for integer dtypes)."""
+    try:
+        return float(v)
+    except OverflowError:
+        raise OverflowError(f"{func}: {name} {v} is too large for a floating-point dtype") from None
 
 
 def full(shape, fill_value, *, dtype=None, device=None) -> Tensor:
@@ -273,9 +297,11 @@ def arange(start, /, stop=None, step=1, *, dtype=None, device=None) -> Tensor:
         last = start + (n - 1) * step
         if not (info.min <= start <= info.max and info.min <= last <= info.max):
             raise OverflowError(f"arange: values from {start} to {last} do not fit in {dtype.name}")
-    out = _new(dev, (n,), dtype, "arange")
+    elif dtype.kind not in dt.INTEGER_KINDS:
+        start, step = _python_float(start, "start", "arange"), _python_float(step, "step", "arange")
+    out = _new(dev, normalize_shape(n, "arange"), dtype, "arange")
     if n:
-        launch(dev, "arange", (), (out,), {"start": start, "step": step})
+        launch(dev, K.arange, (), (out,), {"start": start, "step": step})
     return out
 
 
@@ -295,9 +321,13 @@ def linspace(start, stop, /, num, *, dtype=None, device=None, endpoint: bool = T
         dtype = defaults["default_complex" if is_complex else "default_float"]
     elif dtype.kind not in dt.FLOAT_KINDS or (is_complex and dtype.kind != "complex floating"):
         raise TypeError(f"linspace: dtype must be a floating-point dtype suited to the bounds, got {dtype.name}")
-    out = _new(dev, (num,), dtype, "linspace")
+    # the kernels get Python floats (complex numbers): a Python int of any size fits (or OverflowError)
+    bound = complex if dtype.kind == "complex floating" else float
+    start, stop = (bound(_python_float(v, name, "linspace") if isinstance(v, (int, np.integer)) else v)
+                   for name, v in (("start", start), ("stop", stop)))
+    out = _new(dev, normalize_shape(num, "linspace"), dtype, "linspace")
     if num:
-        launch(dev, "linspace", (), (out,), {"start": start, "stop": stop, "endpoint": bool(endpoint)})
+        launch(dev, K.linspace, (), (out,), {"start": start, "stop": stop, "endpoint": bool(endpoint)})
     return out
 
 
@@ -310,28 +340,34 @@ def eye(n_rows: int, n_cols: int | None = None, /, *, k: int = 0, dtype=None, de
         raise ValueError(f"eye: sizes must be non-negative, got {n_rows}, {n_cols}")
     dev = device_of(device, "eye")
     dtype = _dtype_arg(dtype, "eye") or _default_float(dev)
-    out = _new(dev, (n_rows, n_cols), dtype, "eye")
+    out = _new(dev, normalize_shape((n_rows, n_cols), "eye"), dtype, "eye")
     if out.size:
-        launch(dev, "eye", (), (out,), {"k": k})
+        launch(dev, K.eye, (), (out,), {"k": _clamp_diagonal(k, out._shape)})
     return out
 
 
-def _tri(x, k, func: str, kernel: str) -> Tensor:
+def _tri(x, k, func: str, kernel: Kernel) -> Tensor:
     check_tensor(x, func)
     if x.ndim < 2:
         raise ValueError(f"{func}: x must have at least 2 dimensions, got shape {x._shape}")
     k = _int_arg(k, "k", func)
     out = _empty(x._dev, x._shape, x._dtype)
     if out.size:
-        launch(x._dev, kernel, (x,), (out,), {"k": k})
+        launch(x._dev, kernel, (x,), (out,), {"k": _clamp_diagonal(k, x._shape)})
     return out
+
+
+def _clamp_diagonal(k: int, shape: tuple[int, ...]) -> int:
+    """``k`` within [-rows, cols] of the last two axes: a diagonal further out selects the same elements
+    (none, or all), and a Python int of any size then fits the kernels' C integers."""
+    return max(-shape[-2], min(k, shape[-1]))
 
 
 def tril(x, /, *, k: int = 0) -> Tensor:
     """x with the elements above the k-th diagonal (of the last two axes) zeroed."""
-    return _tri(x, k, "tril", "tril")
+    return _tri(x, k, "tril", K.tril)
 
 
 def triu(x, /, *, k: int = 0) -> Tensor:
     """x with the elements below the k-th diagonal (of the last two axes) zeroed."""
-    return _tri(x, k, "triu", "triu")
+    return _tri(x, k, "triu", K.triu)

@@ -9,6 +9,7 @@ import numpy as np
 from . import _dtypes as dt
 from ._dispatch import check_tensor, device_of, empty, launch
 from ._tensor import Tensor
+from .kernels import K
 
 __all__ = ["astype", "can_cast", "finfo", "iinfo", "isdtype", "result_type"]
 
@@ -34,7 +35,7 @@ def astype(x, dtype, /, *, copy: bool = True, device=None) -> Tensor:
         raise TypeError(f"astype: {dtype.name} is not supported on device {dev}")
     out = empty(dev, x._shape, dtype)
     if out.size:
-        launch(dev, "copy", (x,), (out,))
+        launch(dev, K.copy, (x,), (out,))
     return out
 
 

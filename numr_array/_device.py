@@ -36,7 +36,7 @@ class Device:
                     runtime = get_runtime(self.kind)
                     if runtime is None or self.index >= runtime.device_count():
                         raise ValueError(f"device {self._name!r} is not available on this machine")
-                    c = self._client = runtime.create_client(self.index)
+                    c = self._client = runtime.create_client(self)
         return c
 
     def __repr__(self) -> str:

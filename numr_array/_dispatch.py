@@ -16,6 +16,7 @@ from . import _dtypes as dt
 from . import runtime as _rt
 from ._device import Device, resolve_device
 from ._tensor import _STRIDES, Tensor, contiguous_strides
+from .kernels import CHECK_LAUNCHES, Kernel, check_launch
 
 __all__ = [
     "check_tensor", "check_same_device", "check_axis", "check_axes", "broadcast_shapes", "broadcast_to_shape",
@@ -138,9 +139,11 @@ def result(out, shape: tuple[int, ...], dtype: dt.DType, dev: Device, func: str)
 _NO_PARAMS: dict = {}
 
 
-def launch(dev: Device, kernel: str, inputs: Sequence, outputs: Sequence[Tensor], params: dict | None = None) -> None:
-    """Run ``kernel`` on ``dev``; while ``dev`` is captured, the graph holds the outside tensors it touches.
-    DeviceLostError, before any work, when a tensor was made on a client that has since been lost."""
+def launch(dev: Device, kernel: Kernel, inputs: Sequence, outputs: Sequence[Tensor],
+           params: dict | None = None) -> None:
+    """Run the declared ``kernel`` (numr_array/kernels.py) on ``dev``; while ``dev`` is captured, the graph
+    holds the outside tensors it touches. DeviceLostError, before any work, when a tensor was made on a
+    client that has since been lost."""
     if _rt.lost_count:
         _rt.check_live(inputs)
         _rt.check_live(outputs)
@@ -148,7 +151,16 @@ def launch(dev: Device, kernel: str, inputs: Sequence, outputs: Sequence[Tensor]
         state = _capture.local.state
         if state is not None and state.device is dev:
             state.track(inputs, outputs)
-    (dev._client or dev.client).launch(kernel, inputs, outputs, _NO_PARAMS if params is None else params)
+    (dev._client or dev.client).launch(kernel.name, inputs, outputs, _NO_PARAMS if params is None else params)
+
+
+if CHECK_LAUNCHES:  # chosen once at import, so that an unchecked launch costs nothing extra
+    _launch_unchecked = launch
+
+    def launch(dev: Device, kernel: Kernel, inputs: Sequence, outputs: Sequence[Tensor],
+               params: dict | None = None) -> None:
+        check_launch(kernel, inputs, outputs, _NO_PARAMS if params is None else params)
+        _launch_unchecked(dev, kernel, inputs, outputs, params)
 
 
 def to_numpy(x: Tensor, func: str) -> np.ndarray:

@@ -36,7 +36,7 @@ def from_dlpack(x: object, /, *, device=None, copy: bool | None = None) -> Tenso
     if type(x) is Tensor:
         return _from_tensor(x, target, copy)
     if not hasattr(x, "__dlpack__") or not hasattr(x, "__dlpack_device__"):
-        raise AttributeError(f"from_dlpack: {type(x).__name__} has no __dlpack__/__dlpack_device__ methods")
+        raise TypeError(f"from_dlpack: {type(x).__name__} has no __dlpack__/__dlpack_device__ methods")
     source = _source_device(x)
     dev = source if target is None else target
     _check_available(dev)

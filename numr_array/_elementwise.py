@@ -1,80 +1,32 @@
-"""Element-wise functions, all generated from one table.
+"""Element-wise functions, all generated from one table: ``kernels.OPS``.
 
 A row says: the function's name, its arity, the dtype kinds it accepts, and how its result dtype follows
 from the (promoted) input dtype. The namespace functions below are made from the rows; each backend
-supplies one kernel per row, under the row's name. Adding an element-wise function is one row here and
+supplies one kernel per row, under the row's name, and gets the compute dtype (the operands' promoted
+dtype) as ``params["dtype"]``. Adding an element-wise function is one row in numr_array/kernels.py and
 one kernel per backend.
 """
 
 from __future__ import annotations
 
 import inspect
-from typing import NamedTuple
 
 import numpy as np
 
 from . import _dtypes as dt
 from ._dispatch import broadcast_shapes, broadcast_to_shape, launch, promote_on, result
 from ._tensor import Tensor
+from .kernels import KIND_WORDS as _KIND_WORDS
+from .kernels import OPS, K, Kernel
 
-_ALL = ("bool",) + dt.NUMERIC_KINDS
-_NUMERIC = dt.NUMERIC_KINDS
-_REAL_NUMERIC = dt.INTEGER_KINDS + ("real floating",)
-_INTEGER = dt.INTEGER_KINDS
-_INT_OR_BOOL = ("bool",) + dt.INTEGER_KINDS
-_FLOATING = dt.FLOAT_KINDS
-_REAL_FLOATING = ("real floating",)
-_BOOL = ("bool",)
-
-_KIND_WORDS = {
-    _ALL: "any", _NUMERIC: "numeric", _REAL_NUMERIC: "real numeric", _INTEGER: "integer",
-    _INT_OR_BOOL: "integer or boolean", _FLOATING: "floating-point", _REAL_FLOATING: "real floating-point",
-    _BOOL: "boolean", ("complex floating",): "complex floating-point",
-}
-
-
-class Op(NamedTuple):
-    name: str
-    arity: int
-    kinds: tuple[str, ...]
-    #: "same": the promoted input dtype; "bool": bool; "real": the real dtype of the promoted input dtype
-    result: str = "same"
-
-
-OPS: tuple[Op, ...] = (
-    Op("abs", 1, _NUMERIC, "real"),
-    Op("acos", 1, _FLOATING), Op("acosh", 1, _FLOATING), Op("asin", 1, _FLOATING), Op("asinh", 1, _FLOATING),
-    Op("atan", 1, _FLOATING), Op("atanh", 1, _FLOATING), Op("cos", 1, _FLOATING), Op("cosh", 1, _FLOATING),
-    Op("exp", 1, _FLOATING), Op("expm1", 1, _FLOATING), Op("log", 1, _FLOATING), Op("log1p", 1, _FLOATING),
-    Op("log2", 1, _FLOATING), Op("log10", 1, _FLOATING), Op("sin", 1, _FLOATING), Op("sinh", 1, _FLOATING),
-    Op("sqrt", 1, _FLOATING), Op("tan", 1, _FLOATING), Op("tanh", 1, _FLOATING),
-    Op("bitwise_invert", 1, _INT_OR_BOOL),
-    Op("ceil", 1, _REAL_NUMERIC), Op("floor", 1, _REAL_NUMERIC), Op("trunc", 1, _REAL_NUMERIC),
-    Op("conj", 1, _NUMERIC), Op("imag", 1, ("complex floating",), "real"), Op("real", 1, _NUMERIC, "real"),
-    Op("isfinite", 1, _NUMERIC, "bool"), Op("isinf", 1, _NUMERIC, "bool"), Op("isnan", 1, _NUMERIC, "bool"),
-    Op("logical_not", 1, _BOOL),
-    Op("negative", 1, _NUMERIC), Op("positive", 1, _NUMERIC), Op("reciprocal", 1, _FLOATING),
-    Op("round", 1, _NUMERIC), Op("sign", 1, _NUMERIC), Op("signbit", 1, _REAL_FLOATING, "bool"),
-    Op("square", 1, _NUMERIC),
-    Op("add", 2, _NUMERIC), Op("subtract", 2, _NUMERIC), Op("multiply", 2, _NUMERIC),
-    Op("divide", 2, _FLOATING), Op("pow", 2, _NUMERIC),
-    Op("floor_divide", 2, _REAL_NUMERIC), Op("remainder", 2, _REAL_NUMERIC),
-    Op("maximum", 2, _REAL_NUMERIC), Op("minimum", 2, _REAL_NUMERIC),
-    Op("atan2", 2, _REAL_FLOATING), Op("copysign", 2, _REAL_FLOATING), Op("hypot", 2, _REAL_FLOATING),
-    Op("logaddexp", 2, _REAL_FLOATING), Op("nextafter", 2, _REAL_FLOATING),
-    Op("bitwise_and", 2, _INT_OR_BOOL), Op("bitwise_or", 2, _INT_OR_BOOL), Op("bitwise_xor", 2, _INT_OR_BOOL),
-    Op("bitwise_left_shift", 2, _INTEGER), Op("bitwise_right_shift", 2, _INTEGER),
-    Op("logical_and", 2, _BOOL), Op("logical_or", 2, _BOOL), Op("logical_xor", 2, _BOOL),
-    Op("equal", 2, _ALL, "bool"), Op("not_equal", 2, _ALL, "bool"),
-    Op("greater", 2, _REAL_NUMERIC, "bool"), Op("greater_equal", 2, _REAL_NUMERIC, "bool"),
-    Op("less", 2, _REAL_NUMERIC, "bool"), Op("less_equal", 2, _REAL_NUMERIC, "bool"),
-    Op("clip", 3, _REAL_NUMERIC),
-)
+Op = Kernel  # a row of the table
 
 OPS_BY_NAME = {op.name: op for op in OPS}
 _SCALAR_TYPES = (bool, int, float, complex)
 _PROMOTION = dt._PROMOTION
 _BOOL_DT = dt.bool_
+#: the params of an element-wise launch, one frozen dict per compute dtype (no dict built per call)
+_COMPUTE = {d: {"dtype": d} for d in dt.ALL_DTYPES}
 
 
 def _result_dtype(op: Op, dtype: dt.DType) -> dt.DType:
@@ -115,7 +67,7 @@ def _unary(op: Op, x, out):
         raise _kind_error(op, dtype)
     dev = x._dev
     o = result(out, x._shape, _result_dtype(op, dtype), dev, op.name)
-    launch(dev, op.name, (x,), (o,))
+    launch(dev, op, (x,), (o,), _COMPUTE[dtype])
     return o
 
 
@@ -154,7 +106,7 @@ def _binary(op: Op, x1, x2, out):
         raise TypeError(f"{op.name}: at least one of x1, x2 must be a numr_array array, "
                         f"got {type(x1).__name__} and {type(x2).__name__}")
     o = result(out, shape, _result_dtype(op, dtype), dev, op.name)
-    launch(dev, op.name, (x1, x2), (o,))
+    launch(dev, op, (x1, x2), (o,), _COMPUTE[dtype])
     return o
 
 
@@ -170,7 +122,7 @@ def _scalar_bound(b: int | float, dtype: dt.DType):
 def clip(x, /, min=None, max=None, *, out=None):
     """Clamp each element of ``x`` to [min, max]; min and max are None, scalars, or arrays that broadcast
     with x (the result has their broadcast shape and x's dtype)."""
-    op = OPS_BY_NAME["clip"]
+    op = K.clip
     if type(x) is not Tensor:
         raise TypeError(f"clip: x must be a numr_array array, got {type(x).__name__}")
     dtype = x._dtype
@@ -179,6 +131,7 @@ def clip(x, /, min=None, max=None, *, out=None):
     dev = x._dev
     bounds = []
     shapes = [x._shape]
+    compute = dtype  # the dtype x and the array bounds compare in
     for name, b in (("min", min), ("max", max)):
         if b is None:
             bounds.append(None)
@@ -189,6 +142,7 @@ def clip(x, /, min=None, max=None, *, out=None):
                 raise _kind_error(op, b._dtype)
             if _PROMOTION[dtype, b._dtype] is None:
                 raise TypeError(f"clip: no type promotion between x ({dtype.name}) and {name} ({b._dtype.name})")
+            compute = _PROMOTION[compute, b._dtype]
             bounds.append(b)
             shapes.append(b._shape)
         else:
@@ -200,7 +154,7 @@ def clip(x, /, min=None, max=None, *, out=None):
     x = broadcast_to_shape(x, shape)
     bounds = [broadcast_to_shape(b, shape) if type(b) is Tensor else b for b in bounds]
     o = result(out, shape, dtype, dev, "clip")
-    launch(dev, "clip", (x, bounds[0], bounds[1]), (o,))
+    launch(dev, op, (x, bounds[0], bounds[1]), (o,), _COMPUTE[compute])
     return o
 
 

@@ -13,6 +13,7 @@ __all__: list[str] = []
 
 # DLPack device types (dlpack.h): kDLCPU, kDLCUDA, kDLWebGPU
 _DLPACK_DEVICE = {"cpu": 1, "cuda": 2, "webgpu": 15}
+_DLPACK_KIND = {v: k for k, v in _DLPACK_DEVICE.items()}
 _DLPACK_CPU = (1, 0)
 
 
@@ -32,9 +33,25 @@ def dlpack_device(x: Tensor) -> tuple[int, int]:
     return (_DLPACK_DEVICE[kind], x._dev.index)
 
 
+def _check_stream(stream, kind: str | None) -> None:
+    """``stream`` as the standard allows it for the device the consumer reads on: an int on CUDA, where
+    0 is ambiguous (None, 1 or 2) and so refused, as is anything below -1; only None elsewhere (the CPU
+    has no streams, and no stream type is defined for WebGPU)."""
+    if stream is None:
+        return
+    if isinstance(stream, bool) or not isinstance(stream, int):
+        raise TypeError(f"__dlpack__: stream must be an int or None, got {stream!r}")
+    if kind != "cuda":
+        raise ValueError(f"__dlpack__: only stream=None is valid for {kind or 'this'} memory, got stream={stream}")
+    if stream == 0 or stream < -1:
+        raise ValueError(f"__dlpack__: stream={stream} is not a valid CUDA stream (0 is ambiguous; use None, "
+                         "-1, 1, 2 or a stream pointer)")
+
+
 def dlpack_export(x: Tensor, *, stream=None, max_version=None, dl_device=None, copy=None):
     """A DLPack capsule of ``x``: its own memory where the device exports it, or with ``dl_device=(1, 0)``
     (kDLCPU) a host copy from any device (unless ``copy=False``)."""
+    _check_stream(stream, x._dev.kind if dl_device is None else _DLPACK_KIND.get(tuple(dl_device)[0]))
     _capture.check_host_read(x._dev, "__dlpack__")
     if dl_device is not None and tuple(dl_device) != dlpack_device(x):
         if tuple(dl_device) == _DLPACK_CPU and copy is not False:

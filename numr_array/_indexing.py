@@ -15,6 +15,7 @@ from . import _dtypes as dt
 from ._advanced_indexing import broadcasts_to, gather, scatter
 from ._dispatch import broadcast_to_shape, from_numpy, launch, make_view
 from ._tensor import Tensor
+from .kernels import K
 
 __all__: list[str] = []
 
@@ -212,7 +213,7 @@ def _masked_write(x: Tensor, entries: list, value) -> bool:
     if type(value) is Tensor:
         v = broadcast_to_shape(value, counted)
         value = make_view(v, target._shape, v._strides[:p] + (0,) * m + v._strides[p + 1:], v._offset)
-    launch(x._dev, "mask_assign", (mask, value), (target,))
+    launch(x._dev, K.mask_assign, (mask, value), (target,))
     return True
 
 
@@ -229,6 +230,6 @@ def setitem(x: Tensor, key, value) -> None:
         if not broadcasts_to(value._shape, target._shape):
             raise ValueError(f"__setitem__: value of shape {value._shape} does not broadcast to {target._shape}")
         if target.size:
-            launch(x._dev, "copy", (broadcast_to_shape(value, target._shape),), (target,))
+            launch(x._dev, K.copy, (broadcast_to_shape(value, target._shape),), (target,))
     elif target.size:
-        launch(x._dev, "fill", (), (target,), {"value": value})
+        launch(x._dev, K.fill, (), (target,), {"value": value})

@@ -11,6 +11,7 @@ from ._dispatch import (broadcast_shapes, broadcast_to_shape, check_axis, check_
                         launch, promote_on, result)
 from ._manipulation import permute_dims
 from ._tensor import Tensor
+from .kernels import K
 
 __all__ = ["matmul", "tensordot", "vecdot"]
 
@@ -58,7 +59,7 @@ def matmul(x1, x2, /, *, out=None) -> Tensor:
     batch = broadcast_shapes((s1[:-2], s2[:-2]), "matmul")
     shape = batch + (s1[-2:-1] if len(s1) > 1 else ()) + (s2[-1:] if len(s2) > 1 else ())
     o = result(out, shape, dtype, dev, "matmul")
-    launch(dev, "matmul", (x1, x2), (o,))
+    launch(dev, K.matmul, (x1, x2), (o,))
     return o
 
 
@@ -103,7 +104,7 @@ def tensordot(x1, x2, /, *, axes: int | tuple[Sequence[int], Sequence[int]] = 2)
              + tuple(s for j, s in enumerate(x2._shape) if j not in a2))
     o = empty(dev, shape, dtype)
     if o.size:
-        launch(dev, "tensordot", (x1, x2), (o,), {"axes1": a1, "axes2": a2})
+        launch(dev, K.tensordot, (x1, x2), (o,), {"axes1": a1, "axes2": a2})
     return o
 
 
@@ -127,5 +128,5 @@ def vecdot(x1, x2, /, *, axis: int = -1) -> Tensor:
     batch = broadcast_shapes((rest1, rest2), "vecdot")
     o = empty(dev, batch, dtype)
     if o.size:
-        launch(dev, "vecdot", (vectors_last(x1, axis, batch), vectors_last(x2, axis, batch)), (o,))
+        launch(dev, K.vecdot, (vectors_last(x1, axis, batch), vectors_last(x2, axis, batch)), (o,))
     return o

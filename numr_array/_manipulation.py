@@ -12,10 +12,11 @@ import operator
 
 from . import _capture
 from . import _dtypes as dt
-from ._creation import normalize_shape
+from ._creation import MAX_SIZE, normalize_shape
 from ._dispatch import (broadcast_shapes as _broadcast, broadcast_to_shape, check_axis, check_axes,
                         check_same_device, check_tensor, empty, launch, make_view, promote_on, to_numpy)
 from ._tensor import Tensor, contiguous_strides, _size
+from .kernels import K
 
 __all__ = ["broadcast_arrays", "broadcast_shapes", "broadcast_to", "concat", "expand_dims", "flip", "moveaxis",
            "permute_dims", "matrix_transpose", "repeat", "reshape", "roll", "squeeze", "stack", "tile", "unstack",
@@ -57,7 +58,7 @@ def _int_tuple(value, func: str, name: str) -> tuple[int, ...]:
 def _copy_into(src: Tensor, dst: Tensor) -> None:
     """Write ``src`` (of dst's shape, or broadcastable to it) into the view ``dst``."""
     if dst.size:
-        launch(dst._dev, "copy", (broadcast_to_shape(src, dst._shape),), (dst,))
+        launch(dst._dev, K.copy, (broadcast_to_shape(src, dst._shape),), (dst,))
 
 
 # --- broadcasting -------------------------------------------------------------------------------------
@@ -83,6 +84,8 @@ def broadcast_to(x: Tensor, /, shape: tuple[int, ...]) -> Tensor:
     shape = normalize_shape(shape, "broadcast_to")
     if len(shape) < x.ndim or _broadcast((x._shape, shape), "broadcast_to") != shape:
         raise ValueError(f"broadcast_to: an array of shape {x._shape} cannot be broadcast to {shape}")
+    if _size(shape) * x._dtype.np.itemsize > MAX_SIZE:  # a view too, NumPy's and CuPy's, has a byte size
+        raise ValueError(f"broadcast_to: {shape} of {x._dtype.name} is larger than an array can be")
     return broadcast_to_shape(x, shape)
 
 
@@ -336,7 +339,7 @@ def stack(arrays, /, *, axis: int = 0) -> Tensor:
 def _repeat_each(x: Tensor, r: int, axis: int) -> Tensor:
     """x with each element along ``axis`` repeated ``r`` times: one broadcast copy into a (.., n, r, ..) view."""
     n = x._shape[axis]
-    out = empty(x._dev, x._shape[:axis] + (n * r,) + x._shape[axis + 1:], x._dtype)
+    out = empty(x._dev, normalize_shape(x._shape[:axis] + (n * r,) + x._shape[axis + 1:], "repeat"), x._dtype)
     split = x._shape[:axis] + (n, r) + x._shape[axis + 1:]
     src = make_view(x, split, x._strides[:axis + 1] + (0,) + x._strides[axis + 1:], x._offset)
     _copy_into(src, make_view(out, split, contiguous_strides(split), 0))
@@ -372,9 +375,10 @@ def repeat(x: Tensor, repeats: int | Tensor, /, *, axis: int | None = None) -> T
         axis = 0
     if len(counts) == 1:
         return _repeat_each(x, counts[0], axis)
-    out = empty(x._dev, x._shape[:axis] + (sum(counts),) + x._shape[axis + 1:], x._dtype)
+    shape = normalize_shape(x._shape[:axis] + (sum(counts),) + x._shape[axis + 1:], "repeat")
+    out = empty(x._dev, shape, x._dtype)
     if out.size:
-        launch(x._dev, "repeat", (x,), (out,), {"repeats": tuple(counts), "axis": axis})
+        launch(x._dev, K.repeat, (x,), (out,), {"repeats": tuple(counts), "axis": axis})
     return out
 
 
@@ -390,7 +394,7 @@ def tile(x: Tensor, repetitions: tuple[int, ...], /) -> Tensor:
     reps = (1,) * (ndim - len(reps)) + reps
     shape = (1,) * (ndim - x.ndim) + x._shape
     strides = (0,) * (ndim - x.ndim) + x._strides
-    out = empty(x._dev, tuple(r * n for r, n in zip(reps, shape)), x._dtype)
+    out = empty(x._dev, normalize_shape(tuple(r * n for r, n in zip(reps, shape)), "tile"), x._dtype)
     # out as (r0, n0, r1, n1, ...) and x as (1, n0, 1, n1, ...) broadcast to it: one copy
     split = sum(zip(reps, shape), ())
     src = make_view(x, split, sum(((0, s) for s in strides), ()), x._offset)
@@ -423,5 +427,5 @@ def roll(x: Tensor, /, shift: int | tuple[int, ...], *, axis: int | tuple[int, .
     if not moves:
         _copy_into(x, out)
     elif out.size:
-        launch(x._dev, "roll", (x,), (out,), params)
+        launch(x._dev, K.roll, (x,), (out,), params)
     return out

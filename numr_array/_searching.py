@@ -9,35 +9,37 @@ from ._dispatch import (broadcast_shapes, broadcast_to_shape, check_tensor, empt
                         to_numpy)
 from ._statistical import REAL_NUMERIC_KINDS, check_kind, index_dtype, reduction, reduction_args
 from ._tensor import Tensor
+from .kernels import K, Kernel
 
 __all__ = ["argmax", "argmin", "count_nonzero", "nonzero", "searchsorted", "where"]
 
 
-def _arg_extremum(kernel: str, x, axis, keepdims, out) -> Tensor:
+def _arg_extremum(k: Kernel, x, axis, keepdims, out) -> Tensor:
+    kernel = k.name
     if isinstance(axis, tuple):
         raise TypeError(f"{kernel}: axis must be an int or None, got {axis!r}")
     axes, keepdims, count = reduction_args(x, axis, keepdims, kernel)
     check_kind(x, REAL_NUMERIC_KINDS, "real numeric", kernel)
     if count == 0:
         raise ValueError(f"{kernel}: the search over axes {axes} of an array of shape {x._shape} has no elements")
-    return reduction(kernel, x, axes, keepdims, index_dtype(x._dev), out, kernel)
+    return reduction(k, x, axes, keepdims, index_dtype(x._dev), out, kernel)
 
 
 def argmax(x, /, *, axis: int | None = None, keepdims: bool = False, out=None) -> Tensor:
     """The index of the first largest element of ``x`` (flattened when axis is None); NaN counts as largest."""
-    return _arg_extremum("argmax", x, axis, keepdims, out)
+    return _arg_extremum(K.argmax, x, axis, keepdims, out)
 
 
 def argmin(x, /, *, axis: int | None = None, keepdims: bool = False, out=None) -> Tensor:
     """The index of the first smallest element of ``x`` (flattened when axis is None); NaN counts as smallest."""
-    return _arg_extremum("argmin", x, axis, keepdims, out)
+    return _arg_extremum(K.argmin, x, axis, keepdims, out)
 
 
 def count_nonzero(x, /, *, axis: int | tuple[int, ...] | None = None, keepdims: bool = False,
                   out=None) -> Tensor:
     """How many elements of ``x`` over ``axis`` are non-zero (True; complex: either part non-zero)."""
     axes, keepdims, _ = reduction_args(x, axis, keepdims, "count_nonzero")
-    return reduction("count_nonzero", x, axes, keepdims, index_dtype(x._dev), out, "count_nonzero")
+    return reduction(K.count_nonzero, x, axes, keepdims, index_dtype(x._dev), out, "count_nonzero")
 
 
 def nonzero(x, /) -> tuple[Tensor, ...]:
@@ -49,11 +51,11 @@ def nonzero(x, /) -> tuple[Tensor, ...]:
         raise ValueError("nonzero: x must have at least one dimension, got a 0-D array")
     dev = x._dev
     _capture.check_host_read(dev, "nonzero")
-    count = reduction("count_nonzero", x, tuple(range(x.ndim)), False, index_dtype(dev), None, "nonzero")
+    count = reduction(K.count_nonzero, x, tuple(range(x.ndim)), False, index_dtype(dev), None, "nonzero")
     n = int(to_numpy(count, "nonzero"))
     outs = tuple(empty(dev, (n,), index_dtype(dev)) for _ in range(x.ndim))
     if n:
-        launch(dev, "nonzero", (x,), outs)
+        launch(dev, K.nonzero, (x,), outs)
     return outs
 
 
@@ -65,7 +67,7 @@ def scalar_tensor(value, dtype: dt.DType, dev: Device, func: str) -> Tensor:
     except OverflowError:
         raise OverflowError(f"{func}: the Python int {value} does not fit in {dtype.name}") from None
     t = empty(dev, (), dtype)
-    launch(dev, "fill", (), (t,), {"value": v})
+    launch(dev, K.fill, (), (t,), {"value": v})
     return t
 
 
@@ -102,7 +104,7 @@ def searchsorted(x1, x2, /, *, side: str = "left", sorter=None, out=None) -> Ten
             raise ValueError(f"searchsorted: sorter has shape {sorter._shape} but x1 has shape {x1._shape}")
     o = result(out, shape, index_dtype(dev), dev, "searchsorted")
     if o.size:
-        launch(dev, "searchsorted", (x1, x2, sorter), (o,), {"side": side})
+        launch(dev, K.searchsorted, (x1, x2, sorter), (o,), {"side": side})
     return o
 
 
@@ -129,5 +131,5 @@ def where(condition, x1, x2, /, *, out=None) -> Tensor:
     shape = broadcast_shapes([condition._shape] + [a._shape for a in arrays], "where")
     ins = [broadcast_to_shape(v, shape) if type(v) is Tensor else v for v in [condition] + values]
     o = result(out, shape, dtype, dev, "where")
-    launch(dev, "where", ins, (o,))
+    launch(dev, K.where, ins, (o,))
     return o

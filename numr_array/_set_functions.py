@@ -16,6 +16,7 @@ from ._dispatch import check_tensor, empty, launch, promote_on, result, to_numpy
 from ._searching import scalar_tensor
 from ._statistical import check_flag, index_dtype
 from ._tensor import Tensor
+from .kernels import K
 
 __all__ = ["isin", "unique_all", "unique_counts", "unique_inverse", "unique_values"]
 
@@ -54,12 +55,12 @@ def _unique(x, func: str, want: tuple[str, ...]) -> dict[str, Tensor]:
         perm = empty(dev, (n,), idx)
         starts = empty(dev, (n,), dt.bool_)
         count = empty(dev, (), idx)
-        launch(dev, "unique_sort", (x,), (perm, starts, count))
+        launch(dev, K.unique_sort, (x,), (perm, starts, count))
         k = int(to_numpy(count, func))
     shapes = {"values": (k,), "indices": (k,), "inverse_indices": x._shape, "counts": (k,)}
     res = {name: empty(dev, shapes[name], x._dtype if name == "values" else idx) for name in ("values",) + want}
     if n:
-        launch(dev, "unique_gather", (x, perm, starts), tuple(res.values()), {"want": want})
+        launch(dev, K.unique_gather, (x, perm, starts), tuple(res.values()), {"want": want})
     return res
 
 
@@ -114,5 +115,5 @@ def isin(x1, x2, /, *, invert: bool = False, out=None) -> Tensor:
     o = result(out, () if a is None else a._shape, dt.bool_, dev, "isin")
     if o.size:
         values = [scalar_tensor(v, dtype, dev, "isin") if t is None else t for t, v in ((a, x1), (b, x2))]
-        launch(dev, "isin", values, (o,), {"invert": invert})
+        launch(dev, K.isin, values, (o,), {"invert": invert})
     return o

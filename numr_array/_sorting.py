@@ -10,11 +10,13 @@ from __future__ import annotations
 from ._dispatch import check_axis, check_tensor, launch, result
 from ._statistical import REAL_NUMERIC_KINDS, check_flag, check_kind, index_dtype
 from ._tensor import Tensor
+from .kernels import K, Kernel
 
 __all__ = ["argsort", "sort"]
 
 
-def _sort(kernel: str, x, axis, descending, stable, out, index: bool) -> Tensor:
+def _sort(k: Kernel, x, axis, descending, stable, out, index: bool) -> Tensor:
+    kernel = k.name
     check_tensor(x, kernel)
     check_kind(x, REAL_NUMERIC_KINDS, "real numeric", kernel)
     axis = check_axis(axis, x.ndim, kernel)
@@ -22,15 +24,15 @@ def _sort(kernel: str, x, axis, descending, stable, out, index: bool) -> Tensor:
     stable = check_flag(stable, "stable", kernel)
     o = result(out, x._shape, index_dtype(x._dev) if index else x._dtype, x._dev, kernel)
     if o.size:
-        launch(x._dev, kernel, (x,), (o,), {"axis": axis, "descending": descending, "stable": stable})
+        launch(x._dev, k, (x,), (o,), {"axis": axis, "descending": descending, "stable": stable})
     return o
 
 
 def sort(x, /, *, axis: int = -1, descending: bool = False, stable: bool = True, out=None) -> Tensor:
     """A copy of ``x`` sorted along ``axis``."""
-    return _sort("sort", x, axis, descending, stable, out, False)
+    return _sort(K.sort, x, axis, descending, stable, out, False)
 
 
 def argsort(x, /, *, axis: int = -1, descending: bool = False, stable: bool = True, out=None) -> Tensor:
     """The indices that sort ``x`` along ``axis``."""
-    return _sort("argsort", x, axis, descending, stable, out, True)
+    return _sort(K.argsort, x, axis, descending, stable, out, True)

@@ -16,6 +16,7 @@ from ._device import Device
 from ._dispatch import check_axes, check_axis, check_tensor, launch, make_view, result
 from ._info import default_dtypes_of
 from ._tensor import Tensor
+from .kernels import K, Kernel
 
 __all__ = ["cumulative_prod", "cumulative_sum", "max", "mean", "min", "prod", "std", "sum", "var"]
 
@@ -76,7 +77,7 @@ def _accumulation_dtype(x: Tensor, dtype, func: str) -> dt.DType:
     return src if src.bits > default.bits else default
 
 
-def reduction(kernel: str, x: Tensor, axes: tuple[int, ...], keepdims: bool, dtype: dt.DType, out,
+def reduction(kernel: Kernel, x: Tensor, axes: tuple[int, ...], keepdims: bool, dtype: dt.DType, out,
               func: str, params: dict | None = None) -> Tensor:
     """Run the reduction ``kernel`` of x over ``axes`` into ``out`` (checked) or a new tensor of ``dtype``."""
     o = result(out, reduced_shape(x._shape, axes, keepdims), dtype, x._dev, func)
@@ -90,46 +91,48 @@ def _fill_nan(x: Tensor, axes: tuple[int, ...], keepdims: bool, out, func: str) 
     o = result(out, reduced_shape(x._shape, axes, keepdims), x._dtype, x._dev, func)
     nan = complex(math.nan, math.nan) if x._dtype.kind == "complex floating" else math.nan
     if o.size:
-        launch(x._dev, "fill", (), (o,), {"value": x._dtype.np.type(nan)})
+        launch(x._dev, K.fill, (), (o,), {"value": x._dtype.np.type(nan)})
     return o
 
 
-def _extremum(kernel: str, x, axis, keepdims, out) -> Tensor:
+def _extremum(k: Kernel, x, axis, keepdims, out) -> Tensor:
+    kernel = k.name
     axes, keepdims, count = reduction_args(x, axis, keepdims, kernel)
     check_kind(x, REAL_NUMERIC_KINDS, "real numeric", kernel)
     if count == 0:
         raise ValueError(f"{kernel}: the reduction over axes {axes} of an array of shape {x._shape} has no "
                          "elements, and so no " + ("maximum" if kernel == "max" else "minimum"))
-    return reduction(kernel, x, axes, keepdims, x._dtype, out, kernel)
+    return reduction(k, x, axes, keepdims, x._dtype, out, kernel)
 
 
 def max(x, /, *, axis: int | tuple[int, ...] | None = None, keepdims: bool = False, out=None) -> Tensor:
     """The largest element of ``x`` over ``axis`` (NaN propagates); ValueError over zero elements."""
-    return _extremum("max", x, axis, keepdims, out)
+    return _extremum(K.max, x, axis, keepdims, out)
 
 
 def min(x, /, *, axis: int | tuple[int, ...] | None = None, keepdims: bool = False, out=None) -> Tensor:
     """The smallest element of ``x`` over ``axis`` (NaN propagates); ValueError over zero elements."""
-    return _extremum("min", x, axis, keepdims, out)
+    return _extremum(K.min, x, axis, keepdims, out)
 
 
-def _accumulate(kernel: str, x, axis, dtype, keepdims, out) -> Tensor:
+def _accumulate(k: Kernel, x, axis, dtype, keepdims, out) -> Tensor:
+    kernel = k.name
     axes, keepdims, _ = reduction_args(x, axis, keepdims, kernel)
     check_kind(x, dt.NUMERIC_KINDS, "numeric", kernel)
-    return reduction(kernel, x, axes, keepdims, _accumulation_dtype(x, dtype, kernel), out, kernel)
+    return reduction(k, x, axes, keepdims, _accumulation_dtype(x, dtype, kernel), out, kernel)
 
 
 def sum(x, /, *, axis: int | tuple[int, ...] | None = None, dtype: dt.DType | None = None,
         keepdims: bool = False, out=None) -> Tensor:
     """The sum of ``x`` over ``axis``; integers accumulate in the default integer dtype of their signedness
     unless ``dtype`` says otherwise; the empty sum is 0."""
-    return _accumulate("sum", x, axis, dtype, keepdims, out)
+    return _accumulate(K.sum, x, axis, dtype, keepdims, out)
 
 
 def prod(x, /, *, axis: int | tuple[int, ...] | None = None, dtype: dt.DType | None = None,
          keepdims: bool = False, out=None) -> Tensor:
     """The product of ``x`` over ``axis`` (dtype rules as :func:`sum`); the empty product is 1."""
-    return _accumulate("prod", x, axis, dtype, keepdims, out)
+    return _accumulate(K.prod, x, axis, dtype, keepdims, out)
 
 
 def mean(x, /, *, axis: int | tuple[int, ...] | None = None, keepdims: bool = False, out=None) -> Tensor:
@@ -138,10 +141,11 @@ def mean(x, /, *, axis: int | tuple[int, ...] | None = None, keepdims: bool = Fa
     check_kind(x, dt.FLOAT_KINDS, "floating-point", "mean")
     if count == 0:
         return _fill_nan(x, axes, keepdims, out, "mean")
-    return reduction("mean", x, axes, keepdims, x._dtype, out, "mean")
+    return reduction(K.mean, x, axes, keepdims, x._dtype, out, "mean")
 
 
-def _moment(kernel: str, x, axis, correction, keepdims, out) -> Tensor:
+def _moment(k: Kernel, x, axis, correction, keepdims, out) -> Tensor:
+    kernel = k.name
     axes, keepdims, count = reduction_args(x, axis, keepdims, kernel)
     check_kind(x, ("real floating",), "real floating-point", kernel)
     if type(correction) not in (int, float):
@@ -150,22 +154,23 @@ def _moment(kernel: str, x, axis, correction, keepdims, out) -> Tensor:
         raise ValueError(f"{kernel}: correction must be non-negative, got {correction!r}")
     if count - correction <= 0:
         return _fill_nan(x, axes, keepdims, out, kernel)
-    return reduction(kernel, x, axes, keepdims, x._dtype, out, kernel, {"correction": correction})
+    return reduction(k, x, axes, keepdims, x._dtype, out, kernel, {"correction": correction})
 
 
 def var(x, /, *, axis: int | tuple[int, ...] | None = None, correction: int | float = 0.0,
         keepdims: bool = False, out=None) -> Tensor:
     """The variance of ``x`` over ``axis``, dividing by (M - correction); NaN where that is <= 0."""
-    return _moment("var", x, axis, correction, keepdims, out)
+    return _moment(K.var, x, axis, correction, keepdims, out)
 
 
 def std(x, /, *, axis: int | tuple[int, ...] | None = None, correction: int | float = 0.0,
         keepdims: bool = False, out=None) -> Tensor:
     """The standard deviation of ``x`` over ``axis`` (the square root of :func:`var`)."""
-    return _moment("std", x, axis, correction, keepdims, out)
+    return _moment(K.std, x, axis, correction, keepdims, out)
 
 
-def _cumulative(kernel: str, identity: int, x, axis, dtype, include_initial, out) -> Tensor:
+def _cumulative(k: Kernel, identity: int, x, axis, dtype, include_initial, out) -> Tensor:
+    kernel = k.name
     check_tensor(x, kernel)
     check_kind(x, dt.NUMERIC_KINDS, "numeric", kernel)
     include_initial = check_flag(include_initial, "include_initial", kernel)
@@ -188,21 +193,21 @@ def _cumulative(kernel: str, identity: int, x, axis, dtype, include_initial, out
         st = o._strides[axis]
         body = make_view(o, x._shape, o._strides, o._offset + st)
     if body.size:
-        launch(x._dev, kernel, (x,), (body,), {"axis": axis})
+        launch(x._dev, k, (x,), (body,), {"axis": axis})
     if include_initial:
         # written after the body, so that an ``out`` overlapping x cannot change what the kernel reads
         head = make_view(o, shape[:axis] + (1,) + shape[axis + 1:], o._strides, o._offset)
-        launch(x._dev, "fill", (), (head,), {"value": dtype.np.type(identity)})
+        launch(x._dev, K.fill, (), (head,), {"value": dtype.np.type(identity)})
     return o
 
 
 def cumulative_sum(x, /, *, axis: int | None = None, dtype: dt.DType | None = None,
                    include_initial: bool = False, out=None) -> Tensor:
     """Running sums of ``x`` along ``axis`` (dtype rules as :func:`sum`); ``include_initial`` prepends 0."""
-    return _cumulative("cumulative_sum", 0, x, axis, dtype, include_initial, out)
+    return _cumulative(K.cumulative_sum, 0, x, axis, dtype, include_initial, out)
 
 
 def cumulative_prod(x, /, *, axis: int | None = None, dtype: dt.DType | None = None,
                     include_initial: bool = False, out=None) -> Tensor:
     """Running products of ``x`` along ``axis`` (dtype rules as :func:`sum`); ``include_initial`` prepends 1."""
-    return _cumulative("cumulative_prod", 1, x, axis, dtype, include_initial, out)
+    return _cumulative(K.cumulative_prod, 1, x, axis, dtype, include_initial, out)

@@ -8,6 +8,7 @@ from . import _dtypes as dt
 from ._dispatch import check_axis, check_tensor, launch, promote_on, result
 from ._statistical import reduction, check_kind, reduction_args
 from ._tensor import Tensor
+from .kernels import K
 
 __all__ = ["all", "any", "diff"]
 
@@ -15,13 +16,13 @@ __all__ = ["all", "any", "diff"]
 def all(x, /, *, axis: int | tuple[int, ...] | None = None, keepdims: bool = False, out=None) -> Tensor:
     """Whether every element of ``x`` over ``axis`` is true (non-zero; NaN counts as true); True when empty."""
     axes, keepdims, _ = reduction_args(x, axis, keepdims, "all")
-    return reduction("all", x, axes, keepdims, dt.bool_, out, "all")
+    return reduction(K.all, x, axes, keepdims, dt.bool_, out, "all")
 
 
 def any(x, /, *, axis: int | tuple[int, ...] | None = None, keepdims: bool = False, out=None) -> Tensor:
     """Whether some element of ``x`` over ``axis`` is true (non-zero; NaN counts as true); False when empty."""
     axes, keepdims, _ = reduction_args(x, axis, keepdims, "any")
-    return reduction("any", x, axes, keepdims, dt.bool_, out, "any")
+    return reduction(K.any, x, axes, keepdims, dt.bool_, out, "any")
 
 
 def diff(x, /, *, axis: int = -1, n: int = 1, prepend: Tensor | None = None, append: Tensor | None = None,
@@ -53,6 +54,6 @@ def diff(x, /, *, axis: int = -1, n: int = 1, prepend: Tensor | None = None, app
     shape = x._shape[:axis] + (max(length - n, 0),) + x._shape[axis + 1:]
     o = result(out, shape, dtype, x._dev, "diff")
     if o.size:
-        launch(x._dev, "diff", (x, prepend, append), (o,), {"axis": axis, "n": n})
+        launch(x._dev, K.diff, (x, prepend, append), (o,), {"axis": axis, "n": n})
     return o
 

@@ -14,9 +14,11 @@ import math
 from typing import Literal, Sequence
 
 from . import _dtypes as dt
+from ._creation import MAX_SIZE
 from ._dispatch import check_axis, check_tensor, device_of, empty, launch
 from ._info import default_dtypes_of
 from ._tensor import Tensor
+from .kernels import K, Kernel
 
 __all__ = ["fft", "ifft", "fftn", "ifftn", "rfft", "irfft", "rfftn", "irfftn", "hfft", "ihfft",
            "fftfreq", "rfftfreq", "fftshift", "ifftshift"]
@@ -54,17 +56,18 @@ def _size(n, func: str, name: str, length: int, default: int) -> int:
         if default < 1:
             raise ValueError(f"{func}: an axis of length {length} gives no points to transform; pass {name}")
         return default
-    if n < 1:
-        raise ValueError(f"{func}: {name} must be a positive number of points (or -1), got {n}")
+    if not 1 <= n <= MAX_SIZE:
+        raise ValueError(f"{func}: {name} must be a positive number of points up to {MAX_SIZE} (or -1), got {n}")
     return n
 
 
-def _one_dim(func: str, x, n, axis, norm, real_in: bool, out_kind: str, half_in: bool, half_out: bool) -> Tensor:
+def _one_dim(kernel: Kernel, x, n, axis, norm, real_in: bool, out_kind: str, half_in: bool, half_out: bool) -> Tensor:
     """A 1-D transform along ``axis``.
 
     ``half_in``: the input holds n//2+1 points of a Hermitian spectrum of n (irfft, hfft; n defaults to
     2*(M-1)); ``half_out``: the output holds n//2+1 of them (rfft, ihfft).
     """
+    func = kernel.name
     _input(x, func, real_in)
     norm = _norm(norm, func)
     axis = check_axis(axis, x.ndim, func)
@@ -73,8 +76,18 @@ def _one_dim(func: str, x, n, axis, norm, real_in: bool, out_kind: str, half_in:
     length = n // 2 + 1 if half_out else n
     dtype = dt.complex_of(x._dtype) if out_kind == "complex" else dt.real_of(x._dtype)
     o = empty(x._dev, x._shape[:axis] + (length,) + x._shape[axis + 1:], dtype)
-    if o.size:
-        launch(x._dev, func, (x,), (o,), {"n": n, "axis": axis, "norm": norm})
+    return _transform(kernel, x, o, m == 0, {"n": n, "axis": axis, "norm": norm})
+
+
+def _transform(kernel: Kernel, x: Tensor, o: Tensor, empty_axis: bool, params: dict) -> Tensor:
+    """Launch ``kernel`` into ``o``; where an axis to transform is empty, its zero-padded input is all zeros
+    and so is the result (as the standard's zero-padding gives; NumPy's irfft leaves it uninitialised)."""
+    if not o.size:
+        return o
+    if empty_axis:
+        launch(x._dev, K.fill, (), (o,), {"value": o._dtype.np.type(0)})
+    else:
+        launch(x._dev, kernel, (x,), (o,), params)
     return o
 
 
@@ -88,8 +101,9 @@ def _axes(axes, ndim: int, func: str) -> tuple[int, ...]:
     return out
 
 
-def _n_dim(func: str, x, s, axes, norm, real_in: bool, out_kind: str, half_in: bool, half_out: bool) -> Tensor:
+def _n_dim(kernel: Kernel, x, s, axes, norm, real_in: bool, out_kind: str, half_in: bool, half_out: bool) -> Tensor:
     """An n-D transform over ``axes``; the last of them is the Hermitian-half axis where ``half_*``."""
+    func = kernel.name
     _input(x, func, real_in)
     norm = _norm(norm, func)
     if axes is None:
@@ -116,69 +130,68 @@ def _n_dim(func: str, x, s, axes, norm, real_in: bool, out_kind: str, half_in: b
         shape[a] = n // 2 + 1 if half_out and i == len(axes) - 1 else n
     dtype = dt.complex_of(x._dtype) if out_kind == "complex" else dt.real_of(x._dtype)
     o = empty(x._dev, tuple(shape), dtype)
-    if o.size:
-        launch(x._dev, func, (x,), (o,), {"s": tuple(sizes), "axes": axes, "norm": norm})
-    return o
+    return _transform(kernel, x, o, any(x._shape[a] == 0 for a in axes),
+                      {"s": tuple(sizes), "axes": axes, "norm": norm})
 
 
 def fft(x, /, *, n: int | None = None, axis: int = -1, norm: Norm = "backward") -> Tensor:
     """The 1-D discrete Fourier transform along ``axis`` (zero-padded or trimmed to n points)."""
-    return _one_dim("fft", x, n, axis, norm, False, "complex", False, False)
+    return _one_dim(K.fft, x, n, axis, norm, False, "complex", False, False)
 
 
 def ifft(x, /, *, n: int | None = None, axis: int = -1, norm: Norm = "backward") -> Tensor:
     """The 1-D inverse discrete Fourier transform along ``axis``."""
-    return _one_dim("ifft", x, n, axis, norm, False, "complex", False, False)
+    return _one_dim(K.ifft, x, n, axis, norm, False, "complex", False, False)
 
 
 def rfft(x, /, *, n: int | None = None, axis: int = -1, norm: Norm = "backward") -> Tensor:
     """The 1-D transform of real x: the n//2+1 non-negative frequency terms."""
-    return _one_dim("rfft", x, n, axis, norm, True, "complex", False, True)
+    return _one_dim(K.rfft, x, n, axis, norm, True, "complex", False, True)
 
 
 def irfft(x, /, *, n: int | None = None, axis: int = -1, norm: Norm = "backward") -> Tensor:
     """The inverse of rfft: n real points (default 2*(M-1)) from n//2+1 spectrum terms."""
-    return _one_dim("irfft", x, n, axis, norm, False, "real", True, False)
+    return _one_dim(K.irfft, x, n, axis, norm, False, "real", True, False)
 
 
 def hfft(x, /, *, n: int | None = None, axis: int = -1, norm: Norm = "backward") -> Tensor:
     """The transform of a Hermitian-symmetric signal given by its first n//2+1 points: n real values."""
-    return _one_dim("hfft", x, n, axis, norm, False, "real", True, False)
+    return _one_dim(K.hfft, x, n, axis, norm, False, "real", True, False)
 
 
 def ihfft(x, /, *, n: int | None = None, axis: int = -1, norm: Norm = "backward") -> Tensor:
     """The inverse of hfft: the n//2+1 first points of the Hermitian inverse transform of real x."""
-    return _one_dim("ihfft", x, n, axis, norm, True, "complex", False, True)
+    return _one_dim(K.ihfft, x, n, axis, norm, True, "complex", False, True)
 
 
 def fftn(x, /, *, s: Sequence[int] | None = None, axes: Sequence[int] | None = None,
          norm: Norm = "backward") -> Tensor:
     """The n-D discrete Fourier transform over ``axes`` (all when None), each padded/trimmed to s."""
-    return _n_dim("fftn", x, s, axes, norm, False, "complex", False, False)
+    return _n_dim(K.fftn, x, s, axes, norm, False, "complex", False, False)
 
 
 def ifftn(x, /, *, s: Sequence[int] | None = None, axes: Sequence[int] | None = None,
           norm: Norm = "backward") -> Tensor:
     """The n-D inverse discrete Fourier transform over ``axes``."""
-    return _n_dim("ifftn", x, s, axes, norm, False, "complex", False, False)
+    return _n_dim(K.ifftn, x, s, axes, norm, False, "complex", False, False)
 
 
 def rfftn(x, /, *, s: Sequence[int] | None = None, axes: Sequence[int] | None = None,
           norm: Norm = "backward") -> Tensor:
     """The n-D transform of real x; the last axis keeps its s[-1]//2+1 non-negative frequencies."""
-    return _n_dim("rfftn", x, s, axes, norm, True, "complex", False, True)
+    return _n_dim(K.rfftn, x, s, axes, norm, True, "complex", False, True)
 
 
 def irfftn(x, /, *, s: Sequence[int] | None = None, axes: Sequence[int] | None = None,
            norm: Norm = "backward") -> Tensor:
     """The inverse of rfftn: real output of sizes s (the last defaulting to 2*(M-1))."""
-    return _n_dim("irfftn", x, s, axes, norm, False, "real", True, False)
+    return _n_dim(K.irfftn, x, s, axes, norm, False, "real", True, False)
 
 
 def _freq_args(n, d, dtype, device, func: str):
     n = _int(n, func, "n")
-    if n < 1:
-        raise ValueError(f"{func}: n must be a positive window length, got {n}")
+    if not 1 <= n <= MAX_SIZE:
+        raise ValueError(f"{func}: n must be a positive window length up to {MAX_SIZE}, got {n}")
     if isinstance(d, bool) or not isinstance(d, (int, float)):
         raise TypeError(f"{func}: d must be a float, got {d!r}")
     if d == 0 or not math.isfinite(d):
@@ -195,7 +208,7 @@ def fftfreq(n: int, /, *, d: float = 1.0, dtype=None, device=None) -> Tensor:
     """The sample frequencies of an n-point transform: [0, 1, ..., -2, -1] / (d*n)."""
     n, d, dtype, dev = _freq_args(n, d, dtype, device, "fftfreq")
     o = empty(dev, (n,), dtype)
-    launch(dev, "fftfreq", (), (o,), {"d": d})
+    launch(dev, K.fftfreq, (), (o,), {"d": d})
     return o
 
 
@@ -203,11 +216,12 @@ def rfftfreq(n: int, /, *, d: float = 1.0, dtype=None, device=None) -> Tensor:
     """The non-negative sample frequencies of an n-point rfft: [0, 1, ..., n//2] / (d*n)."""
     n, d, dtype, dev = _freq_args(n, d, dtype, device, "rfftfreq")
     o = empty(dev, (n // 2 + 1,), dtype)
-    launch(dev, "rfftfreq", (), (o,), {"n": n, "d": d})
+    launch(dev, K.rfftfreq, (), (o,), {"n": n, "d": d})
     return o
 
 
-def _shift(func: str, x, axes) -> Tensor:
+def _shift(kernel: Kernel, x, axes) -> Tensor:
+    func = kernel.name
     check_tensor(x, func)
     if axes is None:
         axes = tuple(range(x.ndim))
@@ -217,16 +231,18 @@ def _shift(func: str, x, axes) -> Tensor:
         axes = _axes(axes, x.ndim, func)
     o = empty(x._dev, x._shape, x._dtype)
     if o.size:
-        # no axis to shift (a 0-D x, or axes=()): a plain copy
-        launch(x._dev, func if axes else "copy", (x,), (o,), {"axes": axes})
+        if axes:
+            launch(x._dev, kernel, (x,), (o,), {"axes": axes})
+        else:  # no axis to shift (a 0-D x, or axes=()): a plain copy
+            launch(x._dev, K.copy, (x,), (o,))
     return o
 
 
 def fftshift(x, /, *, axes: int | Sequence[int] | None = None) -> Tensor:
     """x with the zero-frequency term moved to the centre of each of ``axes`` (all when None)."""
-    return _shift("fftshift", x, axes)
+    return _shift(K.fftshift, x, axes)
 
 
 def ifftshift(x, /, *, axes: int | Sequence[int] | None = None) -> Tensor:
     """The inverse of fftshift (they differ by one place on odd-length axes)."""
-    return _shift("ifftshift", x, axes)
+    return _shift(K.ifftshift, x, axes)

@@ -24,6 +24,7 @@ from ._linear_algebra_functions import matmul, negative_axis, numeric_pair, tens
 from ._manipulation import matrix_transpose
 from ._statistical import _accumulation_dtype as accumulation_dtype, reduction
 from ._tensor import Tensor
+from .kernels import K, Kernel
 
 __all__ = [
     "cholesky", "cross", "det", "diagonal", "eigh", "eigvalsh", "eig", "eigvals", "inv", "matmul",
@@ -31,9 +32,11 @@ __all__ = [
     "solve", "svd", "svdvals", "tensordot", "trace", "vecdot", "vector_norm",
 ]
 
-#: raised for matrices the computation cannot handle; NumPy's class (CuPy raises the same one), so code
-#: catching numpy.linalg.LinAlgError or ValueError also catches it
-LinAlgError = np.linalg.LinAlgError
+
+class LinAlgError(np.linalg.LinAlgError):
+    """A matrix the computation cannot handle (singular, not positive-definite, no convergence), on CPU
+    and CUDA; WebGPU returns non-finite values instead (docs/devices.md). A subclass of NumPy's class, which
+    is a ValueError, so code catching either of those also catches it."""
 
 
 class EighResult(NamedTuple):
@@ -76,14 +79,15 @@ def _matrices(x, func: str, square: bool = False, name: str = "x") -> Tensor:
     return x
 
 
-def _run(func: str, kernel: str, inputs: tuple, outputs: tuple[Tensor, ...], params: dict | None = None,
+def _run(func: str, kernel: Kernel, inputs: tuple, outputs: tuple[Tensor, ...], params: dict | None = None,
          trouble: str = "the computation failed") -> None:
-    """Launch ``kernel`` unless every output is empty; a LinAlgError from the backend names ``func``."""
+    """Launch ``kernel`` unless every output is empty; the backend's LinAlgError (NumPy's class: NumPy and
+    CuPy both raise it) becomes numr's, naming ``func``."""
     if not any(o.size for o in outputs):
         return
     try:
         launch(outputs[0]._dev, kernel, inputs, outputs, params)
-    except LinAlgError as e:
+    except np.linalg.LinAlgError as e:
         raise LinAlgError(f"{func}: {trouble} ({e})") from None
 
 
@@ -122,7 +126,7 @@ def cholesky(x, /, *, upper: bool = False) -> Tensor:
     """The lower (or, with ``upper``, upper) Cholesky factor of each Hermitian positive-definite matrix."""
     _matrices(x, "cholesky", square=True)
     o = empty(x._dev, x._shape, x._dtype)
-    _run("cholesky", "cholesky", (x,), (o,), {"upper": bool(upper)}, "a matrix of x is not positive-definite")
+    _run("cholesky", K.cholesky, (x,), (o,), {"upper": bool(upper)}, "a matrix of x is not positive-definite")
     return o
 
 
@@ -131,7 +135,7 @@ def eigh(x, /) -> EighResult:
     _matrices(x, "eigh", square=True)
     w = empty(x._dev, x._shape[:-1], dt.real_of(x._dtype))
     v = empty(x._dev, x._shape, x._dtype)
-    _run("eigh", "eigh", (x,), (w, v))
+    _run("eigh", K.eigh, (x,), (w, v))
     return EighResult(w, v)
 
 
@@ -139,7 +143,7 @@ def eigvalsh(x, /) -> Tensor:
     """Eigenvalues (real, ascending) of each Hermitian matrix."""
     _matrices(x, "eigvalsh", square=True)
     w = empty(x._dev, x._shape[:-1], dt.real_of(x._dtype))
-    _run("eigvalsh", "eigvalsh", (x,), (w,))
+    _run("eigvalsh", K.eigvalsh, (x,), (w,))
     return w
 
 
@@ -149,7 +153,7 @@ def eig(x, /) -> EigResult:
     dtype = dt.complex_of(x._dtype)
     w = empty(x._dev, x._shape[:-1], dtype)
     v = empty(x._dev, x._shape, dtype)
-    _run("eig", "eig", (x,), (w, v))
+    _run("eig", K.eig, (x,), (w, v))
     return EigResult(w, v)
 
 
@@ -157,7 +161,7 @@ def eigvals(x, /) -> Tensor:
     """Eigenvalues of each general square matrix, complex even for real x."""
     _matrices(x, "eigvals", square=True)
     w = empty(x._dev, x._shape[:-1], dt.complex_of(x._dtype))
-    _run("eigvals", "eigvals", (x,), (w,))
+    _run("eigvals", K.eigvals, (x,), (w,))
     return w
 
 
@@ -170,7 +174,7 @@ def qr(x, /, *, mode: Literal["reduced", "complete"] = "reduced") -> QRResult:
     k = m if mode == "complete" else min(m, n)
     q = empty(x._dev, (*batch, m, k), x._dtype)
     r = empty(x._dev, (*batch, k, n), x._dtype)
-    _run("qr", "qr", (x,), (q, r), {"mode": mode})
+    _run("qr", K.qr, (x,), (q, r), {"mode": mode})
     return QRResult(q, r)
 
 
@@ -183,7 +187,7 @@ def svd(x, /, *, full_matrices: bool = True) -> SVDResult:
     u = empty(x._dev, (*batch, m, m if full else k), x._dtype)
     s = empty(x._dev, (*batch, k), dt.real_of(x._dtype))
     vh = empty(x._dev, (*batch, n if full else k, n), x._dtype)
-    _run("svd", "svd", (x,), (u, s, vh), {"full_matrices": full})
+    _run("svd", K.svd, (x,), (u, s, vh), {"full_matrices": full})
     return SVDResult(u, s, vh)
 
 
@@ -191,7 +195,7 @@ def svdvals(x, /) -> Tensor:
     """The singular values of each matrix, in descending order."""
     _matrices(x, "svdvals")
     s = empty(x._dev, x._shape[:-2] + (min(x._shape[-2:]),), dt.real_of(x._dtype))
-    _run("svdvals", "svdvals", (x,), (s,))
+    _run("svdvals", K.svdvals, (x,), (s,))
     return s
 
 
@@ -201,7 +205,7 @@ def det(x, /) -> Tensor:
     """The determinant of each square matrix."""
     _matrices(x, "det", square=True)
     o = empty(x._dev, x._shape[:-2], x._dtype)
-    _run("det", "det", (x,), (o,))
+    _run("det", K.det, (x,), (o,))
     return o
 
 
@@ -210,7 +214,7 @@ def slogdet(x, /) -> SlogdetResult:
     _matrices(x, "slogdet", square=True)
     sign = empty(x._dev, x._shape[:-2], x._dtype)
     logabsdet = empty(x._dev, x._shape[:-2], dt.real_of(x._dtype))
-    _run("slogdet", "slogdet", (x,), (sign, logabsdet))
+    _run("slogdet", K.slogdet, (x,), (sign, logabsdet))
     return SlogdetResult(sign, logabsdet)
 
 
@@ -218,7 +222,7 @@ def inv(x, /) -> Tensor:
     """The inverse of each square matrix; LinAlgError when one is singular."""
     _matrices(x, "inv", square=True)
     o = empty(x._dev, x._shape, x._dtype)
-    _run("inv", "inv", (x,), (o,), trouble="a matrix of x is singular")
+    _run("inv", K.inv, (x,), (o,), trouble="a matrix of x is singular")
     return o
 
 
@@ -244,7 +248,7 @@ def solve(x1, x2, /) -> Tensor:
         b = x2
     a = broadcast_to_shape(x1, batch + (m, m))
     b = broadcast_to_shape(b, batch + b._shape[-2:])
-    _run("solve", "solve", (a, b), (o_cols,), trouble="a matrix of x1 is singular")
+    _run("solve", K.solve, (a, b), (o_cols,), trouble="a matrix of x1 is singular")
     return o
 
 
@@ -253,7 +257,7 @@ def matrix_power(x, n: int, /) -> Tensor:
     _matrices(x, "matrix_power", square=True)
     n = _int_arg(n, "matrix_power", "n")
     o = empty(x._dev, x._shape, x._dtype)
-    _run("matrix_power", "matrix_power", (x,), (o,), {"n": n}, "a matrix of x is singular")
+    _run("matrix_power", K.matrix_power, (x,), (o,), {"n": n}, "a matrix of x is singular")
     return o
 
 
@@ -264,7 +268,7 @@ def pinv(x, /, *, rtol: float | Tensor | None = None) -> Tensor:
     rtol_array, rtol_value, batch = _rtol(rtol, x, "pinv")
     *_, m, n = x._shape
     o = empty(x._dev, batch + (n, m), x._dtype)
-    _run("pinv", "pinv", (broadcast_to_shape(x, batch + (m, n)), rtol_array), (o,), {"rtol": rtol_value})
+    _run("pinv", K.pinv, (broadcast_to_shape(x, batch + (m, n)), rtol_array), (o,), {"rtol": rtol_value})
     return o
 
 
@@ -273,7 +277,7 @@ def matrix_rank(x, /, *, rtol: float | Tensor | None = None) -> Tensor:
     _matrices(x, "matrix_rank")
     rtol_array, rtol_value, batch = _rtol(rtol, x, "matrix_rank")
     o = empty(x._dev, batch, default_dtypes_of(x._dev)["default_integral"])
-    _run("matrix_rank", "matrix_rank", (broadcast_to_shape(x, batch + x._shape[-2:]), rtol_array), (o,),
+    _run("matrix_rank", K.matrix_rank, (broadcast_to_shape(x, batch + x._shape[-2:]), rtol_array), (o,),
          {"rtol": rtol_value})
     return o
 
@@ -301,7 +305,7 @@ def matrix_norm(x, /, *, keepdims: bool = False, ord: int | float | str | None =
         raise ValueError(f"matrix_norm: ord={ord} of a matrix of shape {(m, n)} is a minimum over nothing")
     shape = tuple(batch) + ((1, 1) if keepdims else ())
     o = empty(x._dev, shape, dt.real_of(x._dtype))
-    _run("matrix_norm", "matrix_norm", (x,), (o,), {"ord": ord if isinstance(ord, str) else float(ord)})
+    _run("matrix_norm", K.matrix_norm, (x,), (o,), {"ord": ord if isinstance(ord, str) else float(ord)})
     return o
 
 
@@ -320,7 +324,7 @@ def vector_norm(x, /, *, axis: int | tuple[int, ...] | None = None, keepdims: bo
                          "is a minimum over nothing")
     shape = tuple(1 if i in axes else s for i, s in enumerate(x._shape) if keepdims or i not in axes)
     o = empty(x._dev, shape, dt.real_of(x._dtype))
-    _run("vector_norm", "vector_norm", (x,), (o,), {"axes": axes, "keepdims": bool(keepdims), "ord": float(ord)})
+    _run("vector_norm", K.vector_norm, (x,), (o,), {"axes": axes, "keepdims": bool(keepdims), "ord": float(ord)})
     return o
 
 
@@ -334,7 +338,7 @@ def cross(x1, x2, /, *, axis: int = -1) -> Tensor:
         raise ValueError(f"cross: axis {axis} must have size 3 in both arrays, got shapes {x1._shape} and {x2._shape}")
     shape = broadcast_shapes((x1._shape, x2._shape), "cross")
     o = empty(dev, shape, dtype)
-    _run("cross", "cross", (broadcast_to_shape(x1, shape), broadcast_to_shape(x2, shape)), (o,), {"axis": axis})
+    _run("cross", K.cross, (broadcast_to_shape(x1, shape), broadcast_to_shape(x2, shape)), (o,), {"axis": axis})
     return o
 
 
@@ -351,10 +355,14 @@ def outer(x1, x2, /) -> Tensor:
 
 def diagonal(x, /, *, offset: int = 0) -> Tensor:
     """A view of the ``offset`` diagonal of each matrix (above the main one for offset > 0)."""
-    check_tensor(x, "diagonal")
+    return _diagonal(x, offset, "diagonal")
+
+
+def _diagonal(x, offset, func: str) -> Tensor:
+    check_tensor(x, func)
     if x.ndim < 2:
-        raise ValueError(f"diagonal: x must be a matrix or a stack of matrices (at least 2-D), got shape {x._shape}")
-    offset = _int_arg(offset, "diagonal", "offset")
+        raise ValueError(f"{func}: x must be a matrix or a stack of matrices (at least 2-D), got shape {x._shape}")
+    offset = _int_arg(offset, func, "offset")
     *batch, m, n = x._shape
     *batch_strides, sm, sn = x._strides
     if offset >= 0:
@@ -369,5 +377,5 @@ def trace(x, /, *, offset: int = 0, dtype=None) -> Tensor:
     check_tensor(x, "trace")
     if x._dtype.kind not in dt.NUMERIC_KINDS:
         raise TypeError(f"trace: x must have a numeric dtype, got {x._dtype.name}")
-    d = diagonal(x, offset=offset)
-    return reduction("sum", d, (d.ndim - 1,), False, accumulation_dtype(x, dtype, "trace"), None, "trace")
+    d = _diagonal(x, offset, "trace")
+    return reduction(K.sum, d, (d.ndim - 1,), False, accumulation_dtype(x, dtype, "trace"), None, "trace")

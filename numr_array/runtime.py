@@ -6,8 +6,10 @@ absent from ``devices()``. The namespace layer talks to a device only through it
 
 * memory: :meth:`Client.alloc` (graph arena while capturing, else the :class:`Allocator`), copies to,
   from and within the device, and :meth:`Client.copy_strided`;
-* compute: :meth:`Client.launch` runs one named kernel on tensors whose shapes, dtypes and strides the
-  namespace has already validated; a backend never validates, promotes or allocates results itself;
+* compute: :meth:`Client.launch` runs one kernel declared in numr_array/kernels.py (the contract: its
+  operands and params keys) on tensors whose shapes, dtypes and strides the namespace has already
+  validated; a backend never validates, promotes or allocates results itself (an element-wise launch
+  carries its compute dtype as ``params["dtype"]``);
 * capture: :meth:`Client.begin_capture` / :meth:`Client.end_capture` bracket a block whose launches
   become a :class:`Graph` that :meth:`Graph.replay` re-runs on the same buffers;
 * loss: a backend that finds its device lost calls :meth:`Client.mark_lost`; the client, its allocator
@@ -289,7 +291,8 @@ class Client(ABC):
 
     @abstractmethod
     def launch(self, kernel: str, inputs: Sequence["Tensor"], outputs: Sequence["Tensor"], params: dict) -> None:
-        """Run ``kernel`` reading ``inputs`` and writing ``outputs``; recorded when a capture is active."""
+        """Run the declared kernel named ``kernel`` reading ``inputs`` and writing ``outputs`` with the
+        declared ``params``; recorded when a capture is active."""
 
     @abstractmethod
     def begin_capture(self) -> None:
@@ -340,8 +343,9 @@ class Runtime(ABC):
         """How many devices of this backend exist (0: the backend is absent)."""
 
     @abstractmethod
-    def create_client(self, index: int) -> Client:
-        """The Client of device ``index``; called once per device, on first use."""
+    def create_client(self, device: "Device") -> Client:
+        """The Client of ``device`` (one of this backend's, its index below device_count()); called once per
+        device, on first use."""
 
     def default_index(self) -> int:
         """The device a bare kind name ('cuda', 'webgpu') means."""

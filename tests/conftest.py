@@ -8,6 +8,8 @@ import os
 
 # SciPy reads this once, at its first import: the ecosystem tests need its array-API dispatch on
 os.environ.setdefault("SCIPY_ARRAY_API", "1")
+# every launch of the suite is checked against its declaration in numr_array/kernels.py (read at import)
+os.environ.setdefault("NUMR_CHECK_LAUNCH", "1")
 
 import pytest  # noqa: E402
 from hypothesis import HealthCheck, settings  # noqa: E402

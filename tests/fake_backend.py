@@ -13,9 +13,8 @@ class FakeRuntime(CpuRuntime):
     def device_count(self) -> int:
         return 2
 
-    def create_client(self, index: int) -> CpuClient:
-        from numr_array._device import parse_device
-        return CpuClient(parse_device(f"fake:{index}"))
+    def create_client(self, device) -> CpuClient:
+        return CpuClient(device)
 
 
 def create_runtime() -> FakeRuntime:

@@ -444,3 +444,45 @@ def test_tril_triu_errors():
             f(np.ones((3, 3)))
         with pytest.raises(TypeError):
             f(xp.ones((3, 3), device=DEVICE), k=1.5)
+
+
+HUGE = 2 ** 70  # beyond int64 and uint64, but exact in every floating-point dtype
+
+
+def test_huge_python_ints_where_the_dtype_holds_them():
+    """Bounds and fill values beyond int64 are fine for floating-point results (they leaked NumPy's
+    UFuncTypeError / 'Python int too large to convert to C long'), and so are diagonals beyond the matrix."""
+    f = DEFAULTS["real floating"]
+    assert_tensor(xp.linspace(0, HUGE, 3, device=DEVICE), [0.0, 2.0 ** 69, 2.0 ** 70], f)
+    assert_tensor(xp.linspace(-HUGE, HUGE, 4, endpoint=False, device=DEVICE), [-(2.0 ** 70), -(2.0 ** 69), 0.0,
+                                                                                2.0 ** 69], f)
+    assert_tensor(xp.arange(0, HUGE, 2 ** 69, dtype=f, device=DEVICE), [0.0, 2.0 ** 69], f)
+    assert_tensor(xp.full((2,), HUGE, dtype=f, device=DEVICE), [2.0 ** 70] * 2, f)
+    a = np.arange(1, 7).reshape(2, 3)
+    x = xp.asarray(a, dtype=xp.int32, device=DEVICE)
+    for k, lower, upper in ((HUGE, a, np.zeros_like(a)), (-HUGE, np.zeros_like(a), a)):
+        assert_tensor(xp.tril(x, k=k), lower, x.dtype)
+        assert_tensor(xp.triu(x, k=k), upper, x.dtype)
+        assert_tensor(xp.eye(2, 3, k=k, device=DEVICE), np.zeros((2, 3)), f)
+
+
+@pytest.mark.parametrize("call, exc, name", [
+    (lambda: xp.linspace(0, 10 ** 400, 3, device=DEVICE), OverflowError, "linspace: stop"),
+    (lambda: xp.linspace(0, 1, HUGE, device=DEVICE), ValueError, "linspace: dimension"),
+    (lambda: xp.arange(0, 1, 10 ** 400, dtype=DEFAULTS["real floating"], device=DEVICE), OverflowError,
+     "arange: step"),
+    (lambda: xp.full((2,), HUGE, device=DEVICE), OverflowError, "full: fill_value"),
+    (lambda: xp.full((2,), 10 ** 400, dtype=DEFAULTS["real floating"], device=DEVICE), OverflowError,
+     "full: fill_value"),
+    (lambda: xp.full_like(xp.ones((2,), device=DEVICE), 10 ** 400), OverflowError, "full_like: fill_value"),
+    (lambda: xp.asarray([1, HUGE], device=DEVICE), OverflowError, "asarray"),
+    (lambda: xp.asarray([[2 ** 64]], device=DEVICE), OverflowError, "asarray"),
+    (lambda: xp.zeros((HUGE, 0), device=DEVICE), ValueError, "zeros: dimension"),
+    (lambda: xp.eye(HUGE, 0, device=DEVICE), ValueError, "eye: dimension"),
+], ids=["linspace bound", "linspace num", "arange step", "full int", "full float", "full_like float",
+        "asarray list", "asarray nested", "zeros", "eye"])
+def test_huge_python_ints_beyond_the_dtype(call, exc, name):
+    """Out of range: OverflowError (Python's and NumPy's type for an int that does not fit; the standard
+    leaves the case unspecified) or, for a size, ValueError; the message names the function."""
+    with pytest.raises(exc, match=name):
+        call()

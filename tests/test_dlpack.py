@@ -111,8 +111,9 @@ def test_device_memory_comes_to_the_host_by_a_copy():
 
 
 def test_errors():
-    with pytest.raises(AttributeError, match="from_dlpack"):
-        xp.from_dlpack([1, 2, 3])
+    for bad in ([1, 2, 3], 3):  # TypeError (was AttributeError) naming the function and the type
+        with pytest.raises(TypeError, match=f"from_dlpack: {type(bad).__name__}"):
+            xp.from_dlpack(bad)
     with pytest.raises(ValueError, match="copy"):
         xp.from_dlpack(np.arange(3), copy="yes")
     with pytest.raises(BufferError, match="device type 4"):
@@ -132,3 +133,25 @@ def test_read_only_source():
     t = xp.from_dlpack(a)
     np.testing.assert_array_equal(to_np(t), a)
     np.testing.assert_array_equal(to_np(xp.add(t, 1.0)), a + 1)
+
+
+def test_dlpack_stream_values_the_standard_refuses():
+    """The standard: only stream=None on the CPU and devices without streams; on CUDA an int >= -1, but not
+    0 (ambiguous). A refused value is a ValueError (was NumPy's RuntimeError), a non-int a TypeError."""
+    x = xp.asarray([1.0, 2.0], device=DEVICE)
+    host = xp.asarray([1.0, 2.0], device="cpu")
+    for stream in (0, 1, -1):
+        with pytest.raises(ValueError, match=f"__dlpack__: only stream=None .* stream={stream}"):
+            host.__dlpack__(stream=stream)
+        # a host copy from any device: the consumer reads on the CPU, so only None there too
+        with pytest.raises(ValueError, match="__dlpack__: only stream=None"):
+            x.__dlpack__(stream=stream, dl_device=(1, 0))
+    for stream in ("0", 1.0, True):
+        with pytest.raises(TypeError, match="__dlpack__: stream must be an int"):
+            x.__dlpack__(stream=stream)
+    np.testing.assert_array_equal(np.from_dlpack(host), [1.0, 2.0])
+    if DEVICE.startswith("cuda"):
+        for stream in (0, -2):
+            with pytest.raises(ValueError, match=f"stream={stream} is not a valid CUDA stream"):
+                x.__dlpack__(stream=stream)
+        x.__dlpack__(stream=1)  # the legacy default stream

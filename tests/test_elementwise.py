@@ -1,4 +1,4 @@
-"""Every element-wise function against NumPy, driven by the table ``numr_array._elementwise.OPS``.
+"""Every element-wise function against NumPy, driven by the table ``numr_array.kernels.OPS``.
 
 For each row: every accepted dtype (and promotable pairs of them) on 0-D, empty, broadcast, strided and
 reversed operands; Python scalars on either side by the standard's scalar rules; ``out=``; and a
@@ -19,7 +19,7 @@ from hypothesis.extra import numpy as hnp
 
 import numr_array as xp
 from numr_array import _elementwise as ew
-from numr_array._elementwise import OPS
+from numr_array.kernels import OPS
 from .strategies import ALL, DEVICE, np_arrays, shapes, supported, to_np, views
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")

@@ -137,6 +137,32 @@ def test_empty_batches_and_zero_padding():
     np.testing.assert_array_equal(to_np(padded), np.zeros(4))
 
 
+@pytest.mark.parametrize("name", ["fft", "ifft", "rfft", "irfft", "hfft", "ihfft",
+                                  "fftn", "ifftn", "rfftn", "irfftn"])
+def test_an_empty_axis_padded_to_n_points_transforms_to_zeros(name):
+    """An empty axis zero-padded to n (or s) points is all zeros, and so is its transform on every device
+    (NumPy's irfft/irfftn returned uninitialised memory here, different on every call)."""
+    dtype = xp.float32 if name in ("rfft", "ihfft", "rfftn") else xp.complex64
+    for shape in ((0,), (0, 2), (2, 0)):
+        x = xp.zeros(shape, dtype=dtype, device=DEVICE)
+        axis = shape.index(0)
+        for _ in range(3):
+            if not name.endswith("n"):
+                r = getattr(fft, name)(x, n=5, axis=axis)
+                length = 3 if name in ("rfft", "ihfft") else 5
+                expected_shape = shape[:axis] + (length,) + shape[axis + 1:]
+            else:
+                axes = tuple(range(len(shape)))
+                sizes = (3,) * len(shape)
+                r = getattr(fft, name)(x, s=sizes, axes=axes)
+                expected_shape = sizes[:-1] + (2,) if name == "rfftn" else sizes
+            assert r.shape == expected_shape, (shape, r.shape)
+            np.testing.assert_array_equal(to_np(r), np.zeros(expected_shape))
+    # without n, an empty axis gives no points to transform (NumPy's ValueError)
+    with pytest.raises(ValueError, match=name):
+        getattr(fft, name)(xp.zeros((0,), dtype=dtype, device=DEVICE))
+
+
 @given(signals(FLOAT), st.sampled_from(NORMS))
 def test_round_trips(xa, norm):
     x, a = xa

@@ -706,6 +706,25 @@ def test_singular_and_indefinite_matrices_raise_linalg_error():
         linalg.cholesky(indefinite)
 
 
+@pytest.mark.skipif(not RAISES_LINALG_ERROR, reason="WebGPU returns non-finite values for singular and "
+                    "indefinite input: raising would need a readback (docs/devices.md)")
+def test_linalg_error_is_numr_class_catchable_as_numpy_and_value_error():
+    """One numr_array.linalg.LinAlgError on CPU and CUDA, not NumPy's (or CuPy's) escaping from the
+    backend; a subclass of NumPy's class, so ``except numpy.linalg.LinAlgError`` and ValueError catch it."""
+    assert linalg.LinAlgError is not np.linalg.LinAlgError
+    assert issubclass(linalg.LinAlgError, np.linalg.LinAlgError) and issubclass(linalg.LinAlgError, ValueError)
+    singular = xp.asarray([[1.0, 2.0], [2.0, 4.0]], device=DEVICE)
+    indefinite = xp.asarray([[1.0, 2.0], [2.0, 1.0]], dtype=xp.float32, device=DEVICE)
+    calls = {"inv": lambda: linalg.inv(singular),
+             "solve": lambda: linalg.solve(singular, xp.ones((2, 1), device=DEVICE)),
+             "matrix_power": lambda: linalg.matrix_power(singular, -3),
+             "cholesky": lambda: linalg.cholesky(indefinite, upper=True)}
+    for name, call in calls.items():
+        with pytest.raises(np.linalg.LinAlgError, match=f"^{name}: ") as info:
+            call()
+        assert type(info.value) is linalg.LinAlgError, (name, type(info.value))
+
+
 def test_argument_errors():
     x = xp.eye(3, device=DEVICE)
     v = xp.ones((3,), device=DEVICE)

@@ -489,6 +489,24 @@ def test_diff_matches_numpy(data):
     assert_result(got, expected, t.dtype, 1e3)
 
 
+def test_diff_with_n_beyond_the_axis_is_empty_at_once():
+    """n at least the axis length (after prepend/append) gives the empty result without running n
+    differences (NumPy's diff loops n times: n=2**70 never returns)."""
+    x = arr([[1, 4, 9], [2, 2, 2]], dtype=xp.int16)
+    assert_result(xp.diff(x, n=2 ** 70), np.zeros((2, 0)), xp.int16)
+    assert_result(xp.diff(x, axis=0, n=2 ** 70, prepend=x), np.zeros((0, 3)), xp.int16)
+    out = xp.zeros((2, 0), dtype=xp.int16, device=DEVICE)
+    assert xp.diff(x, n=2 ** 62, out=out) is out
+    with xp.capture(DEVICE) as g:
+        r = xp.diff(x, n=2 ** 70)
+    g.replay()
+    assert r.shape == (2, 0)
+    for n, exc in ((-1, ValueError), (-(2 ** 70), ValueError), (1.0, TypeError), (True, TypeError),
+                   ("1", TypeError)):
+        with pytest.raises(exc, match="diff: n"):
+            xp.diff(x, n=n)
+
+
 def test_diff_examples_and_errors():
     x = arr([[1, 4, 9], [2, 2, 2]], dtype=xp.int16)
     assert_result(xp.diff(x), [[3, 5], [0, 0]], xp.int16)

@@ -294,10 +294,10 @@ def test_first_use_from_many_threads_makes_one_client(fake_backend, monkeypatch)
     made = []
     create = FakeRuntime.create_client
 
-    def slow_create(self, index):
-        made.append(index)
+    def slow_create(self, device):
+        made.append(device)
         time.sleep(0.05)  # widen the window in which another thread could start a second client
-        return create(self, index)
+        return create(self, device)
 
     monkeypatch.setattr(FakeRuntime, "create_client", slow_create)
     dev = xp._device.parse_device("fake:1")
@@ -309,4 +309,4 @@ def test_first_use_from_many_threads_makes_one_client(fake_backend, monkeypatch)
         clients[k] = dev.client
 
     run_threads(work)
-    assert made == [1] and all(c is clients[0] for c in clients)
+    assert made == [dev] and all(c is clients[0] for c in clients)

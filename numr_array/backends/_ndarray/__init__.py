@@ -12,10 +12,12 @@ import importlib
 import pkgutil
 
 from ..._tensor import Tensor
+from ...kernels import check_table
 
 
 def make_kernels(m) -> dict:
-    """Every kernel of every family module in this package, bound to the array module ``m``."""
+    """Every kernel of every family module in this package, bound to the array module ``m``: exactly the
+    kernels numr_array/kernels.py declares (RuntimeError otherwise)."""
     table: dict = {}
     for info in sorted(pkgutil.iter_modules(__path__), key=lambda i: i.name):
         family = importlib.import_module(f"{__name__}.{info.name}")
@@ -23,6 +25,7 @@ def make_kernels(m) -> dict:
             if name in table:
                 raise RuntimeError(f"kernel {name!r} is defined by two family modules")
             table[name] = kernel
+    check_table(table, f"{m.__name__} kernels")
     return table
 
 

@@ -1,4 +1,4 @@
-"""One kernel per row of the element-wise table (numr_array._elementwise.OPS).
+"""One kernel per row of the element-wise table (numr_array.kernels.OPS).
 
 Most rows are the array module's ufunc of the same meaning; the rest are written out below, where the
 ufunc's answer is not the standard's (special cases of floor_divide, complex expm1, tanh, log2 and

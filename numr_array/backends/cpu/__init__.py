@@ -106,7 +106,7 @@ class CpuClient(Client):
             return Client.alloc_tensor(self, shape, dtype)
         try:
             arr = np.empty(shape, dtype.np)
-        except MemoryError:
+        except (MemoryError, ValueError):  # ValueError: NumPy's "array is too big" (beyond intp bytes)
             raise MemoryError(f"cpu: cannot allocate an array of shape {shape} and dtype {dtype.name}") from None
         return self.allocator.track(arr, arr.nbytes), arr
 
@@ -186,9 +186,8 @@ class CpuRuntime(Runtime):
     def device_count(self) -> int:
         return 1
 
-    def create_client(self, index: int) -> CpuClient:
-        from ..._device import parse_device
-        return CpuClient(parse_device("cpu"))
+    def create_client(self, device) -> CpuClient:
+        return CpuClient(device)
 
 
 def create_runtime() -> CpuRuntime:

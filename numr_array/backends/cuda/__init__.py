@@ -20,10 +20,9 @@ class CudaRuntime(Runtime):
     def device_count(self) -> int:
         return self._count
 
-    def create_client(self, index: int):
-        from ..._device import parse_device
+    def create_client(self, device):
         from ._client import CudaClient
-        return CudaClient(parse_device(f"cuda:{index}"), index)
+        return CudaClient(device, device.index)
 
 
 def create_runtime() -> CudaRuntime | None:

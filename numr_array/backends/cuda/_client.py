@@ -31,7 +31,7 @@ import cupy
 import numpy as np
 from cupy.cuda import runtime
 
-from ... import _capture
+from ... import errors
 from ... import _dtypes as dt
 from ..._tensor import Tensor
 from ...runtime import Allocator, Buffer, Client, Event, Graph, renewed
@@ -313,7 +313,7 @@ class CudaClient(Client):
     def synchronize(self) -> None:
         with self._lock:
             if self._capturing:
-                _capture.check_host_read(self.device, "synchronize")
+                errors.check_host_read(self.device, "synchronize")
             with self.on_device():
                 self.stream.synchronize()
                 self._trim()
@@ -409,15 +409,15 @@ class CudaClient(Client):
     def _launch_captured(self, kernel: str, fn, ins, outs, params) -> None:
         try:
             self.run(fn, ins, outs, params)
-        except _capture.CaptureError:
+        except errors.CaptureError:
             raise
         except (NotImplementedError, RuntimeError) as e:
             self.raise_if_sticky(e)
             # CuPy refuses cuSOLVER/cuRAND/... on a capturing stream (NotImplementedError), and a CUDA call that
             # would synchronise invalidates the capture (CUDARuntimeError): either way this op has no graph form
             why = f"{kernel} cannot be captured on {self.device} ({type(e).__name__}: {e})"
-            _capture.abort_active(why)
-            raise _capture.CaptureError(f"{why}; move it out of the capture() block") from e
+            errors.abort_active(why)
+            raise errors.CaptureError(f"{why}; move it out of the capture() block") from e
 
     def _record(self, kernel: str, inputs, outputs) -> bool:
         """Add a direct op to the capture's pending fused run (flushing a run it does not fit)."""
@@ -498,7 +498,7 @@ class CudaClient(Client):
                 g = self._stop_capture()
             except runtime.CUDARuntimeError as e:
                 self.raise_if_sticky(e)
-                raise _capture.CaptureError(f"capture: the CUDA stream capture on {self.device} failed ({e})") from e
+                raise errors.CaptureError(f"capture: the CUDA stream capture on {self.device} failed ({e})") from e
             finally:
                 if self._capturing:  # the pending run could not be captured: end the capture all the same
                     self._abort_capture()

@@ -104,13 +104,13 @@ class WebGPURuntime(Runtime):
     def device_count(self) -> int:
         return 1
 
-    def create_client(self, index: int):
-        from ..._device import parse_device
+    def create_client(self, device):
         from ._client import WebGPUClient
+        from ._kernels import make_kernels
         a = self.adapter
         features = [f for f in WANTED_FEATURES if f in a.features]
         wdevice = a.request_device_sync(required_features=features, required_limits=dict(a.limits))
-        return WebGPUClient(parse_device(f"webgpu:{index}"), a, wdevice, set(wdevice.features))
+        return WebGPUClient(device, a, wdevice, set(wdevice.features), make_kernels())
 
 
 def create_runtime() -> WebGPURuntime | None:

@@ -37,7 +37,6 @@ import functools
 import itertools
 import logging
 import os
-import struct
 import sys
 import threading
 import weakref
@@ -306,7 +305,9 @@ class WebGPUGraph(Graph):
 
 
 class WebGPUClient(Client):
-    def __init__(self, device, adapter, wdevice, features: set[str]):
+    def __init__(self, device, adapter, wdevice, features: set[str], kernels: dict):
+        """``kernels``: the kernel table (_kernels.make_kernels), built by the runtime: the family modules
+        import this one, so this one does not import them."""
         self.device = device
         self.adapter = adapter
         self.wdevice = wdevice
@@ -337,7 +338,6 @@ class WebGPUClient(Client):
         self._eager_pool = self._upool
         self._steps: list | None = None
         self._records: list = []  # per captured step, its MapRecord (or None), for the fusion pass
-        self.map_record = None    # set by a map launch just before its dispatch while capturing
         self._capture_pools: list[UniformPool] = []
         self._direct = _Direct.load()
         self._offset_arg = self._direct.ffi.new("uint32_t[1]") if self._direct else None
@@ -347,8 +347,7 @@ class WebGPUClient(Client):
         self._fence = WBuf(wdevice.create_buffer(size=256, usage=_USAGE), 256)
         #: readbacks of device data through the staging buffer (what a chain of device work should avoid)
         self.readbacks = 0
-        from ._kernels import make_kernels
-        self.kernels = make_kernels()
+        self.kernels = kernels
         _clients[_address(wdevice._internal)] = self
 
     def raise_if_lost(self, e: BaseException) -> None:
@@ -386,6 +385,10 @@ class WebGPUClient(Client):
             bgl = self.wdevice.create_bind_group_layout(entries=entries)
             lay = self._layouts[nbind] = (bgl, self.wdevice.create_pipeline_layout(bind_group_layouts=[bgl]))
         return lay
+
+    def cached_pipeline(self, key) -> Pipeline | None:
+        """The compute pipeline cached under ``key``, or None before its first build."""
+        return self._pipelines.get(key)
 
     def pipeline(self, key, make_source, nbind: int, ubytes: int) -> Pipeline:
         """The compute pipeline cached under ``key``, built from ``make_source()`` on first use."""
@@ -428,9 +431,16 @@ class WebGPUClient(Client):
             self._bind_groups.pop(key, None)
 
     # --- encoding and submission ------------------------------------------------------------------
-    def dispatch(self, pipe: Pipeline, uniform: bytes, binds: tuple, grid: tuple[int, int, int]) -> None:
+    @property
+    def capturing(self) -> bool:
+        """Whether launches are being recorded for a graph."""
+        return self._steps is not None
+
+    def dispatch(self, pipe: Pipeline, uniform: bytes, binds: tuple, grid: tuple[int, int, int],
+                 record=None) -> None:
         """Encode one dispatch of ``pipe``: ``uniform`` its parameter words, ``binds`` a flat tuple of
-        (WBuf, byte offset, byte size) per storage binding, ``grid`` the workgroup counts."""
+        (WBuf, byte offset, byte size) per storage binding, ``grid`` the workgroup counts; ``record``: while
+        capturing, what the fusion pass needs to merge it with its neighbours (a map launch's MapRecord)."""
         pool, off = self._slot(uniform, pipe.ubytes)
         bg = self._bind_group(pipe.nbind, pool, pipe.ubytes, binds)
         p = self._pass
@@ -451,8 +461,7 @@ class WebGPUClient(Client):
             p.dispatch_workgroups(*grid)
         if self._steps is not None:
             self._steps.append((pipe, bg, off, grid))
-            self._records.append(self.map_record)
-            self.map_record = None
+            self._records.append(record)
         self._pending += 1
         if self._pending >= MAX_PENDING or sum(binds[2::3]) >= EARLY_SUBMIT_BYTES:
             self.flush()
@@ -669,7 +678,6 @@ class WebGPUClient(Client):
     def _reset_capture(self) -> None:
         self._steps = None
         self._records = []
-        self.map_record = None
         self._capture_pools = []
         self._upool = self._eager_pool
 
@@ -715,6 +723,3 @@ class RawHandle(NamedTuple):
     device: Any
     queue: Any
 
-
-def pack_words(words: list[int]) -> bytes:
-    return struct.pack(f"<{len(words)}I", *words)

@@ -396,6 +396,5 @@ def expr(name: str, c: WT, args: list[str], lib) -> tuple[str, WT]:
     }
     e, r = table[name]
     if r is None:
-        from ._lib import BOOL
-        r = BOOL
+        r = WTS[dt.bool_]
     return e, r

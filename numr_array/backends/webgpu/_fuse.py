@@ -13,11 +13,15 @@ still writes every output (a tensor written inside the block may be read after a
 
 from __future__ import annotations
 
-from ._client import WebGPUClient, pack_words
+from typing import TYPE_CHECKING
+
 from ._lib import Lib
 from ._map import Gen, MapRecord, coord_lines, element_lines
-from ._shader import Layout, bindings, groups, main_header
+from ._shader import Layout, bindings, groups, main_header, pack_words
 from ._types import wt
+
+if TYPE_CHECKING:
+    from ._client import WebGPUClient
 
 _M32 = 0xFFFFFFFF
 MAX_RUN = 64  # launches per merged shader (its compile time grows with it)

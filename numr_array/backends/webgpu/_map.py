@@ -13,15 +13,17 @@ launches that fit. Dispatches beyond 65535 workgroups are 2-D.
 
 from __future__ import annotations
 
-from typing import Callable, NamedTuple, Sequence
-
+from typing import TYPE_CHECKING, Callable, NamedTuple, Sequence
 
 from ..._tensor import Tensor, contiguous_strides
 from ... import _dtypes as dt
-from ._client import WebGPUClient, pack_words
 from ._lib import Lib
-from ._shader import Layout, bindings, groups, main_header
+from ._shader import Layout, bindings, groups, main_header, pack_words
 from ._types import WT, scalar_words, wt
+from ._views import bind_whole, collapse, element_span, overlap
+
+if TYPE_CHECKING:
+    from ._client import WebGPUClient
 
 _M32 = 0xFFFFFFFF
 
@@ -114,11 +116,11 @@ def run_map(client: WebGPUClient, name: str, key, outs: Sequence[Tensor], ins: S
         dims = shape or (1,)
         strides = [t._strides or (0,) for t in tensors]
     else:
-        dims, strides = collapse(shape, tensors)
+        dims, strides = collapse(shape, [t._strides for t in tensors])
     ndim = len(dims)
     raw_desc = tuple((r._dtype, len(r._shape), w) for r, w in raw)
     pkey = (name, key, ndim, coords, tuple(t._dtype for t in outs), tuple(desc), tuple(w for w, _ in params), raw_desc)
-    pipe = client._pipelines.get(pkey)
+    pipe = client.cached_pipeline(pkey)
     if pipe is None:
         pipe = _build(client, pkey, len(outs), body, ndim, coords, [w for w, _ in params],
                       [t._dtype for t in outs], desc, raw_desc)
@@ -131,12 +133,13 @@ def run_map(client: WebGPUClient, name: str, key, outs: Sequence[Tensor], ins: S
     raw_binds, raw_words = _raw_windows(client, raw) if raw else ((), [])
     whole = _whole(client, dims, tensors, strides)
     chunks = (whole,) if whole is not None else _chunks(client, dims, tensors, strides)
-    if client._steps is not None and whole is not None and not raw and not coords and fusable:
+    record = None
+    if client.capturing and whole is not None and not raw and not coords and fusable:
         # captured: what the fusion of element-wise chains (_fuse) needs to merge this launch with others
         # (views, not tensors: holding them would keep the capture arena from reusing their memory)
         views = [(t._buf.handle.serial, t._offset, tuple(st), t._dtype) for t, st in zip(tensors, strides)]
-        client.map_record = MapRecord(pkey, body, len(outs), desc, [w for w, _ in params], views, strides, dims,
-                                      whole[2], whole[3], tail)
+        record = MapRecord(pkey, body, len(outs), desc, [w for w, _ in params], views, strides, dims,
+                           whole[2], whole[3], tail)
     for sub_dims, origin, offs, binds in chunks:
         m = 1
         for s in sub_dims:
@@ -151,40 +154,7 @@ def run_map(client: WebGPUClient, name: str, key, outs: Sequence[Tensor], ins: S
             words += origin
         words += raw_words
         words += tail
-        client.dispatch(pipe, pack_words(words), binds + raw_binds, grid)
-
-
-def element_span(offset: int, strides, dims) -> tuple[int, int]:
-    """The lowest and highest element index that a view of ``dims`` with ``strides`` from ``offset`` reaches
-    (just ``offset`` for an empty view, which reaches nothing)."""
-    lo = hi = offset
-    if 0 in dims:
-        return lo, hi
-    for s, n in zip(strides, dims):
-        if s > 0:
-            hi += s * (n - 1)
-        else:
-            lo += s * (n - 1)
-    return lo, hi
-
-
-def window(client: WebGPUClient, t: Tensor) -> tuple[int, int, int]:
-    """(byte offset, byte size, element offset in the window) of the span of ``t``."""
-    isz = t._dtype.itemsize
-    lo, hi = element_span(t._offset, t._strides, t._shape)
-    b0 = lo * isz
-    b0 -= b0 % client.storage_align
-    return b0, max(16, ((hi + 1) * isz - b0 + 3) & ~3), t._offset - b0 // isz
-
-
-def bind_whole(client: WebGPUClient, t: Tensor) -> tuple[tuple, int]:
-    """(binds, element offset in the window) of ``t``'s whole window, for kernels that address it
-    freely; MemoryError where the window exceeds the adapter's largest storage binding."""
-    b0, size, first = window(client, t)
-    if size > client.max_binding:
-        raise MemoryError(f"{client.device}: an indexed operand of {size} bytes exceeds the adapter's largest "
-                          f"storage binding ({client.max_binding} bytes)")
-    return (t._buf.handle, b0, size), first
+        client.dispatch(pipe, pack_words(words), binds + raw_binds, grid, record)
 
 
 def _raw_windows(client: WebGPUClient, raw) -> tuple[tuple, list[int]]:
@@ -237,32 +207,6 @@ class MapRecord(NamedTuple):
     eoffs: list         # each tensor's element offset in its window
     binds: tuple        # (WBuf, byte offset, byte size) per tensor, flat
     tail: list          # the uniform words of the scalar inputs and parameters
-
-
-def collapse(shape: tuple[int, ...], tensors: list[Tensor]) -> tuple[tuple[int, ...], list[tuple[int, ...]]]:
-    """Merge dimensions that are contiguous in every tensor and drop length-1 ones."""
-    cs = contiguous_strides(shape)
-    if all(t._strides == cs for t in tensors):
-        n = 1
-        for s in shape:
-            n *= s
-        return (n,), [(1,)] * len(tensors)
-    dims: list[int] = []
-    strides: list[list[int]] = [[] for _ in tensors]
-    for d, size in enumerate(shape):
-        if size == 1:
-            continue
-        if dims and all(st[-1] == t._strides[d] * size for st, t in zip(strides, tensors)):
-            dims[-1] *= size
-            for st, t in zip(strides, tensors):
-                st[-1] = t._strides[d]
-            continue
-        dims.append(size)
-        for st, t in zip(strides, tensors):
-            st.append(t._strides[d])
-    if not dims:
-        return (1,), [(0,)] * len(tensors)
-    return tuple(dims), [tuple(st) for st in strides]
 
 
 def _whole(client: WebGPUClient, dims, tensors: list[Tensor], strides):
@@ -332,22 +276,13 @@ def _unalias(client: WebGPUClient, outs, ins) -> list:
         if type(x) is not Tensor:
             continue
         for o in outs:
-            if x._buf is o._buf and (x._offset, x._strides) != (o._offset, o._strides) and _overlap(x, o):
+            if x._buf is o._buf and (x._offset, x._strides) != (o._offset, o._strides) and overlap(x, o):
                 c = Tensor(client.alloc(x.size * x._dtype.itemsize), x._dtype, x._shape,
                            contiguous_strides(x._shape), 0, client.device)
                 client.launch("copy", (x,), (c,), {})
                 res[k] = c
                 break
     return res
-
-
-def _overlap(a: Tensor, b: Tensor) -> bool:
-    def span(t):
-        lo, hi = element_span(t._offset, t._strides, t._shape)
-        return lo * t._dtype.itemsize, (hi + 1) * t._dtype.itemsize
-    a0, a1 = span(a)
-    b0, b1 = span(b)
-    return a0 < b1 and b0 < a1
 
 
 def _build(client: WebGPUClient, pkey, nout: int, body, ndim: int, coords: bool, param_wts, out_dtypes, desc,

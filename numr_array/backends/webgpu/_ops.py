@@ -1,4 +1,4 @@
-"""The WGSL expression of every element-wise function (numr_array._elementwise.OPS) per compute type.
+"""The WGSL expression of every element-wise function (numr_array.kernels.OPS) per compute type.
 
 ``expr(name, c, args, lib)`` returns the expression of op ``name`` on the values ``args`` (already in
 compute type ``c``, the inputs' promoted dtype) and the WT of its result; the kernel casts that to the

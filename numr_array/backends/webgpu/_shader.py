@@ -11,6 +11,8 @@ always 0: helpers OR it into values to stop the compiler from rewriting exact fl
 
 from __future__ import annotations
 
+import struct
+
 from ._types import WT, load_fn, storage_decl, store_fn, uniform_scalar
 
 WG = 256  # invocations per workgroup of the element-wise kernels
@@ -79,3 +81,8 @@ def groups(n_invocations: int, wg: int = WG) -> tuple[int, int, int]:
     gy = -(-g // MAX_GROUPS)
     gx = -(-g // gy)
     return (gx, gy, 1)
+
+
+def pack_words(words: list[int]) -> bytes:
+    """A dispatch's uniform words (u32) as the bytes written to its uniform slot."""
+    return struct.pack(f"<{len(words)}I", *words)

@@ -43,11 +43,11 @@ from typing import NamedTuple
 
 from ... import _dtypes as dt
 from ..._tensor import Tensor
-from ._client import WebGPUClient, pack_words
+from ._client import WebGPUClient
 from ._lib import Lib
-from ._map import collapse, window
-from ._shader import Layout, bindings, groups, main_header
+from ._shader import Layout, bindings, groups, main_header, pack_words
 from ._types import COMPUTE, WT, WTS, cast, scalar_words, wt
+from ._views import collapse, window
 from .k_reduce import _temp
 
 WG = 64  # matrices (invocations) per workgroup
@@ -1051,9 +1051,8 @@ def _per_matrix(client: WebGPUClient, name: str, key, ew: WT, operands: list[_Op
     if count == 0:
         return
     # batch dimensions merged where every operand allows (one dimension for contiguous stacks)
-    views = [Tensor(o.t._buf, o.t._dtype, batch, o.t._strides[:len(batch)], o.t._offset, o.t._dev)
-             for o in operands]
-    bdims, bstrides = collapse(batch, views) if batch else ((1,), [(0,)] * len(operands))
+    bdims, bstrides = (collapse(batch, [o.t._strides[:len(batch)] for o in operands]) if batch
+                       else ((1,), [(0,)] * len(operands)))
     nb = len(bdims)
     lay = Layout()
     W = Layout.word
@@ -1063,7 +1062,7 @@ def _per_matrix(client: WebGPUClient, name: str, key, ew: WT, operands: list[_Op
     pexprs = [lay.scalar(w) for w, _ in params]
     pkey = ("eigen", name, key, ew.dtype, nb, tuple((o.t._dtype, o.nd) for o in operands),
             tuple(w.dtype for w, _ in params))
-    pipe = client._pipelines.get(pkey)
+    pipe = client.cached_pipeline(pkey)
     if pipe is None:
         lib = Lib(client.has_f64)
         tensors = [(ew, True, True)] + [(wt(o.t._dtype), o.written, False) for o in operands]

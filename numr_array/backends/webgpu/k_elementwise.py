@@ -6,34 +6,16 @@ from __future__ import annotations
 import numpy as np
 
 from ... import _dtypes as dt
-from ..._elementwise import OPS
-from ..._tensor import Tensor
+from ...kernels import OPS
 from . import _ops
+from ._copy_fill import copy as _copy, fill as _fill
 from ._map import Gen, run_map
 from ._types import COMPUTE, F32, F64, WTS, cast, wt
 
 
-def _operand_dtype(x) -> dt.DType | None:
-    if x is None:
-        return None
-    if type(x) is Tensor:
-        return x._dtype
-    return dt.from_numpy(x.dtype)
-
-
-def _promoted(ins) -> dt.DType:
-    """The dtype the operands compute in: their promoted dtype (the namespace has checked it exists)."""
-    r = None
-    for x in ins:
-        d = _operand_dtype(x)
-        if d is not None:
-            r = d if r is None else dt._PROMOTION[r, d]
-    return r
-
-
 def _elementwise(name: str):
     def kernel(client, ins, outs, p):
-        cdt = _promoted(ins)
+        cdt = p["dtype"]  # the operands' promoted dtype, passed by the launch
         c = COMPUTE[wt(cdt)]
         ow = wt(outs[0]._dtype)
         nin = len(ins)  # (not ins itself: a captured body must not keep tensors, and so their memory, alive)
@@ -45,16 +27,6 @@ def _elementwise(name: str):
 
         run_map(client, name, cdt, outs, ins, body)
     return kernel
-
-
-def _copy(client, ins, outs, p):
-    ow = wt(outs[0]._dtype)
-    run_map(client, "copy", None, outs, ins, lambda g: g.store(0, cast(g.val(0), g.wt_in(0), ow)))
-
-
-def _fill(client, ins, outs, p):
-    ow = wt(outs[0]._dtype)
-    run_map(client, "fill", None, outs, (), lambda g: g.store(0, g.param(0)), params=[(ow, p["value"])])
 
 
 def _where(client, ins, outs, p):
@@ -70,7 +42,7 @@ def _where(client, ins, outs, p):
 
 def _clip(client, ins, outs, p):
     # ins: x, then min and max as tensors (broadcast), NumPy scalars of x's dtype, or None
-    cdt = _promoted(ins)
+    cdt = p["dtype"]
     c = COMPUTE[wt(cdt)]
     ow = wt(outs[0]._dtype)
     fmax, fmin = ("fmax", "fmin") if c.family == "f" else (None, None)

@@ -41,10 +41,11 @@ import numpy as np
 from ... import _dtypes as dt
 from ..._tensor import Tensor
 from ...runtime import Buffer
-from ._client import _USAGE, WBuf, WebGPUClient, pack_words
-from ._map import Gen, run_map, window
-from ._shader import Layout, bindings, groups
+from ._client import _USAGE, WBuf, WebGPUClient
+from ._map import Gen, run_map
+from ._shader import Layout, bindings, groups, pack_words
 from ._types import F32, F64, WT, WTS, cast, scalar_words, wt
+from ._views import window
 from .k_reduce import _narrow, _temp
 
 I32 = WTS[dt.int32]
@@ -174,7 +175,7 @@ def _pass_pipeline(client: WebGPUClient, cw: WT, r: int, g: int, nt: int, cfast_
                    twiddle: bool):
     """The pipeline of one radix-r pass: workgroups of nt invocations, g columns of r points each."""
     key = ("fft_pass", cw.dtype, r, g, nt, cfast_in, cfast_out, twiddle)
-    pipe = client._pipelines.get(key)
+    pipe = client.cached_pipeline(key)
     if pipe is not None:
         return pipe
     lay = Layout()

@@ -18,10 +18,12 @@ import numpy as np
 
 from ... import _dtypes as dt
 from ..._tensor import Tensor, contiguous_strides
-from ._client import pack_words
-from ._map import Gen, run_map, window
-from ._shader import Layout, MAX_GROUPS, bindings
+from ...errors import check_host_read
+from ._copy_fill import copy, fill
+from ._map import Gen, run_map
+from ._shader import Layout, MAX_GROUPS, bindings, pack_words
 from ._types import WTS, cast, widen, wt
+from ._views import window
 from .k_reduce import _narrow, _temp, reduce
 
 I32 = WTS[dt.int32]
@@ -140,11 +142,10 @@ def _gather(client, ins, outs, p):
 def _scatter(client, ins, outs, p):
     value, arrays = ins[0], list(ins[1:])
     x = outs[0]
-    shape = value._shape if type(value) is Tensor else _indexed_shape(client, x, arrays, p)
+    shape = p["shape"]  # the shape of x[key], which value (a tensor) is broadcast to
     if type(value) is Tensor and value._buf is x._buf:  # reading what the scatter overwrites: copy first
         c = _temp(client, value._shape, value._dtype)
-        from .k_elementwise import _copy
-        _copy(client, (value,), (c,), {})
+        copy(client, (value,), (c,), {})
         value = c
     sources, index_ins = _plan(client, x, arrays, p, shape)
     xw = wt(x._dtype)
@@ -154,15 +155,6 @@ def _scatter(client, ins, outs, p):
 
     run_map(client, "scatter", _structure(sources), [], [value] + index_ins, body, params=_params(sources),
             coords=True, raw=[(x, True)], shape=shape)
-
-
-def _indexed_shape(client, x: Tensor, arrays, p) -> tuple[int, ...]:
-    """The shape of x[key] (for a scalar scattered value), worked out as the namespace does."""
-    from ..._advanced_indexing import _plan as plan
-    entries = list(p["key"])
-    for (pos, _), a in zip(p["arrays"], arrays):
-        entries[pos] = a
-    return plan(x, entries, "__setitem__")[0]
 
 
 def _mask_assign(client, ins, outs, p):
@@ -196,11 +188,10 @@ def _mask_positions(client, mask: Tensor) -> Tensor:
     n = math.prod(mask._shape)
     nb = -(-n // BLOCK)
     flags = _temp(client, (nb * BLOCK,), dt.bool_)
-    from .k_elementwise import _copy, _fill
     from .k_reduce import _cumulative
     if nb * BLOCK > n:
-        _fill(client, (), (_narrow(flags, 0, n, nb * BLOCK - n),), {"value": np.bool_(False)})
-    _copy(client, (mask,), (Tensor(flags._buf, dt.bool_, mask._shape, contiguous_strides(mask._shape), 0,
+        fill(client, (), (_narrow(flags, 0, n, nb * BLOCK - n),), {"value": np.bool_(False)})
+    copy(client, (mask,), (Tensor(flags._buf, dt.bool_, mask._shape, contiguous_strides(mask._shape), 0,
                                     client.device),), {})
     counts = _temp(client, (nb,), dt.int32)
     reduce(client, "count_nonzero", Tensor(flags._buf, dt.bool_, (nb, BLOCK), (BLOCK, 1), 0, client.device),
@@ -214,8 +205,7 @@ def _mask_positions(client, mask: Tensor) -> Tensor:
 
 
 def _host_count(client, offsets: Tensor, nb: int) -> int:
-    from ... import _capture
-    _capture.check_host_read(client.device, "boolean-mask indexing")
+    check_host_read(client.device, "boolean-mask indexing")
     host = np.empty((1,), np.int32)
     client.copy_from_device(offsets._buf, (nb - 1) * 4, host)
     return int(host[0])
@@ -223,7 +213,7 @@ def _host_count(client, offsets: Tensor, nb: int) -> int:
 
 def _compact(client, flags: Tensor, counts: Tensor, offsets: Tensor, pos: Tensor, nb: int) -> None:
     key = ("compact",)
-    pipe = client._pipelines.get(key)
+    pipe = client.cached_pipeline(key)
     if pipe is None:
         lay = Layout()
         W = Layout.word

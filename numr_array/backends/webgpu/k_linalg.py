@@ -26,12 +26,12 @@ import math
 
 from ... import _dtypes as dt
 from ..._tensor import Tensor
-from ._client import pack_words
 from ._lib import Lib
-from ._map import Gen, _overlap, bind_whole, run_map
-from ._shader import Layout, MAX_GROUPS
+from ._map import Gen, run_map
+from ._shader import Layout, MAX_GROUPS, pack_words
 from ._types import COMPUTE, WT, WTS, cast, lit, load_fn, storage_decl, store_fn, wt
-from .k_reduce import _collapse, _temp, reduce
+from ._views import bind_whole, collapse, overlap
+from .k_reduce import _temp, reduce
 
 I32 = WTS[dt.int32]
 U32 = WTS[dt.uint32]
@@ -116,7 +116,7 @@ def gemm(client, x1: Tensor, x2: Tensor, o: Tensor, batch: list[tuple[int, int, 
         return
     c = _compute_wt(o._dtype)
     nbatch = math.prod(b[0] for b in batch)
-    bshape, (bs1, bs2, bso) = _collapse([b[0] for b in batch], [[b[1] for b in batch], [b[2] for b in batch],
+    bshape, (bs1, bs2, bso) = collapse([b[0] for b in batch], [[b[1] for b in batch], [b[2] for b in batch],
                                                                  [b[3] for b in batch]])
     # 8 x 8 blocks where there are enough 128 x 128 tiles to fill a GPU (a CPU adapter has few cores, and
     # gains most from the larger blocks)
@@ -136,7 +136,7 @@ def gemm(client, x1: Tensor, x2: Tensor, o: Tensor, batch: list[tuple[int, int, 
     m_major1 = not vec1 and n[1] == 1 and k[1] != 1
     k_major2 = not vec2 and k[2] == 1 and m[1] != 1
     key = ("gemm", x1._dtype, x2._dtype, o._dtype, R, BK, len(bshape), vec1, vec2, m_major1, k_major2)
-    pipe = client._pipelines.get(key)
+    pipe = client.cached_pipeline(key)
     if pipe is None:
         pipe = _build_gemm(client, key, wt(x1._dtype), wt(x2._dtype), wt(o._dtype), c, R, BK, len(bshape),
                            vec1, vec2, m_major1, k_major2)
@@ -155,7 +155,7 @@ def _apart(client, ins, o: Tensor) -> list[Tensor]:
     result element reads whole rows and columns, which other invocations may already have written."""
     res = []
     for t in ins:
-        if t._buf is o._buf and _overlap(t, o):
+        if t._buf is o._buf and overlap(t, o):
             c = _temp(client, t._shape, t._dtype)
             client.launch("copy", (t,), (c,), {})
             t = c
@@ -329,7 +329,7 @@ def _tensordot(client, ins, outs, p):
     a1, a2 = p["axes1"], p["axes2"]
     free1 = [d for d in range(len(x1._shape)) if d not in a1]
     free2 = [d for d in range(len(x2._shape)) if d not in a2]
-    ks, (k1, k2) = _collapse([x1._shape[i] for i in a1], [[x1._strides[i] for i in a1], [x2._strides[j] for j in a2]])
+    ks, (k1, k2) = collapse([x1._shape[i] for i in a1], [[x1._strides[i] for i in a1], [x2._strides[j] for j in a2]])
     if len(ks) == 1:
         # o's axes are x1's free axes then x2's: the last of each is the rows (columns), the others batch axes
         os_ = o._strides

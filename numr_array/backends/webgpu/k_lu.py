@@ -429,19 +429,19 @@ def _pnorm(client: WebGPUClient, x: Tensor, axes: tuple[int, ...], o: Tensor, or
         reduce(client, "count_nonzero", x, axes, o)
         return
     a = _temp(client, x._shape, o._dtype)
-    client.launch("abs", (x,), (a,), {})
+    client.launch("abs", (x,), (a,), {"dtype": x._dtype})
     if order in (math.inf, -math.inf):
         _extreme(client, a, axes, o, order > 0)
         return
     if order == 2:
-        client.launch("multiply", (a, a), (a,), {})
+        client.launch("multiply", (a, a), (a,), {"dtype": a._dtype})
     elif order != 1:
-        client.launch("pow", (a, o._dtype.np.type(order)), (a,), {})
+        client.launch("pow", (a, o._dtype.np.type(order)), (a,), {"dtype": a._dtype})
     reduce(client, "sum", a, axes, o)
     if order == 2:
-        client.launch("sqrt", (o,), (o,), {})
+        client.launch("sqrt", (o,), (o,), {"dtype": o._dtype})
     elif order != 1:
-        client.launch("pow", (o, o._dtype.np.type(1.0 / order)), (o,), {})
+        client.launch("pow", (o, o._dtype.np.type(1.0 / order)), (o,), {"dtype": o._dtype})
 
 
 def _extreme(client: WebGPUClient, a: Tensor, axes: tuple[int, ...], o: Tensor, largest: bool) -> None:

@@ -30,11 +30,13 @@ from typing import NamedTuple
 
 from ... import _dtypes as dt
 from ..._tensor import Tensor, contiguous_strides
-from ._client import WebGPUClient, pack_words
+from ._client import WebGPUClient
 from ._lib import BOOL, Lib
-from ._map import _unalias, bind_whole, run_map, window as _window
-from ._shader import Layout, MAX_GROUPS, bindings
+from ._copy_fill import copy
+from ._map import _unalias, run_map
+from ._shader import Layout, MAX_GROUPS, bindings, pack_words
 from ._types import COMPUTE, WT, WTS, cast, lit, wt
+from ._views import bind_whole, collapse, window as _window
 
 _M32 = 0xFFFFFFFF
 WG = 256
@@ -123,26 +125,6 @@ def _arg_source(kind: str, a: WT, lib: Lib) -> str:
             "  if (past(b.v, a.v) || (!past(a.v, b.v) && b.i < a.i)) { return b; }\n  return a;\n}\n")
 
 
-def _collapse(shape: list[int], strides: list[list[int]]) -> tuple[list[int], list[list[int]]]:
-    """Merge dimensions contiguous in every stride list, dropping length-1 ones (at least one dim kept)."""
-    dims: list[int] = []
-    out: list[list[int]] = [[] for _ in strides]
-    for d, n in enumerate(shape):
-        if n == 1:
-            continue
-        if dims and all(o[-1] == s[d] * n for o, s in zip(out, strides)):
-            dims[-1] *= n
-            for o, s in zip(out, strides):
-                o[-1] = s[d]
-            continue
-        dims.append(n)
-        for o, s in zip(out, strides):
-            o.append(s[d])
-    if not dims:
-        return [1], [[0] for _ in strides]
-    return dims, out
-
-
 def _temp(client: WebGPUClient, shape: tuple[int, ...], dtype: dt.DType) -> Tensor:
     n = math.prod(shape)
     return Tensor(client.alloc(max(n, 1) * dtype.itemsize), dtype, shape, contiguous_strides(shape), 0, client.device)
@@ -173,8 +155,8 @@ def reduce(client: WebGPUClient, kind: str, x: Tensor, axes: tuple[int, ...], o:
     if _window(client, x)[1] > limit:
         _reduce_split(client, kind, x, axes, kept, o, mean, acc, arg)
         return
-    kshape, (kx, ko, km) = _collapse(oshape, [[x._strides[d] for d in kept], ostr, mstr or [0] * len(kept)])
-    rshape, (rx,) = _collapse([x._shape[d] for d in axes], [[x._strides[d] for d in axes]])
+    kshape, (kx, ko, km) = collapse(oshape, [[x._strides[d] for d in kept], ostr, mstr or [0] * len(kept)])
+    rshape, (rx,) = collapse([x._shape[d] for d in axes], [[x._strides[d] for d in axes]])
     if K <= 32 or M >= 16384:
         _launch(client, kind, "thread", x, o, mean, acc, kshape, kx, ko, km, rshape, rx, M, K, 1, 0, arg)
         return
@@ -256,7 +238,7 @@ def _launch(client, kind, variant, x, o, mean, acc, kshape, kx, ko, km, rshape, 
     has_mean = mean is not None
     pair = (arg.index is not None, arg.value is not None) if arg is not None else None
     key = ("reduce", kind, variant, x._dtype, o._dtype, acc.dtype, nk, nr, has_mean, pair)
-    pipe = client._pipelines.get(key)
+    pipe = client.cached_pipeline(key)
     if pipe is None:
         pipe = _build(client, key, kind, variant, wt(x._dtype), wt(o._dtype), acc, nk, nr, has_mean, pair)
     xb, xs, xe = _window(client, x)
@@ -418,7 +400,7 @@ def _mean(client, ins, outs, p):
 def _scale(client, o: Tensor, op: str, value) -> None:
     """o = op(o, value) in place (value a Python number, as o's dtype)."""
     from .k_elementwise import _elementwise
-    _elementwise(op)(client, (o, o._dtype.np.type(value)), (o,), {})
+    _elementwise(op)(client, (o, o._dtype.np.type(value)), (o,), {"dtype": o._dtype})
 
 
 def _moment(std: bool):
@@ -433,7 +415,7 @@ def _moment(std: bool):
         _scale(client, o, "divide", max(K - p["correction"], 0))
         if std:
             from .k_elementwise import _elementwise
-            _elementwise("sqrt")(client, (o,), (o,), {})
+            _elementwise("sqrt")(client, (o,), (o,), {"dtype": o._dtype})
     return kernel
 
 
@@ -489,10 +471,10 @@ def _scan_blocks(client, op: str, x: Tensor, o: Tensor, axis: int, T: int, C: in
     lead = [x._shape[d] for d in others]
     M = math.prod(lead)
     pstr = list(contiguous_strides(tuple(lead) + (max(nb - 1, 1),))[:-1])
-    kshape, (kx, ko, kp) = _collapse(lead, [[x._strides[d] for d in others], [o._strides[d] for d in others], pstr])
+    kshape, (kx, ko, kp) = collapse(lead, [[x._strides[d] for d in others], [o._strides[d] for d in others], pstr])
     nk = len(kshape)
     key = ("scan", op, x._dtype, o._dtype, nk, prefix is not None)
-    pipe = client._pipelines.get(key)
+    pipe = client.cached_pipeline(key)
     if pipe is None:
         pipe = _build_scan(client, key, op, wt(x._dtype), wt(o._dtype), nk, prefix is not None)
     binds, offsets = (), []
@@ -572,13 +554,13 @@ def _diff(client, ins, outs, p):
     o = outs[0]
     axis, n = p["axis"], p["n"]
     parts = [t for t in (before, x, after) if t is not None]
-    from .k_elementwise import _copy, _elementwise
+    from .k_elementwise import _elementwise
     if len(parts) > 1 or n == 0:
         length = sum(t._shape[axis] for t in parts)
         cur = _temp(client, x._shape[:axis] + (length,) + x._shape[axis + 1:], o._dtype) if n else o
         start = 0
         for t in parts:
-            _copy(client, (t,), (_narrow(cur, axis, start, t._shape[axis]),), {})
+            copy(client, (t,), (_narrow(cur, axis, start, t._shape[axis]),), {})
             start += t._shape[axis]
     else:
         cur = x
@@ -586,7 +568,7 @@ def _diff(client, ins, outs, p):
     for i in range(n):
         length = cur._shape[axis] - 1
         dst = o if i == n - 1 else _temp(client, cur._shape[:axis] + (length,) + cur._shape[axis + 1:], o._dtype)
-        sub(client, (_narrow(cur, axis, 1, length), _narrow(cur, axis, 0, length)), (dst,), {})
+        sub(client, (_narrow(cur, axis, 1, length), _narrow(cur, axis, 0, length)), (dst,), {"dtype": cur._dtype})
         cur = dst
 
 

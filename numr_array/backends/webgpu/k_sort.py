@@ -48,11 +48,12 @@ import numpy as np
 
 from ... import _dtypes as dt
 from ..._tensor import Tensor, contiguous_strides
-from ._client import WebGPUClient, pack_words
-from ._map import Gen, run_map, window
-from ._shader import Layout, groups, main_header
+from ._client import WebGPUClient
+from ._copy_fill import copy as _copy, fill as _fill
+from ._map import Gen, run_map
+from ._shader import Layout, groups, main_header, pack_words
 from ._types import COMPUTE, WT, WTS, cast, wt
-from .k_elementwise import _copy, _fill
+from ._views import window
 from .k_index import _clip_index, _take_along_axis
 from .k_reduce import _temp, reduce, scan
 
