@@ -43,8 +43,8 @@ class ArenaBuffer(Buffer):
 
     __slots__ = ("block", "constant")
 
-    def __init__(self, block: Buffer, owner: "_Recycler"):
-        super().__init__(block.handle, block.nbytes, owner)
+    def __init__(self, block: Buffer, nbytes: int, owner: "_Recycler"):
+        super().__init__(block.handle, nbytes, owner)  # (the bytes asked for, as an allocator's Buffer has)
         self.block = block
         self.constant = False
 
@@ -71,8 +71,8 @@ class _Recycler:
         """The allocator's DeviceLostError once the device is lost (``runtime.check_live`` reads it)."""
         return self._allocator.lost
 
-    def hand_out(self, block: Buffer) -> ArenaBuffer:
-        buf = ArenaBuffer(block, self)
+    def hand_out(self, block: Buffer, nbytes: int) -> ArenaBuffer:
+        buf = ArenaBuffer(block, nbytes, self)
         self.ids.add(id(buf))
         return buf
 
@@ -82,7 +82,8 @@ class _Recycler:
         self.ids.discard(id(buffer))
         free = self.free
         if free is not None and not buffer.constant:
-            free.setdefault(buffer.nbytes, []).append(buffer.block)  # (setdefault and append are atomic)
+            block = buffer.block
+            free.setdefault(block.nbytes, []).append(block)  # (setdefault and append are atomic)
 
 
 class Arena:
@@ -113,7 +114,7 @@ class Arena:
             block = self._allocator.allocate_unfrozen(nbytes)
             self._buffers.append(block)
             self.nbytes += nbytes
-        return self._recycler.hand_out(block)
+        return self._recycler.hand_out(block, nbytes)
 
     def _reuse(self, nbytes: int) -> Buffer | None:
         free = self._recycler.free

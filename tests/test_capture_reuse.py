@@ -249,3 +249,22 @@ def test_the_graph_holds_every_block_it_used():
     assert all(b() is not None for b in blocks)
     assert len({id(b()) for b in blocks}) == 2  # two alternate: each product frees the one before last
     g.replay()
+
+
+def test_a_smaller_request_reuses_a_larger_free_block():
+    """A free block serves a request of up to half its size less (none of the exact size being free); the
+    buffer says the size asked for, as an allocator's does, and its data round-trips."""
+    n = 1000
+    x = on(np.arange(n, dtype=np.float32))
+    with xp.capture(device=DEVICE) as g:
+        t = x * 2.0
+        block = t._buf.block
+        del t
+        u = x[:700] + 1.0  # 2800 bytes from the free 4000-byte block
+        assert u._buf.block is block and u._buf.nbytes == 2800
+        small = x[:100] * 3.0  # a quarter of the size: a block of its own
+        assert small._buf.block is not block
+    assert g.arena_bytes == 4000 + 400
+    x[...] = on(np.ones(n, np.float32))
+    g.replay()
+    assert np.array_equal(to_np(u), np.full(700, 2.0)) and np.array_equal(to_np(small), np.full(100, 3.0))
