@@ -22,7 +22,7 @@ inside its block for another thread's work on the same device).
 from __future__ import annotations
 
 import threading
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 from . import errors
 from .errors import CaptureError, abort_active, check_host_read  # noqa: F401  (re-exported to the namespace)
@@ -41,17 +41,22 @@ class ArenaBuffer(Buffer):
     tensor still referenced after the graph is gone keeps its memory.
     """
 
-    __slots__ = ("block", "constant")
+    __slots__ = ("block", "constant", "reused")
 
-    def __init__(self, block: Buffer, nbytes: int, owner: "_Recycler"):
+    def __init__(self, block: Buffer, nbytes: int, owner: "_Recycler", reused: bool):
         super().__init__(block.handle, nbytes, owner)  # (the bytes asked for, as an allocator's Buffer has)
         self.block = block
         self.constant = False
+        self.reused = reused  # the block served an earlier tensor of the block
 
     def mark_constant(self) -> None:
-        # an upload is not recorded: what it wrote stays in the block for every replay, so the block must
-        # never serve another allocation
+        # an upload is not recorded: its bytes must stay in the block for every replay, so the block never
+        # serves another allocation, and one that served an earlier tensor (whose launches a replay reruns,
+        # writing it) is swapped for a block of its own. Uploads go to fresh tensors, before any launch
+        # has used their memory (from_numpy, a backend's table), which makes the swap safe.
         self.constant = True
+        if self.reused and self.owner is not None:
+            self.owner.renew(self)
 
 
 class _Recycler:
@@ -65,14 +70,15 @@ class _Recycler:
         self._allocator = allocator
         self.ids: set[int] = set()  # id() of each live buffer handed out (a dead one's id may recur)
         self.free: dict[int, list[Buffer]] | None = {}  # nbytes -> free blocks; None once the block ended
+        self.new_block: Callable[[int], Buffer] | None = None  # the arena's, while the block runs
 
     @property
     def lost(self):
         """The allocator's DeviceLostError once the device is lost (``runtime.check_live`` reads it)."""
         return self._allocator.lost
 
-    def hand_out(self, block: Buffer, nbytes: int) -> ArenaBuffer:
-        buf = ArenaBuffer(block, nbytes, self)
+    def hand_out(self, block: Buffer, nbytes: int, reused: bool) -> ArenaBuffer:
+        buf = ArenaBuffer(block, nbytes, self, reused)
         self.ids.add(id(buf))
         return buf
 
@@ -84,6 +90,17 @@ class _Recycler:
         if free is not None and not buffer.constant:
             block = buffer.block
             free.setdefault(block.nbytes, []).append(block)  # (setdefault and append are atomic)
+
+    def renew(self, buffer: ArenaBuffer) -> None:
+        """Move ``buffer`` (not used by any launch yet) to a block no other tensor of the block has used."""
+        new_block, free = self.new_block, self.free
+        if new_block is None or free is None:  # the block has ended: nothing is reused any more
+            return
+        old = buffer.block
+        buffer.block = block = new_block(old.nbytes)
+        buffer.handle = block.handle
+        buffer.reused = False
+        free.setdefault(old.nbytes, []).append(old)
 
 
 class Arena:
@@ -105,16 +122,21 @@ class Arena:
         self.thread = threading.get_ident()  # the capturing thread, the only one the arena serves
         self._buffers: list[Buffer] = []  # every block, allocator-owned: held for as long as the graph
         self._recycler = _Recycler(allocator)
+        self._recycler.new_block = self._new_block
         self.ids = self._recycler.ids
         self.nbytes = 0
 
     def allocate(self, nbytes: int) -> ArenaBuffer:
         block = self._reuse(nbytes)
-        if block is None:
-            block = self._allocator.allocate_unfrozen(nbytes)
-            self._buffers.append(block)
-            self.nbytes += nbytes
-        return self._recycler.hand_out(block, nbytes)
+        if block is not None:
+            return self._recycler.hand_out(block, nbytes, True)
+        return self._recycler.hand_out(self._new_block(nbytes), nbytes, False)
+
+    def _new_block(self, nbytes: int) -> Buffer:
+        block = self._allocator.allocate_unfrozen(nbytes)
+        self._buffers.append(block)
+        self.nbytes += nbytes
+        return block
 
     def _reuse(self, nbytes: int) -> Buffer | None:
         free = self._recycler.free
@@ -127,8 +149,10 @@ class Arena:
         return free[min(fits)].pop() if fits else None
 
     def close(self) -> None:
-        """The block has ended: nothing more is allocated, so freed blocks are no longer filed for reuse."""
+        """The block has ended: nothing more is allocated, so freed blocks are no longer filed for reuse (and
+        the buffers handed out, which may outlive the graph, no longer reach the arena)."""
         self._recycler.free = None
+        self._recycler.new_block = None
 
 
 class _State:

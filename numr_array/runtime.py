@@ -55,8 +55,9 @@ class Buffer:
             owner.deallocate(self)
 
     def mark_constant(self) -> None:
-        """A host upload wrote this buffer. Inside a capture that write is not recorded, so its bytes are a
-        constant of the graph: a capture arena's buffer then keeps its memory from reuse. Else nothing."""
+        """A host upload is about to write this buffer (called first, by ``copy_to_device``). Inside a capture
+        that write is not recorded, so its bytes are a constant of the graph: a capture arena's buffer then
+        gets memory no other tensor of the block uses (its ``handle`` may change). Else nothing."""
         return None
 
 

@@ -192,6 +192,25 @@ def test_uploads_inside_the_block_keep_their_memory(requested):
     replay_matches_eager(run, [a], [a2])
 
 
+def test_an_upload_into_memory_an_earlier_tensor_used_gets_memory_of_its_own():
+    """The upload's tensor would take the memory of ``t``, which died; a replay reruns the launch writing
+    ``t`` and would overwrite the uploaded constant, so the upload gets a block of its own."""
+    n = 600
+    rng = np.random.default_rng(8)
+    a, a2 = (rng.standard_normal(n).astype(np.float32) for _ in range(2))
+    table = np.linspace(-3, 3, n, dtype=np.float32)
+
+    def run(x):
+        t = x * 2.0
+        s = t + 1.0
+        del t
+        c = on(table)
+        return s * c
+
+    g = replay_matches_eager(run, [a], [a2])
+    assert g.arena_bytes == 3 * n * 4  # t's block (s * c's after it), s's, and the table's own
+
+
 def test_outside_memory_freed_in_the_block_does_not_enter_the_arena():
     n = 1024
     x = on(np.ones(n, np.float32))

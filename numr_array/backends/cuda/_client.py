@@ -330,12 +330,12 @@ class CudaClient(Client):
         n = host.nbytes
         if not n:
             return
+        dst.mark_constant()  # (first: inside a capture, the arena may give dst memory of its own)
         ptr = dst.handle.ptr + dst_offset
         with self._lock, self.on_device():
             if self._capturing:
                 # a capturing stream cannot take a host copy; an upload inside a capture becomes a constant of
                 # the graph, written now on the copy stream (begin_capture left no eager work in flight)
-                dst.mark_constant()  # (so the capture's arena never hands its memory out again)
                 runtime.memcpyAsync(ptr, host.ctypes.data, n, runtime.memcpyHostToDevice, self.copy_stream.ptr)
                 self.copy_stream.synchronize()
             else:
