@@ -1,7 +1,9 @@
 """Test configuration: hypothesis profiles and the device under test.
 
 ``NUMR_TEST_DEVICE`` (default: ``NUMR_DEVICE``, else cpu) picks the device most tests run on. In CI
-(``CI`` set) hypothesis is derandomized so that a run cannot flake.
+(``CI`` set) hypothesis is derandomized so that a run cannot flake; scripts/soak.sh loads the "soak" profile:
+randomized (the seed comes from ``--hypothesis-seed``), ``NUMR_SOAK_EXAMPLES`` examples per test, and no
+example database, so that a seed alone repeats a run.
 """
 
 import os
@@ -19,6 +21,9 @@ settings.register_profile("ci", derandomize=True, deadline=None, max_examples=40
 settings.register_profile("dev", deadline=None, max_examples=60,
                           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 settings.register_profile("thorough", deadline=None, max_examples=500,
+                          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+settings.register_profile("soak", derandomize=False, deadline=None, database=None,
+                          max_examples=int(os.environ.get("NUMR_SOAK_EXAMPLES", "200")),
                           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev"))
 

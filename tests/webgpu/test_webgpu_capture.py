@@ -24,6 +24,8 @@ if get_runtime("webgpu") is None:
 
 from numr_array.backends.webgpu._client import WebGPUGraph  # noqa: E402
 
+from .helpers import DTYPES, FLOAT  # noqa: E402
+
 DEV = "webgpu:0"
 dev = xp._device.parse_device(DEV)
 client = dev.client
@@ -85,18 +87,40 @@ def test_replay_reruns_the_block_on_new_input_data(monkeypatch, fusion):
     np.testing.assert_allclose(to_np(out), chain_np(a2, b, 40), rtol=1e-5)
 
 
-@given(st.lists(st.sampled_from(["add_x", "mul_y", "inplace", "shifted", "cast", "where", "sum"]), min_size=1,
-                max_size=12))
+def bits(t) -> np.ndarray:
+    """A tensor's bytes, so that NaN payloads and signed zeros compare too."""
+    return np.ascontiguousarray(to_np(t)).view(np.uint8)
+
+
+def replay_and_eager(run, a, b, a2):
+    """(the replay of ``run(x, y)`` captured on ``a``, ``b`` after x is set to ``a2``, eager ``run`` on a2)."""
+    x, y = on(a), on(b)
+    with xp.capture(device=DEV) as g:
+        r = run(x, y)
+    x[...] = on(a2)
+    g.replay()
+    return r, run(on(a2), y)
+
+
+@given(st.lists(st.tuples(st.sampled_from(["add_x", "mul_y", "inplace", "shifted", "cast", "where", "sum"]),
+                          st.sampled_from([d for d in DTYPES if d.kind in ("bool", "signed integer",
+                                                                                "unsigned integer")])),
+                min_size=1, max_size=12))
 def test_fused_replay_equals_eager(ops):
     """Random chains with in-place updates, shifted views of written buffers (which must not merge),
-    casts, where and a reduction in the middle: the merged replay gives what eager execution gives."""
+    casts (to an integer dtype and back, of values that grow out of its range), where and a reduction
+    in the middle: the merged replay gives what eager execution gives, bit for bit."""
+    check_chain(ops)
+
+
+def check_chain(ops):
     rng = np.random.default_rng(len(ops))
     a = rng.standard_normal(64).astype(np.float32)
     b = rng.standard_normal(64).astype(np.float32)
 
     def run(x, y):
         t = ew.add(x, 0.0)
-        for op in ops:
+        for op, cast_to in ops:
             if op == "add_x":
                 t = ew.add(t, x)
             elif op == "mul_y":
@@ -106,21 +130,47 @@ def test_fused_replay_equals_eager(ops):
             elif op == "shifted":
                 t[1:] = t[:-1]
             elif op == "cast":
-                t = xp.astype(xp.astype(t, xp.int32), xp.float32)
+                t = xp.astype(xp.astype(t, cast_to), xp.float32)
             elif op == "where":
                 t = xp.where(ew.greater(t, 0.0), t, y)
             else:
                 t = ew.add(t, xp.sum(t))
         return t
 
-    x, y = on(a), on(b)
-    with xp.capture(device=DEV) as g:
-        r = run(x, y)
-    a2 = rng.standard_normal(64).astype(np.float32)
-    x[...] = on(a2)
-    g.replay()
-    want = run(on(a2), y)
-    np.testing.assert_allclose(to_np(r), to_np(want), rtol=1e-5, atol=1e-5)
+    r, want = replay_and_eager(run, a, b, rng.standard_normal(64).astype(np.float32))
+    np.testing.assert_array_equal(bits(r), bits(want))
+
+
+@pytest.mark.parametrize("dtype", [d for d in DTYPES if d.kind in ("bool", "signed integer", "unsigned integer")],
+                         ids=lambda d: d.name)
+def test_fused_casts_of_out_of_range_floats_replay_as_eager(dtype):
+    """A float cast to an integer dtype and back inside one merged launch: the value passed on is the
+    stored one (an 8- or 16-bit integer keeps its low bits, it was passed on unnarrowed), and the
+    conversion's saturation is kept (a compiler must not fold the round trip into a truncation: a soak
+    run replayed the chain add_x x4, sum x5, then a cast to int32, as -3117909504, eager -2147483648)."""
+    a = np.array([3e9, -3.1e9, -3117909504.0, 1e20, -1e20, np.inf, -np.inf, np.nan, 2.5, -2.5, 300.7, -40000.2,
+                  70000.5, -0.0], np.float32)
+
+    def run(x, y):
+        return xp.astype(xp.astype(ew.add(ew.multiply(x, y), 0.0), dtype), xp.float32)
+
+    r, want = replay_and_eager(run, np.zeros_like(a), np.ones_like(a), a)
+    np.testing.assert_array_equal(bits(r), bits(want))
+
+
+def test_the_issues_fused_chain_replays_as_eager():
+    check_chain([("add_x", None)] * 4 + [("sum", None)] * 5 + [("cast", xp.int32)])
+
+
+@pytest.mark.parametrize("dtype", FLOAT, ids=lambda d: d.name)
+def test_fused_products_and_sums_round_as_eager(dtype):
+    """x * y + z over two launches rounds twice in the merged shader too (no contraction into an FMA)."""
+    rng = np.random.default_rng(5)
+    a, b, c = (rng.standard_normal(4096).astype(dtype.np) for _ in range(3))
+    z = on(c)
+    r, want = replay_and_eager(lambda x, y: ew.add(ew.multiply(x, y), z), a, b, a[::-1].copy())
+    np.testing.assert_array_equal(bits(r), bits(want))
+    np.testing.assert_array_equal(to_np(want), a[::-1] * b + c)
 
 
 def test_graph_parameters_survive_later_eager_work():

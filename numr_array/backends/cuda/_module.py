@@ -271,13 +271,20 @@ _COMPLEX_SIGN = """
 
 
 # log|z| + i arg(z) of the complex (re_, im_) into q: through hypot, with a scaled formula where |z| is beyond
-# the largest float (CUDA's hypot and so log|z| were inf for 1 + 1.8e308j)
+# the largest float (CUDA's hypot and so log|z| were inf for 1 + 1.8e308j), and one where both parts are
+# subnormal: hypot's result keeps few significant bits there (complex64 log(4.2e-45 + 4.2e-45j) was
+# -101.89 + 0.785j, NumPy's -101.83 + 0.785j); scaled by 2^64 in double they are normal, and log(2^64) is
+# taken off in two parts (fdlibm's ln2_hi, whose multiples are exact, and ln2_lo)
 _LOG_PARTS = """
     R h = hypot(re_, im_);  // inf with an infinite part, NaN with a NaN and no infinite one
     R lr = log(h);
+    R big = fmax(fabs(re_), fabs(im_));
     if (isinf(h) && isfinite(re_) && isfinite(im_)) {  // log(max) + log of the rest
         R x = fabs(re_), y = fabs(im_), mx = fmax(x, y), r = fmin(x, y) / mx;
         lr = log(mx) + (R)0.5 * log1p(r * r);
+    } else if (big > (R)0 && big < (R)(sizeof(R) == 4 ? 1.1754943508222875e-38 : 2.2250738585072014e-308)) {
+        double hs = hypot((double)re_ * 18446744073709551616.0, (double)im_ * 18446744073709551616.0);
+        lr = (R)((log(hs) - 44.361419543623924) - 1.2212575547331761e-08);
     }
     q = T(lr, atan2(im_, re_));
 """

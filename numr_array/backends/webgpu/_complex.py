@@ -88,10 +88,18 @@ _C: dict[str, tuple[tuple[str, ...], tuple[str, ...], str]] = {
   let ax = fabs_{RS}(a.x);
   let ay = fabs_{RS}(a.y);
   var rr: {R};
+  var z = a;
   if (ax > {R}({QMAX}) || ay > {R}({QMAX})) {{
     rr = log_{RS}(hypot_{RS}(ax * {R}(0.5), ay * {R}(0.5))) + {R}(0.6931471805599453);
   }} else if (ax == {R}(0) && ay == {R}(0)) {{
     rr = -inf_{RS}();
+  }} else if (max(ax, ay) < {R}({TINY})) {{
+    // subnormal parts: their modulus keeps few significant bits (complex128 log(1.5e-323 + 1.5e-323j) was
+    // off by 0.06); scaled by 2^64 they are normal, and log(2^64) comes off in two parts (fdlibm's ln2_hi,
+    // whose multiples are exact, and ln2_lo). The angle too is taken of the scaled parts: float32's atan2
+    // (without float64) gave pi for atan2(1e-44, -7e-45).
+    z = a * {R}(18446744073709551616.0);
+    rr = (log_{RS}(hypot_{RS}(fabs_{RS}(z.x), fabs_{RS}(z.y))) - {R}({LN2HI_64})) - {R}({LN2LO_64});
   }} else {{
     let h = hypot_{RS}(ax, ay);
     if ({R}(0.71) <= h && h <= {R}(1.73)) {{
@@ -102,7 +110,7 @@ _C: dict[str, tuple[tuple[str, ...], tuple[str, ...], str]] = {
       rr = log_{RS}(h);
     }}
   }}
-  return {T}(rr, atan2_{RS}(a.y, a.x));
+  return {T}(rr, atan2_{RS}(z.y, z.x));
 }}"""),
     "csqrt": (("sqrt", "hypot", "isinf", "isnan", "signbit", "copysign", "fabs", "inf", "nan"), (),
      """fn csqrt_{S}(z: {T}) -> {T} {{
@@ -371,8 +379,12 @@ def instantiate(lib, name: str, w: WT) -> str:
     for d in cdeps:
         lib.fn(d, w)
     big = "1e150" if R == "f64" else "1e18"
-    return tpl.format(T=T, R=R, S=S, RS=w.real.suffix, QMAX="4.49423283715579e+307" if R == "f64" else "8.5e37",
-                      THRESH="7.446288774449766e+307" if R == "f64" else "1.8e38", BIG=big)
+    f64 = R == "f64"
+    return tpl.format(T=T, R=R, S=S, RS=w.real.suffix, QMAX="4.49423283715579e+307" if f64 else "8.5e37",
+                      THRESH="7.446288774449766e+307" if f64 else "1.8e38", BIG=big,
+                      TINY="2.2250738585072014e-308" if f64 else "1.1754943508222875e-38",
+                      LN2HI_64="44.361419543623924" if f64 else "44.36083984375",
+                      LN2LO_64="1.2212575547331761e-08" if f64 else "0.0005797120393253863")
 
 
 def expr(name: str, c: WT, args: list[str], lib) -> tuple[str, WT]:

@@ -9,6 +9,12 @@ element of the earlier launches wrote (a read of a buffer written earlier in the
 same view, and a write must not touch what an earlier launch reads through another view). The merged
 shader runs the launches' bodies in order for each element, passing written values on in registers, and
 still writes every output (a tensor written inside the block may be read after a replay).
+
+A replay gives what eager execution gives, bit for bit: a register holds what a load of the stored value
+would give (8- and 16-bit integers narrowed to their width), and passes through an OR with the uniform
+word that is always 0, so that the compiler cannot rewrite a sequence of launches as one expression:
+contract a product and a sum into an FMA, or fold a float-to-int-to-float round trip into a truncation
+that forgets the conversion's saturation.
 """
 
 from __future__ import annotations
@@ -18,13 +24,40 @@ from typing import TYPE_CHECKING
 from ._lib import Lib
 from ._map import Gen, MapRecord, coord_lines, element_lines
 from ._shader import Layout, bindings, groups, main_header, pack_words
-from ._types import wt
+from ._types import WT, _packing, wt
 
 if TYPE_CHECKING:
     from ._client import WebGPUClient
 
 _M32 = 0xFFFFFFFF
 MAX_RUN = 64  # launches per merged shader (its compile time grows with it)
+
+
+def _reloaded(w: WT, v: str) -> str:
+    """What a load gives back after storing the compute-type value ``v`` of ``w``: a packed integer
+    keeps its low bits, sign-extended when signed."""
+    if not w.packed or w.family == "b":
+        return v
+    if w.signed:
+        return f"(({v} << {32 - w.bits}u) >> {32 - w.bits}u)"
+    return f"({v} & {_packing(w)[2]})"
+
+
+def _opaque(ct: str, v: str) -> str:
+    """``v`` (a named value of WGSL type ``ct``) ORed with the uniform word that is always 0: the same
+    value, but not one the compiler can see through."""
+    z = "u.w[0].z"
+    if ct == "bool":
+        return f"({v} != ({z} != 0u))"
+    if ct.startswith("vec2"):
+        r = ct[5:-1]
+        return f"{ct}({_opaque(r, v + '.x')}, {_opaque(r, v + '.y')})"
+    bits = {"u32": ("u32", z), "i32": ("u32", z), "f32": ("u32", z), "u64": ("u64", f"u64({z})"),
+            "i64": ("u64", f"u64({z})"), "f64": ("u64", f"u64({z})")}
+    u, zero = bits[ct]
+    if ct == u:
+        return f"({v} | {zero})"
+    return f"bitcast<{ct}>(bitcast<{u}>({v}) | {zero})"
 
 
 def _view(rec: MapRecord, i: int) -> tuple:
@@ -133,9 +166,11 @@ def _merged(client: WebGPUClient, run: list[MapRecord]) -> tuple:
         def store(j: int, value: str, rec=rec, ri=ri) -> str:
             v = _view(rec, j)
             b = slots[v] + 1
+            w = wt(rec.tensors[j]._dtype)
             name = f"r{ri}_{j}"
             regs[v] = name
-            return f"  let {name} = {value};\n  st{b}(e{b}, {name});\n"
+            return (f"  let s{name} = {value};\n  st{b}(e{b}, s{name});\n"
+                    f"  let {name} = {_opaque(w.ct, _reloaded(w, 's' + name))};\n")
 
         text.append(rec.body(Gen(lib, ins_wt, vals, params, False, [], store)))
     idx = coord_lines(ndim, shape_k) + element_lines(ndim, words_k)

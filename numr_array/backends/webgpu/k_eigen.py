@@ -23,8 +23,10 @@ resumable: an invocation runs steps until a budget of loop iterations is spent, 
 scratch, and the next dispatch of the same pipeline goes on from there. The host issues the number of
 dispatches the worst case needs (at most 30 Jacobi sweeps, 40 QR iterations per eigenvalue); those after
 convergence return at once. Nothing is read back. (The budget is lavapipe's: llvmpipe silently ends
-every loop of an invocation after 65535 loop iterations in all. A step of the Hessenberg reduction, of
-the QR iteration, of the back-substitution or of completing U costs O(n^2) iterations, so on lavapipe
+every loop of an invocation after 65535 loop iterations in all, and a loop inside a branch not taken
+counts once each time the branch is passed, so a turn of the phase loop costs one iteration per loop
+statement of the program besides its step. A step of the Hessenberg reduction, of the QR iteration, of
+the back-substitution or of completing U costs O(n^2) iterations, so on lavapipe
 eig/eigvals are right up to 127x127 and svd's U completion up to 127 rows; the Jacobi steps are O(n).)
 
 Every matrix is first scaled by a power of two near 1 / max|x_ij| (exact), so that squares of its
@@ -136,6 +138,17 @@ _NEXT_PAIR = """
 """
 
 
+def _overhead(phases: list[_Phase], top: str = "") -> int:
+    """Loop iterations that one turn of the state machine's loop costs besides its step. llvmpipe runs a
+    branch that any invocation could take under a mask even when none takes it, and a loop in it once:
+    every loop statement of the other phases (and of the step's own untaken branches) counts one
+    iteration towards its limit each turn. Without this, the steps of a 400x6 SVD's first phases (a row
+    each, thousands of turns) ran past the limit and cut a rotation short: float64 singular values off
+    by 5e-5 on lavapipe."""
+    text = top + "".join(ph.body for ph in phases)
+    return 1 + text.count("for (") + text.count("loop {") + text.count("while ")
+
+
 def _machine(state: list[tuple[str, str]], prologue: str, phases: list[_Phase], top: str = "") -> str:
     """``fn run()``: ``phases`` one after the other, resumed where the last dispatch left them. ``state``
     (name, "i" or "r") are the variables kept in the scratch's first slots between dispatches (ph and
@@ -144,10 +157,12 @@ def _machine(state: list[tuple[str, str]], prologue: str, phases: list[_Phase], 
     for k, (name, kind) in enumerate(state):
         get = f"i32(re(slot({k})))" if kind == "i" else f"re(slot({k}))"
         lines.append(f"  var {name} = select({get}, {'0' if kind == 'i' else '$R(0)'}, fresh);\n")
-    lines.append("  var budget = $BUDGET;\n  loop {\n    budget -= 1;\n" + top)
+    turn = _overhead(phases, top)
+    # (the first step of a dispatch runs whatever it costs)
+    lines.append(f"  var budget = $BUDGET;\n  loop {{\n    budget -= {turn};\n" + top)
     for k, ph in enumerate(phases):
         lines.append(f"    if (ph == {k}) {{\n      if ({ph.done}) {{ ph = {k + 1}; pos = 0; continue; }}\n"
-                     f"      let cost = {ph.cost};\n      if (cost > budget && budget < $BUDGET - 1) {{ break; }}\n"
+                     f"      let cost = {ph.cost};\n      if (cost > budget && budget < $BUDGET - {turn}) {{ break; }}\n"
                      f"      budget -= cost;\n{ph.body}\n" + ("      pos++;\n" if ph.advance else "")
                      + "      continue;\n    }\n")
     lines.append("    break;\n  }\n")
@@ -157,12 +172,13 @@ def _machine(state: list[tuple[str, str]], prologue: str, phases: list[_Phase], 
     return "".join(lines)
 
 
-def _dispatches(phases: list[_Phase]) -> int:
+def _dispatches(phases: list[_Phase], top: str = "") -> int:
     """Dispatches that finish every phase in the worst case: each one not the last runs steps worth
     more than BUDGET minus the largest step (or at least one step)."""
-    total = sum(p.count * (p.max_cost + 1) for p in phases)
+    turn = _overhead(phases, top)
+    total = sum(p.count * (p.max_cost + turn) for p in phases)
     steps = sum(p.count for p in phases)
-    big = max((p.max_cost + 1 for p in phases), default=1)
+    big = max((p.max_cost + turn for p in phases), default=1)
     return min(steps, -(-total // max(BUDGET - big, 1))) + 1
 
 
@@ -1136,7 +1152,7 @@ def _run_program(client, name: str, key, x: Tensor, operands: list[_Operand], pr
         return _subst(ew, lib, arrays + run, vectors, **extra)
 
     _per_matrix(client, name, key, ew, [_Operand("x", x, 2, False)] + operands, x._shape[:-2], per, params,
-                len(state), _dispatches(phases), make_code)
+                len(state), _dispatches(phases, *top), make_code)
 
 
 def _subst(ew: WT, lib: Lib, template: str, vectors: bool, **extra: str) -> str:
