@@ -166,7 +166,7 @@ def _merged(client: WebGPUClient, run: list[MapRecord]) -> tuple:
         def store(j: int, value: str, rec=rec, ri=ri) -> str:
             v = _view(rec, j)
             b = slots[v] + 1
-            w = wt(rec.tensors[j]._dtype)
+            w = wt(v[3])
             name = f"r{ri}_{j}"
             regs[v] = name
             return (f"  let s{name} = {value};\n  st{b}(e{b}, s{name});\n"
