@@ -9,7 +9,7 @@ Peak memory (``Backend.peak``) is the bytes above what was in use when the measu
 - ``tracemalloc`` for NumPy and numr on the CPU: allocations NumPy reports to Python's tracemalloc (every
   array's data, and so every numr CPU buffer, which the CPU allocator takes from ``np.empty`` with no pool
   of its own), plus Python objects. One instrument for both, in-process.
-- numr on a GPU: its device allocator's counters (``client.allocator.stats()``).
+- numr on a GPU: its device allocator's counters (``numr_array.memory_stats``, after ``reset_peak_memory_stats``).
 - CuPy: a memory hook on CuPy's pool summing the blocks handed out and given back.
 - PyTorch: ``torch.cuda.max_memory_allocated`` after ``reset_peak_memory_stats``.
 All three GPU figures count memory handed out to arrays, not what a pool keeps in reserve.
@@ -75,16 +75,13 @@ def _numr(device: str) -> Backend:
 
     client = xp.asarray(np.zeros(1, np.float32), device=device).device.client
     gpu = not device.startswith("cpu")
-    allocator = client.allocator
 
     def allocator_peak(fn):
         client.synchronize()
-        base = allocator.stats().bytes_in_use
-        if "_peak" not in vars(allocator):  # a silent miss would report the lifetime high-water mark
-            raise RuntimeError("numr's Allocator has no _peak counter to reset: update benchmarks/_backends.py")
-        allocator._peak = base  # no public reset of the high-water mark yet (issue 19 asks for one)
+        xp.reset_peak_memory_stats(device)
+        base = xp.memory_stats(device)["bytes_in_use"]
         fn()
-        return allocator.stats().peak_bytes - base
+        return xp.memory_stats(device)["peak_bytes_in_use"] - base
 
     return Backend(f"numr:{device}", xp, device, lambda a: xp.asarray(a, device=device),
                    lambda x: np.asarray(x.to_device("cpu")),

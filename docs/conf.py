@@ -81,6 +81,7 @@ API_SECTIONS = [
     ("Statistical functions", "numr_array._statistical"),
     ("Utility functions", "numr_array._utility"),
     ("Interchange", "numr_array._dlpack"),
+    ("Memory", "numr_array._memory"),
     ("NumPy names (see NumPy differences)", "numr_array._numpy_compat"),
 ]
 EXTENSIONS = [("linalg extension", "numr_array.linalg"), ("fft extension", "numr_array.fft")]

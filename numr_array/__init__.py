@@ -6,6 +6,7 @@ from ._dtypes import (bool_ as bool, int8, int16, int32, int64, uint8, uint16, u
 from ._device import Device  # noqa: F401
 from ._tensor import Tensor  # noqa: F401
 from ._capture import CaptureError, CapturedGraph, capture  # noqa: F401
+from ._memory import empty_cache, memory_stats, reset_peak_memory_stats  # noqa: F401
 from .errors import DeviceLostError  # noqa: F401
 from ._namespace import *  # noqa: F401,F403
 from ._info import __array_namespace_info__  # noqa: F401

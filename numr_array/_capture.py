@@ -22,7 +22,7 @@ inside its block for another thread's work on the same device).
 from __future__ import annotations
 
 import threading
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 from . import errors
 from .errors import CaptureError, abort_active, check_host_read  # noqa: F401  (re-exported to the namespace)
@@ -33,26 +33,126 @@ if TYPE_CHECKING:
     from ._tensor import Tensor
 
 
-class Arena:
-    """Scratch memory for the intermediates of one captured graph.
+class ArenaBuffer(Buffer):
+    """What a tensor of the block holds: one of the arena's blocks of memory, shared, not owned.
 
-    Its buffers bypass the frozen allocator and are kept (not freed when their tensors go) until the
-    arena itself goes, after the graph that bakes their addresses in.
+    Its ``owner`` is the arena's :class:`_Recycler`: when its last reference goes inside the block, the
+    block is filed for reuse by a later allocation of the same block. It holds the block itself, so a
+    tensor still referenced after the graph is gone keeps its memory.
+    """
+
+    __slots__ = ("block", "constant", "reused")
+
+    def __init__(self, block: Buffer, nbytes: int, owner: "_Recycler", reused: bool):
+        super().__init__(block.handle, nbytes, owner)  # (the bytes asked for, as an allocator's Buffer has)
+        self.block = block
+        self.constant = False
+        self.reused = reused  # the block served an earlier tensor of the block
+
+    def mark_constant(self) -> None:
+        # an upload is not recorded: its bytes must stay in the block for every replay, so the block never
+        # serves another allocation, and one that served an earlier tensor (whose launches a replay reruns,
+        # writing it) is swapped for a block of its own. Uploads go to fresh tensors, before any launch
+        # has used their memory (from_numpy, a backend's table), which makes the swap safe.
+        self.constant = True
+        if self.reused and self.owner is not None:
+            self.owner.renew(self)
+
+
+class _Recycler:
+    """The owner of the buffers an arena hands out, and its free blocks by size while the block runs.
+
+    Kept apart from the :class:`Arena` (which the graph holds): a tensor that outlives its graph holds
+    this object and its own block, not the arena's other blocks.
     """
 
     def __init__(self, allocator: Allocator):
         self._allocator = allocator
+        self.ids: set[int] = set()  # id() of each live buffer handed out (a dead one's id may recur)
+        self.free: dict[int, list[Buffer]] | None = {}  # nbytes -> free blocks; None once the block ended
+        self.new_block: Callable[[int], Buffer] | None = None  # the arena's, while the block runs
+
+    @property
+    def lost(self):
+        """The allocator's DeviceLostError once the device is lost (``runtime.check_live`` reads it)."""
+        return self._allocator.lost
+
+    def hand_out(self, block: Buffer, nbytes: int, reused: bool) -> ArenaBuffer:
+        buf = ArenaBuffer(block, nbytes, self, reused)
+        self.ids.add(id(buf))
+        return buf
+
+    def deallocate(self, buffer: ArenaBuffer) -> None:
+        """File ``buffer``'s block for reuse; called when the last reference to ``buffer`` goes, in any thread."""
+        buffer.owner = None
+        self.ids.discard(id(buffer))
+        free = self.free
+        if free is not None and not buffer.constant:
+            block = buffer.block
+            free.setdefault(block.nbytes, []).append(block)  # (setdefault and append are atomic)
+
+    def renew(self, buffer: ArenaBuffer) -> None:
+        """Move ``buffer`` (not used by any launch yet) to a block no other tensor of the block has used."""
+        new_block, free = self.new_block, self.free
+        if new_block is None or free is None:  # the block has ended: nothing is reused any more
+            return
+        old = buffer.block
+        buffer.block = block = new_block(old.nbytes)
+        buffer.handle = block.handle
+        buffer.reused = False
+        free.setdefault(old.nbytes, []).append(old)
+
+
+class Arena:
+    """Scratch memory for the intermediates of one captured graph.
+
+    Its blocks bypass the frozen allocator and are kept until the arena itself goes, after the graph
+    that bakes their addresses in. A block whose tensor dies inside the block serves a later allocation
+    of the block: replay runs the launches in the same order, so a launch that reads the memory as the
+    old tensor runs before the one that writes it as the new one. (Fusion passes that merge launches must
+    see a shared block as one buffer: the handle, not the Buffer, is the memory.) A block a host upload
+    wrote (a constant of the graph) is never reused.
+    """
+
+    #: a free block may serve a request down to 1/REUSE_SLACK of its size when none of the exact size is free
+    REUSE_SLACK = 2
+
+    def __init__(self, allocator: Allocator):
+        self._allocator = allocator
         self.thread = threading.get_ident()  # the capturing thread, the only one the arena serves
-        self._buffers: list[Buffer] = []
-        self.ids: set[int] = set()  # id() of each buffer, stable because the arena keeps them alive
+        self._buffers: list[Buffer] = []  # every block, allocator-owned: held for as long as the graph
+        self._recycler = _Recycler(allocator)
+        self._recycler.new_block = self._new_block
+        self.ids = self._recycler.ids
         self.nbytes = 0
 
-    def allocate(self, nbytes: int) -> Buffer:
-        buf = self._allocator.allocate_unfrozen(nbytes)
-        self._buffers.append(buf)
-        self.ids.add(id(buf))
+    def allocate(self, nbytes: int) -> ArenaBuffer:
+        block = self._reuse(nbytes)
+        if block is not None:
+            return self._recycler.hand_out(block, nbytes, True)
+        return self._recycler.hand_out(self._new_block(nbytes), nbytes, False)
+
+    def _new_block(self, nbytes: int) -> Buffer:
+        block = self._allocator.allocate_unfrozen(nbytes)
+        self._buffers.append(block)
         self.nbytes += nbytes
-        return buf
+        return block
+
+    def _reuse(self, nbytes: int) -> Buffer | None:
+        free = self._recycler.free
+        if not free:
+            return None
+        exact = free.get(nbytes)
+        if exact:
+            return exact.pop()
+        fits = [size for size, blocks in list(free.items()) if blocks and nbytes <= size <= nbytes * self.REUSE_SLACK]
+        return free[min(fits)].pop() if fits else None
+
+    def close(self) -> None:
+        """The block has ended: nothing more is allocated, so freed blocks are no longer filed for reuse (and
+        the buffers handed out, which may outlive the graph, no longer reach the arena)."""
+        self._recycler.free = None
+        self._recycler.new_block = None
 
 
 class _State:
@@ -176,6 +276,7 @@ class CapturedGraph:
         with _capturing_lock:
             capturing -= 1
         self._capturing = False
+        self._arena.close()  # (the client unfreezes its allocator and drops the arena in end/abort_capture)
         return state
 
     def _abort(self, why: str) -> None:

@@ -62,7 +62,8 @@ class Buffer:
 
     ``handle`` is the backend's own object (a NumPy byte array on CPU, a CuPy memory pointer on CUDA, a
     wgpu buffer on WebGPU). When the last reference goes, the memory returns to ``owner`` (the allocator,
-    or a graph's arena, which keeps it until the graph itself goes).
+    or a graph's arena, which keeps its memory until the graph itself goes, and may reuse it within the
+    capture block once the buffer is dead).
     """
 
     __slots__ = ("handle", "nbytes", "owner", "__weakref__")
@@ -76,6 +77,12 @@ class Buffer:
         owner = self.owner
         if owner is not None:
             owner.deallocate(self)
+
+    def mark_constant(self) -> None:
+        """A host upload is about to write this buffer (called first, by ``copy_to_device``). Inside a capture
+        that write is not recorded, so its bytes are a constant of the graph: a capture arena's buffer then
+        gets memory no other tensor of the block uses (its ``handle`` may change). Else nothing."""
+        return None
 
 
 @dataclass(frozen=True)
@@ -194,6 +201,19 @@ class Allocator(ABC):
     def stats(self) -> AllocatorStats:
         with self._stats_lock:
             return AllocatorStats(self._in_use, self._peak, self._count)
+
+    def reset_peak(self) -> None:
+        """Start the high-water mark afresh from the bytes in use now."""
+        with self._stats_lock:
+            self._peak = self._in_use
+
+    def pooled_bytes(self) -> int:
+        """Freed memory the backend keeps cached for reuse rather than giving back to the device (none here)."""
+        return 0
+
+    def release_pool(self) -> None:
+        """Give the cached memory of ``pooled_bytes`` back to the device (nothing to do here)."""
+        return None
 
 
 class Graph(ABC):

@@ -6,6 +6,7 @@ import json
 import math
 
 import numpy as np
+import pytest
 
 from benchmarks import call_cost, workloads
 from benchmarks._backends import load, load_all, numpy_namespace
@@ -78,6 +79,16 @@ def test_peak_memory_counts_a_temporary():
     b = load("numr:cpu")
     x = b.put(np.ones(1 << 18, np.float32))  # 1 MiB
     assert b.peak(lambda: x + 1.0) >= 1 << 20
+
+
+def test_peak_memory_of_numr_on_a_gpu_counts_a_temporary():
+    from numr_array.backends import get_runtime
+    if get_runtime("webgpu") is None:
+        pytest.skip("no WebGPU adapter (wgpu missing or no adapter found)")
+    b = load("numr:webgpu:0")  # (the allocator's counters, through numr_array.memory_stats)
+    x = b.put(np.ones(1 << 18, np.float32))  # 1 MiB
+    assert b.peak(lambda: x + 1.0) >= 1 << 20
+    assert b.peak(lambda: None) == 0  # the peak starts afresh at each measurement
 
 
 def test_call_cost_row_times_what_runs_and_reports_what_raises():

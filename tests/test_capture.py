@@ -60,7 +60,7 @@ def test_intermediates_live_in_the_arena_and_survive_the_block():
         xp.add(t2, t1, out=out)
     assert not dev.client.allocator.is_frozen
     assert g.arena_bytes >= 2 * 8000
-    keep = weakref.ref(t1._buf)
+    keep = weakref.ref(t1._buf.block)  # (t1._buf is the arena's handle on that memory, which goes with t1)
     del t1, t2
     gc.collect()
     assert keep() is not None  # the arena holds the intermediates' memory

@@ -128,7 +128,7 @@ def test_graph_holds_its_tensors_and_releases_graph_then_arena():
     with xp.capture(device=DEV) as g:
         t = x * 2.0
         xp.add(t, 1.0, out=out)
-    xb, tb = weakref.ref(x._buf), weakref.ref(t._buf)
+    xb, tb = weakref.ref(x._buf), weakref.ref(t._buf.block)  # (t's memory, which the arena holds)
     del x, t
     gc.collect()
     assert xb() is not None and tb() is not None

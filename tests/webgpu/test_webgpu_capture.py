@@ -267,3 +267,57 @@ def test_capture_of_launches_split_over_bindings(monkeypatch):
     g.replay()
     assert to_np(y)[-1] == 2 * 4999 + 1
     assert float(s) == float((a * 2 + 1).sum(dtype=np.float64))
+
+
+def test_reused_memory_read_through_another_view_splits_the_fused_run():
+    """``t`` is read transposed and dies; its memory then takes the result of the next launch, over the same
+    iteration space. Merged, element (i, j) would overwrite what element (j, i) has still to read: the
+    fusion sees one wgpu buffer under two views and keeps the launches apart."""
+    rng = np.random.default_rng(7)
+    a, b = rng.standard_normal((96, 96)).astype(np.float32), rng.standard_normal((96, 96)).astype(np.float32)
+    x, y = on(a), on(b)
+
+    def capture(reuse):
+        with xp.capture(device=DEV) as g:
+            t = xp.sin(x)
+            block = t._buf.block
+            u = xp.matrix_transpose(t) + y
+            if reuse:
+                del t
+            c = u + xp.matrix_transpose(y)
+            assert (c._buf.block is block) == reuse
+        return g, c
+
+    g, c = capture(reuse=False)
+    assert len(g._graph.steps) == 2  # the two transposed adds merge when their memory is distinct
+    g, c = capture(reuse=True)
+    assert len(g._graph.steps) == 3
+    a2 = rng.standard_normal((96, 96)).astype(np.float32)
+    x[...] = on(a2)
+    g.replay()
+    want = xp.matrix_transpose(xp.sin(on(a2))) + y + xp.matrix_transpose(y)
+    assert to_np(c).tobytes() == to_np(want).tobytes()
+
+
+@pytest.mark.parametrize("op", ["add", "sin", "where", "clip", "astype", "copy", "fill"])
+def test_a_captured_map_launch_keeps_no_tensor_alive(op):
+    """What the fusion pass keeps of a launch (its record) holds no tensor: a temporary dies where it
+    would eagerly, and its memory can serve the block's next allocation."""
+    x = on(np.linspace(-2, 2, 64, dtype=np.float32))
+    calls = {
+        "add": lambda t: ew.add(t, x),
+        "sin": lambda t: xp.sin(t),
+        "where": lambda t: xp.where(ew.greater(t, 0.0), t, x),
+        "clip": lambda t: xp.clip(t, -1.0, x),
+        "astype": lambda t: xp.astype(t, xp.int32),
+        "copy": lambda t: t[::-1] + 0.0,
+        "fill": lambda t: xp.full_like(t, 3.0),
+    }
+    with xp.capture(device=DEV):
+        t = ew.multiply(x, 2.0)
+        r = calls[op](t)
+        ref = weakref.ref(t)
+        del t
+        gc.collect()
+        assert ref() is None
+    del r

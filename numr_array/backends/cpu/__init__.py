@@ -146,6 +146,7 @@ class CpuClient(Client, HostInterop):
             recording.append((fn, ins, outs, params))
 
     def copy_to_device(self, host: np.ndarray, dst: Buffer, dst_offset: int = 0) -> None:
+        dst.mark_constant()  # not recorded: inside a capture these bytes are a constant of the graph
         self._bytes(dst)[dst_offset:dst_offset + host.nbytes] = host.reshape(-1).view(np.uint8)
 
     def copy_from_device(self, src: Buffer, src_offset: int, out: np.ndarray) -> None:

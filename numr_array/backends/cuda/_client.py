@@ -104,6 +104,20 @@ class CudaAllocator(Allocator):
     def _raw_free(self, handle, nbytes: int) -> None:
         return None  # the MemoryPointer returns the block to the pool when its references go
 
+    def pooled_bytes(self) -> int:
+        """The free bytes CuPy's pool caches on this GPU (CuPy code of the process shares the pool)."""
+        c = self._client
+        with c.on_device():
+            return c.pool.free_bytes()
+
+    def release_pool(self) -> None:
+        """Free the pool's cached blocks on this GPU (cudaFree waits for the device; the client's lock keeps
+        it out of another thread's capture)."""
+        c = self._client
+        with c._lock, c.on_device():
+            c.pool.free_all_blocks()
+            c._over_threshold_since = None
+
 
 class CudaGraph(Graph):
     """An instantiated CUDA graph, launched on the compute stream it was captured from."""
@@ -298,6 +312,7 @@ class CudaClient(Client, CudaInterop):
         n = host.nbytes
         if not n:
             return
+        dst.mark_constant()  # (first: inside a capture, the arena may give dst memory of its own)
         ptr = dst.handle.ptr + dst_offset
         with self._lock, self.on_device():
             if self._capturing:
@@ -416,7 +431,10 @@ class CudaClient(Client, CudaInterop):
         arena = self.arena
         if arena is None:  # CuPy code outside numr's capture bookkeeping, on this thread: the pool
             return self.malloc(nbytes)
-        return arena.allocate(nbytes).handle
+        buf = arena.allocate(nbytes)
+        # CuPy frees a temporary by dropping its pointer: a pointer over memory that holds ``buf`` files the
+        # arena block for reuse when CuPy is done with it (and keeps the block alive until then)
+        return cupy.cuda.MemoryPointer(cupy.cuda.UnownedMemory(buf.handle.ptr, nbytes, buf, self.index), 0)
 
     def _stop_capture(self):
         """End the stream capture; the CuPy graph, or the CUDA error that invalidated the capture."""

@@ -227,6 +227,11 @@ class WebGPUAllocator(Allocator):
         self._client.forget_buffer(w)
         w.buf.destroy()
 
+    def pooled_bytes(self) -> int:
+        with self._client._lock:
+            self.pool_freed()
+            return self._pooled
+
     def release_pool(self) -> None:
         """Destroy every pooled (free) buffer."""
         with self._client._lock:
@@ -570,6 +575,7 @@ class WebGPUClient(Client):
         n = data.nbytes
         if not n:
             return
+        dst.mark_constant()  # a queue write, not recorded: inside a capture these bytes are a constant of the graph
         with self._lock:
             self._copy_to_device(data, n, dst, dst_offset)
 

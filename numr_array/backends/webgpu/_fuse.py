@@ -61,9 +61,12 @@ def _opaque(ct: str, v: str) -> str:
 
 
 def _view(rec: MapRecord, i: int) -> tuple:
-    """The identity of tensor i of a record: its buffer, element offset, strides (over rec.dims), dtype."""
-    t = rec.tensors[i]
-    return (id(t._buf), t._offset, tuple(rec.strides[i]), t._dtype)
+    """The identity of tensor i of a record: its memory, element offset, strides (over rec.dims), dtype.
+
+    The memory is the wgpu buffer's serial, not the numr Buffer: inside a capture, a tensor that died
+    gives its memory to a later one (a new Buffer over the same wgpu buffer), and a write through the
+    new tensor must be seen as touching what an earlier launch of the run read through the old one."""
+    return rec.views[i]
 
 
 def _can_join(run: list[MapRecord], rec: MapRecord, limit: int) -> bool:
@@ -72,17 +75,17 @@ def _can_join(run: list[MapRecord], rec: MapRecord, limit: int) -> bool:
     written = {}
     read = {}
     for r in run:
-        for i, _ in enumerate(r.tensors):
+        for i in range(len(r.views)):
             v = _view(r, i)
             (written if i < r.nout else read).setdefault(v[0], set()).add(v)
-    for i, _ in enumerate(rec.tensors):
+    for i in range(len(rec.views)):
         v = _view(rec, i)
         if i < rec.nout:  # a write: the buffer's earlier readers and writers used this same view
             if any(u != v for u in read.get(v[0], ())) or any(u != v for u in written.get(v[0], ())):
                 return False
         elif any(u != v for u in written.get(v[0], ())):  # a read of something written: the same view
             return False
-    views = {_view(r, i) for r in run + [rec] for i in range(len(r.tensors))}
+    views = {_view(r, i) for r in run + [rec] for i in range(len(r.views))}
     return len(views) <= limit
 
 
@@ -118,12 +121,11 @@ def _merged(client: WebGPUClient, run: list[MapRecord]) -> tuple:
     slots: dict[tuple, int] = {}
     info: list[tuple] = []  # per binding: (WgslType, written, bind triple, element offset, strides)
     for rec in run:
-        for i, t in enumerate(rec.tensors):
-            v = _view(rec, i)
+        for i, v in enumerate(rec.views):
             written = i < rec.nout
             if v not in slots:
                 slots[v] = len(info)
-                info.append([wt(t._dtype), written, rec.binds[3 * i:3 * i + 3], rec.eoffs[i], rec.strides[i]])
+                info.append([wt(v[3]), written, rec.binds[3 * i:3 * i + 3], rec.eoffs[i], rec.strides[i]])
             elif written:
                 info[slots[v]][1] = True
     lay = Layout()
@@ -164,7 +166,7 @@ def _merged(client: WebGPUClient, run: list[MapRecord]) -> tuple:
         def store(j: int, value: str, rec=rec, ri=ri) -> str:
             v = _view(rec, j)
             b = slots[v] + 1
-            w = wt(rec.tensors[j]._dtype)
+            w = wt(v[3])
             name = f"r{ri}_{j}"
             regs[v] = name
             return (f"  let s{name} = {value};\n  st{b}(e{b}, s{name});\n"

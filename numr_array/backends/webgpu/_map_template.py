@@ -136,7 +136,9 @@ def run_map(client: WebGPUClient, name: str, key, outs: Sequence[Tensor], ins: S
     record = None
     if client.capturing and whole is not None and not raw and not coords and fusable:
         # captured: what the fusion of element-wise chains (_fuse) needs to merge this launch with others
-        record = MapRecord(pkey, body, len(outs), desc, [w for w, _ in params], tensors, strides, dims,
+        # (views, not tensors: holding them would keep the capture arena from reusing their memory)
+        views = [(t._buf.handle.serial, t._offset, tuple(st), t._dtype) for t, st in zip(tensors, strides)]
+        record = MapRecord(pkey, body, len(outs), desc, [w for w, _ in params], views, strides, dims,
                            whole[2], whole[3], tail)
     for sub_dims, origin, offs, binds in chunks:
         m = 1
@@ -199,7 +201,7 @@ class MapRecord(NamedTuple):
     nout: int
     desc: list          # per input: ("t", dtype), ("s", dtype) or None
     param_wts: list
-    tensors: list       # outputs, then the tensor inputs
+    views: list         # outputs, then the tensor inputs: (memory serial, element offset, strides, dtype)
     strides: list       # each tensor's strides over ``dims``
     dims: tuple
     eoffs: list         # each tensor's element offset in its window

@@ -18,9 +18,10 @@ def _elementwise(name: str):
         cdt = p["dtype"]  # the operands' promoted dtype, passed by the launch
         c = COMPUTE[wt(cdt)]
         ow = wt(outs[0]._dtype)
+        nin = len(ins)  # (not ins itself: a captured body must not keep tensors, and so their memory, alive)
 
         def body(g: MapCodegen) -> str:
-            args = [cast(g.val(k), g.wt_in(k), c) for k in range(len(ins))]
+            args = [cast(g.val(k), g.wt_in(k), c) for k in range(nin)]
             e, rw = _elementwise_exprs.expr(name, c, args, g.lib)
             return g.store(0, cast(e, rw, ow))
 
