@@ -18,8 +18,9 @@ from __future__ import annotations
 
 from . import _capture
 from . import _dtypes as dt
-from ._dispatch import (broadcast_shapes, broadcast_to_shape, check_axis, check_same_device, check_tensor, empty,
-                        launch, to_numpy)
+from ._checks import broadcast_shape, broadcast_to_shape, check_axis, check_same_device, check_tensor
+from ._launch import empty, launch
+from ._transfer import to_numpy
 from ._info import default_dtypes_of
 from ._tensor import Tensor
 from .kernels import K
@@ -98,7 +99,7 @@ def _plan(x: Tensor, entries: list, func: str) -> tuple[tuple[int, ...], list[Te
                 bounds.append((e, x._shape[dim], dim))
                 dim += 1
     try:
-        joint = broadcast_shapes(shapes, func)
+        joint = broadcast_shape(shapes, func)
     except ValueError:
         raise IndexError(f"{func}: index arrays of shapes {', '.join(map(str, shapes))} cannot be broadcast "
                          "together") from None
@@ -123,7 +124,7 @@ def gather(x: Tensor, entries: list, func: str) -> Tensor:
 def broadcasts_to(shape: tuple[int, ...], target: tuple[int, ...]) -> bool:
     """Whether an array of ``shape`` broadcasts to ``target``."""
     try:
-        return broadcast_shapes((shape, target), "") == target
+        return broadcast_shape((shape, target), "") == target
     except ValueError:
         return False
 
@@ -173,7 +174,7 @@ def take_along_axis(x: Tensor, indices: Tensor, /, *, axis: int = -1) -> Tensor:
                          f"got shape {indices._shape}")
     axis = check_axis(axis, x.ndim, "take_along_axis")
     n = x._shape[axis]
-    others = broadcast_shapes((x._shape[:axis] + (1,) + x._shape[axis + 1:],
+    others = broadcast_shape((x._shape[:axis] + (1,) + x._shape[axis + 1:],
                                indices._shape[:axis] + (1,) + indices._shape[axis + 1:]), "take_along_axis")
     shape = others[:axis] + (indices._shape[axis],) + others[axis + 1:]
     _check_bounds([(indices, n, axis)], "take_along_axis")

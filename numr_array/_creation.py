@@ -10,7 +10,9 @@ import numpy as np
 from . import _dtypes as dt
 from ._device import Device
 from ._data_type_functions import astype
-from ._dispatch import check_tensor, device_of, empty as _empty, from_numpy, launch, to_numpy
+from ._checks import check_tensor, device_of
+from ._launch import empty as _empty, launch
+from ._transfer import from_numpy, to_numpy
 from ._dlpack import from_dlpack
 from ._info import default_dtypes_of
 from ._tensor import Tensor

@@ -7,7 +7,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import _dtypes as dt
-from ._dispatch import check_tensor, device_of, empty, launch
+from ._checks import check_tensor, device_of
+from ._launch import empty, launch
 from ._tensor import Tensor
 from .kernels import K
 

@@ -14,7 +14,8 @@ import inspect
 import numpy as np
 
 from . import _dtypes as dt
-from ._dispatch import broadcast_shapes, broadcast_to_shape, launch, promote_on, result
+from ._checks import broadcast_shape as broadcast_shapes, broadcast_to_shape, promote_on  # (the name _binary calls)
+from ._launch import launch, result
 from ._tensor import Tensor
 from .kernels import KIND_WORDS as _KIND_WORDS
 from .kernels import OPS, K, Kernel

@@ -13,8 +13,10 @@ import operator
 from . import _capture
 from . import _dtypes as dt
 from ._creation import MAX_SIZE, normalize_shape
-from ._dispatch import (broadcast_shapes as _broadcast, broadcast_to_shape, check_axis, check_axes,
-                        check_same_device, check_tensor, empty, launch, make_view, promote_on, to_numpy)
+from ._checks import (broadcast_shape as _broadcast, broadcast_to_shape, check_axis, check_axes, check_same_device,
+                      check_tensor, promote_on)
+from ._launch import empty, launch, make_view
+from ._transfer import to_numpy
 from ._tensor import Tensor, contiguous_strides, _size
 from .kernels import K
 

@@ -22,8 +22,9 @@ from ._advanced_indexing import *  # noqa: F401,F403
 from ._dlpack import *  # noqa: F401,F403
 from ._numpy_compat import *  # noqa: F401,F403
 from ._indexing import getitem, setitem  # noqa: F401
-from ._host import to_device, tensor_repr, dlpack_export, dlpack_device  # noqa: F401
-from ._dispatch import to_numpy  # noqa: F401
+from ._dlpack import dlpack_device, dlpack_export  # noqa: F401
+from ._repr import tensor_repr  # noqa: F401
+from ._transfer import to_device, to_numpy  # noqa: F401
 
 __all__ = sorted({name for module in (_creation, _data_type_functions, _elementwise, _linear_algebra_functions,
                                       _searching, _manipulation, _statistical, _utility, _sorting, _set_functions,

@@ -35,7 +35,7 @@ from . import linalg as _la
 from ._creation import asarray, eye, zeros
 from ._creation import linspace as _linspace
 from ._data_type_functions import astype
-from ._dispatch import check_axis, check_tensor
+from ._checks import check_axis, check_tensor
 from ._info import default_dtypes_of
 from ._linear_algebra_functions import matmul, tensordot
 from ._tensor import Tensor

@@ -5,8 +5,9 @@ from __future__ import annotations
 from . import _capture
 from . import _dtypes as dt
 from ._device import Device
-from ._dispatch import (broadcast_shapes, broadcast_to_shape, check_tensor, empty, launch, promote_on, result,
-                        to_numpy)
+from ._checks import broadcast_shape, broadcast_to_shape, check_tensor, promote_on
+from ._launch import empty, launch, result
+from ._transfer import to_numpy
 from ._statistical import REAL_NUMERIC_KINDS, check_kind, index_dtype, reduction, reduction_args
 from ._tensor import Tensor
 from .kernels import K, Kernel
@@ -128,7 +129,7 @@ def where(condition, x1, x2, /, *, out=None) -> Tensor:
         if type(a) is not Tensor:
             dtype = dt.promote_scalar(dtype, a, "where")  # a complex scalar makes a real result complex
     values = [a if type(a) is Tensor else dtype.np.type(a) for a in (x1, x2)]
-    shape = broadcast_shapes([condition._shape] + [a._shape for a in arrays], "where")
+    shape = broadcast_shape([condition._shape] + [a._shape for a in arrays], "where")
     ins = [broadcast_to_shape(v, shape) if type(v) is Tensor else v for v in [condition] + values]
     o = result(out, shape, dtype, dev, "where")
     launch(dev, K.where, ins, (o,))

@@ -12,7 +12,9 @@ from typing import NamedTuple
 
 from . import _capture
 from . import _dtypes as dt
-from ._dispatch import check_tensor, empty, launch, promote_on, result, to_numpy
+from ._checks import check_tensor, promote_on
+from ._launch import empty, launch, result
+from ._transfer import to_numpy
 from ._searching import scalar_tensor
 from ._statistical import check_flag, index_dtype
 from ._tensor import Tensor

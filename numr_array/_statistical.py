@@ -13,7 +13,8 @@ import math
 
 from . import _dtypes as dt
 from ._device import Device
-from ._dispatch import check_axes, check_axis, check_tensor, launch, make_view, result
+from ._checks import check_axes, check_axis, check_tensor
+from ._launch import launch, make_view, result
 from ._info import default_dtypes_of
 from ._tensor import Tensor
 from .kernels import K, Kernel

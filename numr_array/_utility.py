@@ -5,7 +5,8 @@ from __future__ import annotations
 import operator
 
 from . import _dtypes as dt
-from ._dispatch import check_axis, check_tensor, launch, promote_on, result
+from ._checks import check_axis, check_tensor, promote_on
+from ._launch import launch, result
 from ._statistical import reduction, check_kind, reduction_args
 from ._tensor import Tensor
 from .kernels import K

@@ -15,7 +15,8 @@ from typing import Literal, Sequence
 
 from . import _dtypes as dt
 from ._creation import MAX_SIZE
-from ._dispatch import check_axis, check_tensor, device_of, empty, launch
+from ._checks import check_axis, check_tensor, device_of
+from ._launch import empty, launch
 from ._info import default_dtypes_of
 from ._tensor import Tensor
 from .kernels import K, Kernel

@@ -17,7 +17,8 @@ from typing import Literal, NamedTuple
 import numpy as np
 
 from . import _dtypes as dt
-from ._dispatch import broadcast_shapes, broadcast_to_shape, check_axes, check_tensor, empty, launch, make_view
+from ._checks import broadcast_shape, broadcast_to_shape, check_axes, check_tensor
+from ._launch import empty, launch, make_view
 from ._elementwise import multiply
 from ._info import default_dtypes_of
 from ._linear_algebra_functions import matmul, negative_axis, numeric_pair, tensordot, vecdot
@@ -102,7 +103,7 @@ def _rtol(rtol, x: Tensor, func: str) -> tuple[Tensor | None, float | None, tupl
             raise TypeError(f"{func}: rtol must have a real floating-point dtype, got {rtol._dtype.name}")
         if rtol._dev is not x._dev:
             raise ValueError(f"{func}: rtol is on {rtol._dev} but x is on {x._dev}")
-        batch = broadcast_shapes((batch, rtol._shape), func)
+        batch = broadcast_shape((batch, rtol._shape), func)
         return broadcast_to_shape(rtol, batch), None, batch
     if isinstance(rtol, bool) or not isinstance(rtol, (int, float)):
         raise TypeError(f"{func}: rtol must be a float, an array or None, got {rtol!r}")
@@ -243,7 +244,7 @@ def solve(x1, x2, /) -> Tensor:
         b = make_view(x2, (m, 1), (x2._strides[0], 0), x2._offset)
         o_cols = make_view(o, batch + (m, 1), o._strides + (1,), 0)
     else:
-        batch = broadcast_shapes((x1._shape[:-2], x2._shape[:-2]), "solve")
+        batch = broadcast_shape((x1._shape[:-2], x2._shape[:-2]), "solve")
         o = o_cols = empty(dev, batch + x2._shape[-2:], dtype)
         b = x2
     a = broadcast_to_shape(x1, batch + (m, m))
@@ -336,7 +337,7 @@ def cross(x1, x2, /, *, axis: int = -1) -> Tensor:
     axis = negative_axis(axis, min(x1.ndim, x2.ndim), "cross")
     if x1._shape[axis] != 3 or x2._shape[axis] != 3:
         raise ValueError(f"cross: axis {axis} must have size 3 in both arrays, got shapes {x1._shape} and {x2._shape}")
-    shape = broadcast_shapes((x1._shape, x2._shape), "cross")
+    shape = broadcast_shape((x1._shape, x2._shape), "cross")
     o = empty(dev, shape, dtype)
     _run("cross", K.cross, (broadcast_to_shape(x1, shape), broadcast_to_shape(x2, shape)), (o,), {"axis": axis})
     return o
