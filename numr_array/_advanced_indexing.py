@@ -19,7 +19,7 @@ from __future__ import annotations
 from . import _capture
 from . import _dtypes as dt
 from ._checks import broadcast_shape, broadcast_to_shape, check_axis, check_same_device, check_tensor
-from ._launch import empty, launch
+from ._launch import new_tensor, launch
 from ._transfer import to_numpy
 from ._info import default_dtypes_of
 from ._tensor import Tensor
@@ -42,7 +42,7 @@ def _check_bounds(indices: list[tuple[Tensor, int, int]], func: str) -> None:
             raise IndexError(f"{func}: cannot index axis {axis} of size 0 with a non-empty index array")
         if _capturing(a._dev):
             continue  # see the module docstring: unchecked in a capture, clipped by the kernels
-        r = empty(a._dev, (2,), a._dtype)
+        r = new_tensor(a._dev, (2,), a._dtype)
         launch(a._dev, K.index_range, (a,), (r,))
         lo, hi = (int(v) for v in to_numpy(r, func))
         if lo < -n or hi >= n:
@@ -54,7 +54,7 @@ def _mask_count(mask: Tensor, func: str) -> int:
     _capture.check_host_read(mask._dev, f"boolean-mask indexing ({func})")
     if mask.size == 0:
         return 0
-    c = empty(mask._dev, (), default_dtypes_of(mask._dev)["default_integral"])  # int32 without int64
+    c = new_tensor(mask._dev, (), default_dtypes_of(mask._dev)["default_integral"])  # int32 without int64
     launch(mask._dev, K.mask_count, (mask,), (c,))
     return int(to_numpy(c, func))
 
@@ -115,7 +115,7 @@ def _plan(x: Tensor, entries: list, func: str) -> tuple[tuple[int, ...], list[Te
 def gather(x: Tensor, entries: list, func: str) -> Tensor:
     """``x[entries]`` for parsed entries holding an index array: a new tensor."""
     shape, arrays, params = _plan(x, entries, func)
-    out = empty(x._dev, shape, x._dtype)
+    out = new_tensor(x._dev, shape, x._dtype)
     if out.size:
         launch(x._dev, K.gather, (x, *arrays), (out,), params)
     return out
@@ -178,7 +178,7 @@ def take_along_axis(x: Tensor, indices: Tensor, /, *, axis: int = -1) -> Tensor:
                                indices._shape[:axis] + (1,) + indices._shape[axis + 1:]), "take_along_axis")
     shape = others[:axis] + (indices._shape[axis],) + others[axis + 1:]
     _check_bounds([(indices, n, axis)], "take_along_axis")
-    out = empty(x._dev, shape, x._dtype)
+    out = new_tensor(x._dev, shape, x._dtype)
     if out.size:
         launch(x._dev, K.take_along_axis,
                (broadcast_to_shape(x, others[:axis] + (n,) + others[axis + 1:]), broadcast_to_shape(indices, shape)),

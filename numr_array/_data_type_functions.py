@@ -8,7 +8,7 @@ import numpy as np
 
 from . import _dtypes as dt
 from ._checks import check_tensor, device_of
-from ._launch import empty, launch
+from ._launch import new_tensor, launch
 from ._tensor import Tensor
 from .kernels import K
 
@@ -34,7 +34,7 @@ def astype(x, dtype, /, *, copy: bool = True, device=None) -> Tensor:
     dev = x._dev
     if not dev.client.supports_dtype(dtype):
         raise TypeError(f"astype: {dtype.name} is not supported on device {dev}")
-    out = empty(dev, x._shape, dtype)
+    out = new_tensor(dev, x._shape, dtype)
     if out.size:
         launch(dev, K.copy, (x,), (out,))
     return out

@@ -15,7 +15,7 @@ from ._device import Device
 from ._tensor import _STRIDES, Tensor, contiguous_strides
 from .kernels import CHECK_LAUNCHES, Kernel, check_launch
 
-__all__ = ["make_view", "empty", "result", "launch"]
+__all__ = ["make_view", "new_tensor", "result", "launch"]
 
 
 def make_view(x: Tensor, shape: tuple[int, ...], strides: tuple[int, ...], offset: int) -> Tensor:
@@ -24,7 +24,7 @@ def make_view(x: Tensor, shape: tuple[int, ...], strides: tuple[int, ...], offse
     return Tensor(x._buf, x._dtype, shape, strides, 0 if 0 in shape else offset, x._dev)
 
 
-def empty(dev: Device, shape: tuple[int, ...], dtype: dt.DType) -> Tensor:
+def new_tensor(dev: Device, shape: tuple[int, ...], dtype: dt.DType) -> Tensor:
     """A new C-contiguous tensor (uninitialised): from the capture arena while capturing."""
     buf, view = (dev._client or dev.client).alloc_tensor(shape, dtype)
     return Tensor(buf, dtype, shape, contiguous_strides(shape), 0, dev, view)

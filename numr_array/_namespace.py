@@ -10,7 +10,6 @@ from . import (_advanced_indexing, _creation, _data_type_functions, _dlpack, _el
 from ._creation import *  # noqa: F401,F403
 from ._data_type_functions import *  # noqa: F401,F403
 from ._elementwise import *  # noqa: F401,F403
-from ._elementwise import clip  # noqa: F401
 from ._linear_algebra_functions import *  # noqa: F401,F403
 from ._searching import *  # noqa: F401,F403
 from ._manipulation import *  # noqa: F401,F403
@@ -29,6 +28,6 @@ from ._transfer import to_device, to_numpy  # noqa: F401
 __all__ = sorted({name for module in (_creation, _data_type_functions, _elementwise, _linear_algebra_functions,
                                       _searching, _manipulation, _statistical, _utility, _sorting, _set_functions,
                                       _advanced_indexing, _dlpack, _numpy_compat)
-                  for name in module.__all__} | {"clip"})
+                  for name in module.__all__})
 
 SUPPORTED_VERSIONS = ("2021.12", "2022.12", "2023.12", "2024.12", "2025.12")

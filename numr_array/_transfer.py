@@ -10,7 +10,7 @@ from . import _capture
 from . import _dtypes as dt
 from . import runtime as _rt
 from ._device import Device, parse_device, renew_if_lost
-from ._launch import empty
+from ._launch import new_tensor
 from ._tensor import Tensor
 
 __all__ = ["to_numpy", "from_numpy", "to_device"]
@@ -26,7 +26,7 @@ def to_numpy(x: Tensor, func: str) -> np.ndarray:
     if host_view is not None:
         return host_view(x)
     if not x.is_contiguous():
-        c = empty(x._dev, x._shape, x._dtype)
+        c = new_tensor(x._dev, x._shape, x._dtype)
         client.copy_strided(x, c)
         x = c
     out = np.empty(x._shape, x._dtype.np)
@@ -40,7 +40,7 @@ def from_numpy(a: np.ndarray, dev: Device, dtype: dt.DType | None = None) -> Ten
     if dtype is None:
         dtype = dt.from_numpy(a.dtype)
     a = np.asarray(a, dtype=dtype.np, order="C")  # (np.ascontiguousarray would make 0-D arrays 1-D)
-    t = empty(dev, a.shape, dtype)
+    t = new_tensor(dev, a.shape, dtype)
     if a.nbytes:
         dev.client.copy_to_device(a, t._buf, 0)
     return t
