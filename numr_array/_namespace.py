@@ -1,7 +1,8 @@
 """Every namespace function in one module, for the Tensor methods (which cannot import the package).
 
-``__all__`` is the public namespace: the union of the family modules' ``__all__``. The internal helpers
-imported below it (getitem, to_numpy, ...) are for the Tensor methods only.
+``__all__`` is the namespace functions: the union of the family modules' ``__all__``, which the package
+star-imports (its own ``__all__`` lists the whole public namespace). The internal helpers imported below it
+(getitem, to_numpy, ...) are for the Tensor methods only.
 """
 
 from . import (_advanced_indexing, _creation, _data_type_functions, _dlpack, _elementwise,
