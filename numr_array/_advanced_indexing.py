@@ -19,7 +19,7 @@ from __future__ import annotations
 from . import _capture
 from . import _dtypes as dt
 from ._checks import broadcast_shape, broadcast_to_shape, check_axis, check_same_device, check_tensor
-from ._launch import new_tensor, launch
+from ._launch import launch, new_tensor
 from ._transfer import to_numpy
 from ._info import default_dtypes_of
 from ._tensor import Tensor

@@ -8,7 +8,7 @@ import numpy as np
 
 from . import _dtypes as dt
 from ._checks import check_tensor, device_of
-from ._launch import new_tensor, launch
+from ._launch import launch, new_tensor
 from ._tensor import Tensor
 from .kernels import K
 

@@ -20,7 +20,8 @@ import operator
 import numpy as np
 
 from . import _dtypes as dt
-from ._checks import broadcast_shape as broadcast_shapes, broadcast_to_shape, check_tensor, promote_on  # (the name _binary calls)
+from ._checks import broadcast_shape as broadcast_shapes  # (the name _binary calls it by)
+from ._checks import broadcast_to_shape, check_tensor, promote_on
 from ._data_type_functions import astype
 from ._info import default_dtypes_of
 from ._launch import launch, result

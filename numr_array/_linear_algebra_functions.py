@@ -8,7 +8,7 @@ from typing import Sequence
 
 from . import _dtypes as dt
 from ._checks import broadcast_shape, broadcast_to_shape, check_axis, check_same_device, check_tensor, promote_on
-from ._launch import new_tensor, launch, result
+from ._launch import launch, new_tensor, result
 from ._manipulation import permute_dims
 from ._tensor import Tensor
 from .kernels import K

@@ -15,7 +15,7 @@ from . import _dtypes as dt
 from ._creation import MAX_SIZE, normalize_shape
 from ._checks import (broadcast_shape as _broadcast, broadcast_to_shape, check_axis, check_axes, check_same_device,
                       check_tensor, promote_on)
-from ._launch import new_tensor, launch, make_view
+from ._launch import launch, make_view, new_tensor
 from ._transfer import to_numpy
 from ._tensor import Tensor, contiguous_strides, _size
 from .kernels import K

@@ -6,7 +6,7 @@ from . import _capture
 from . import _dtypes as dt
 from ._device import Device
 from ._checks import broadcast_shape, broadcast_to_shape, check_tensor, promote_on
-from ._launch import new_tensor, launch, result
+from ._launch import launch, new_tensor, result
 from ._transfer import to_numpy
 from ._statistical import REAL_NUMERIC_KINDS, check_kind, index_dtype, reduction, reduction_args
 from ._tensor import Tensor

@@ -13,7 +13,7 @@ from typing import NamedTuple
 from . import _capture
 from . import _dtypes as dt
 from ._checks import check_tensor, promote_on
-from ._launch import new_tensor, launch, result
+from ._launch import launch, new_tensor, result
 from ._transfer import to_numpy
 from ._searching import scalar_tensor
 from ._statistical import check_flag, index_dtype

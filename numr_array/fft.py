@@ -16,7 +16,7 @@ from typing import Literal, Sequence
 from . import _dtypes as dt
 from ._creation import MAX_SIZE
 from ._checks import check_axis, check_tensor, device_of
-from ._launch import new_tensor, launch
+from ._launch import launch, new_tensor
 from ._info import default_dtypes_of
 from ._tensor import Tensor
 from .kernels import K, Kernel

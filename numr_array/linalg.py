@@ -18,7 +18,7 @@ import numpy as np
 
 from . import _dtypes as dt
 from ._checks import broadcast_shape, broadcast_to_shape, check_axes, check_tensor
-from ._launch import new_tensor, launch, make_view
+from ._launch import launch, make_view, new_tensor
 from ._elementwise import multiply
 from ._info import default_dtypes_of
 from ._linear_algebra_functions import matmul, negative_axis, numeric_pair, tensordot, vecdot
