@@ -18,8 +18,9 @@ from __future__ import annotations
 
 from . import _capture
 from . import _dtypes as dt
-from ._dispatch import (broadcast_shapes, broadcast_to_shape, check_axis, check_same_device, check_tensor, empty,
-                        launch, to_numpy)
+from ._checks import broadcast_shape, broadcast_to_shape, check_axis, check_same_device, check_tensor
+from ._launch import launch, new_tensor
+from ._transfer import to_numpy
 from ._info import default_dtypes_of
 from ._tensor import Tensor
 from .kernels import K
@@ -41,7 +42,7 @@ def _check_bounds(indices: list[tuple[Tensor, int, int]], func: str) -> None:
             raise IndexError(f"{func}: cannot index axis {axis} of size 0 with a non-empty index array")
         if _capturing(a._dev):
             continue  # see the module docstring: unchecked in a capture, clipped by the kernels
-        r = empty(a._dev, (2,), a._dtype)
+        r = new_tensor(a._dev, (2,), a._dtype)
         launch(a._dev, K.index_range, (a,), (r,))
         lo, hi = (int(v) for v in to_numpy(r, func))
         if lo < -n or hi >= n:
@@ -53,7 +54,7 @@ def _mask_count(mask: Tensor, func: str) -> int:
     _capture.check_host_read(mask._dev, f"boolean-mask indexing ({func})")
     if mask.size == 0:
         return 0
-    c = empty(mask._dev, (), default_dtypes_of(mask._dev)["default_integral"])  # int32 without int64
+    c = new_tensor(mask._dev, (), default_dtypes_of(mask._dev)["default_integral"])  # int32 without int64
     launch(mask._dev, K.mask_count, (mask,), (c,))
     return int(to_numpy(c, func))
 
@@ -98,7 +99,7 @@ def _plan(x: Tensor, entries: list, func: str) -> tuple[tuple[int, ...], list[Te
                 bounds.append((e, x._shape[dim], dim))
                 dim += 1
     try:
-        joint = broadcast_shapes(shapes, func)
+        joint = broadcast_shape(shapes, func)
     except ValueError:
         raise IndexError(f"{func}: index arrays of shapes {', '.join(map(str, shapes))} cannot be broadcast "
                          "together") from None
@@ -114,7 +115,7 @@ def _plan(x: Tensor, entries: list, func: str) -> tuple[tuple[int, ...], list[Te
 def gather(x: Tensor, entries: list, func: str) -> Tensor:
     """``x[entries]`` for parsed entries holding an index array: a new tensor."""
     shape, arrays, params = _plan(x, entries, func)
-    out = empty(x._dev, shape, x._dtype)
+    out = new_tensor(x._dev, shape, x._dtype)
     if out.size:
         launch(x._dev, K.gather, (x, *arrays), (out,), params)
     return out
@@ -123,7 +124,7 @@ def gather(x: Tensor, entries: list, func: str) -> Tensor:
 def broadcasts_to(shape: tuple[int, ...], target: tuple[int, ...]) -> bool:
     """Whether an array of ``shape`` broadcasts to ``target``."""
     try:
-        return broadcast_shapes((shape, target), "") == target
+        return broadcast_shape((shape, target), "") == target
     except ValueError:
         return False
 
@@ -173,11 +174,11 @@ def take_along_axis(x: Tensor, indices: Tensor, /, *, axis: int = -1) -> Tensor:
                          f"got shape {indices._shape}")
     axis = check_axis(axis, x.ndim, "take_along_axis")
     n = x._shape[axis]
-    others = broadcast_shapes((x._shape[:axis] + (1,) + x._shape[axis + 1:],
+    others = broadcast_shape((x._shape[:axis] + (1,) + x._shape[axis + 1:],
                                indices._shape[:axis] + (1,) + indices._shape[axis + 1:]), "take_along_axis")
     shape = others[:axis] + (indices._shape[axis],) + others[axis + 1:]
     _check_bounds([(indices, n, axis)], "take_along_axis")
-    out = empty(x._dev, shape, x._dtype)
+    out = new_tensor(x._dev, shape, x._dtype)
     if out.size:
         launch(x._dev, K.take_along_axis,
                (broadcast_to_shape(x, others[:axis] + (n,) + others[axis + 1:]), broadcast_to_shape(indices, shape)),

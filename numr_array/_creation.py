@@ -10,7 +10,9 @@ import numpy as np
 from . import _dtypes as dt
 from ._device import Device
 from ._data_type_functions import astype
-from ._dispatch import check_tensor, device_of, empty as _empty, from_numpy, launch, to_numpy
+from ._checks import check_tensor, device_of
+from ._launch import launch, new_tensor
+from ._transfer import from_numpy, to_numpy
 from ._dlpack import from_dlpack
 from ._info import default_dtypes_of
 from ._tensor import Tensor
@@ -65,7 +67,7 @@ def _new(dev: Device, shape: tuple[int, ...], dtype: dt.DType, func: str) -> Ten
     """A new tensor of a creation function; TypeError where ``dev`` lacks ``dtype`` (float64 on a WebGPU
     adapter without shader-f64)."""
     _check_dtype_on(dev, dtype, func)
-    return _empty(dev, shape, dtype)
+    return new_tensor(dev, shape, dtype)
 
 
 def _fill(t: Tensor, value) -> Tensor:
@@ -306,8 +308,23 @@ def arange(start, /, stop=None, step=1, *, dtype=None, device=None) -> Tensor:
     return out
 
 
-def linspace(start, stop, /, num, *, dtype=None, device=None, endpoint: bool = True) -> Tensor:
-    """``num`` evenly spaced values from start to stop (stop included when endpoint)."""
+def _host_number(v, func: str):
+    """A 0-D array as the Python number it holds (read on the host); anything else unchanged."""
+    if type(v) is not Tensor:
+        return v
+    if v.ndim:
+        raise TypeError(f"{func}: array bounds must be 0-D, got shape {v.shape}")
+    return complex(v) if v.dtype.kind == "complex floating" else float(v) if v.dtype.kind in dt.FLOAT_KINDS else int(v)
+
+
+def linspace(start, stop, /, num: int = 50, endpoint: bool = True, *, dtype=None, device=None) -> Tensor:
+    """``num`` evenly spaced values from start to stop (stop included when endpoint). Also NumPy's default
+    ``num=50``, ``endpoint`` given positionally, and 0-D arrays as bounds (read on the host; the result goes
+    on their device unless ``device`` says otherwise)."""
+    if type(start) is Tensor or type(stop) is Tensor:
+        if device is None:
+            device = next(v.device for v in (start, stop) if type(v) is Tensor)
+        start, stop = _host_number(start, "linspace"), _host_number(stop, "linspace")
     for name, v in (("start", start), ("stop", stop)):
         if type(v) not in (int, float, complex) and not isinstance(v, (np.number,)):
             raise TypeError(f"linspace: {name} must be a Python number, got {v!r}")
@@ -352,7 +369,7 @@ def _tri(x, k, func: str, kernel: Kernel) -> Tensor:
     if x.ndim < 2:
         raise ValueError(f"{func}: x must have at least 2 dimensions, got shape {x._shape}")
     k = _int_arg(k, "k", func)
-    out = _empty(x._dev, x._shape, x._dtype)
+    out = new_tensor(x._dev, x._shape, x._dtype)
     if out.size:
         launch(x._dev, kernel, (x,), (out,), {"k": _clamp_diagonal(k, x._shape)})
     return out

@@ -7,7 +7,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import _dtypes as dt
-from ._dispatch import check_tensor, device_of, empty, launch
+from ._checks import check_tensor, device_of
+from ._launch import launch, new_tensor
 from ._tensor import Tensor
 from .kernels import K
 
@@ -33,7 +34,7 @@ def astype(x, dtype, /, *, copy: bool = True, device=None) -> Tensor:
     dev = x._dev
     if not dev.client.supports_dtype(dtype):
         raise TypeError(f"astype: {dtype.name} is not supported on device {dev}")
-    out = empty(dev, x._shape, dtype)
+    out = new_tensor(dev, x._shape, dtype)
     if out.size:
         launch(dev, K.copy, (x,), (out,))
     return out

@@ -1,4 +1,5 @@
-"""``from_dlpack``: arrays from any object with ``__dlpack__`` (NumPy, CuPy, PyTorch, numr_array itself).
+"""DLPack both ways: ``from_dlpack``, arrays from any object with ``__dlpack__`` (NumPy, CuPy, PyTorch,
+numr_array itself), and the export behind ``Tensor.__dlpack__`` / ``__dlpack_device__``.
 
 CPU data is shared, not copied, whenever the caller allows: the producer's memory becomes the buffer of
 the new tensor (the CPU client takes a C-contiguous NumPy array as a buffer handle), and the tensor's
@@ -9,17 +10,25 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import _capture
 from . import _dtypes as dt
+from ._checks import device_of
 from ._data_type_functions import astype
 from ._device import Device, parse_device
-from ._dispatch import device_of, from_numpy, make_view
+from ._launch import make_view
 from ._tensor import Tensor
+from ._transfer import from_numpy, to_numpy
+from .runtime import Interop
 
 __all__ = ["from_dlpack"]
 
 # DLPack device types (dlpack.h) whose memory the host can read directly: kDLCPU, kDLCUDAHost
 _HOST_TYPES = (1, 3)
 _CUDA = 2
+# DLPack device types (dlpack.h): kDLCPU, kDLCUDA, kDLWebGPU
+_DLPACK_DEVICE = {"cpu": 1, "cuda": 2, "webgpu": 15}
+_DLPACK_KIND = {v: k for k, v in _DLPACK_DEVICE.items()}
+_DLPACK_CPU = (1, 0)
 
 
 class CopyRequiredError(ValueError, BufferError):
@@ -95,3 +104,43 @@ def _share(a: np.ndarray, dev: Device) -> Tensor:
     """A CPU tensor over the memory of the host array ``a``, in ``a``'s own layout, without a copy."""
     _dtype_of(a)  # BufferError, as DLPack consumers report it, for a dtype the standard lacks
     return dev.client.adopt(a)
+
+
+def dlpack_device(x: Tensor) -> tuple[int, int]:
+    kind = x._dev.kind
+    if kind not in _DLPACK_DEVICE:
+        raise BufferError(f"__dlpack_device__: {x._dev} memory has no DLPack device type")
+    return (_DLPACK_DEVICE[kind], x._dev.index)
+
+
+def _check_stream(stream, kind: str | None) -> None:
+    """``stream`` as the standard allows it for the device the consumer reads on: an int on CUDA, where
+    0 is ambiguous (None, 1 or 2) and so refused, as is anything below -1; only None elsewhere (the CPU
+    has no streams, and no stream type is defined for WebGPU)."""
+    if stream is None:
+        return
+    if isinstance(stream, bool) or not isinstance(stream, int):
+        raise TypeError(f"__dlpack__: stream must be an int or None, got {stream!r}")
+    if kind != "cuda":
+        raise ValueError(f"__dlpack__: only stream=None is valid for {kind or 'this'} memory, got stream={stream}")
+    if stream == 0 or stream < -1:
+        raise ValueError(f"__dlpack__: stream={stream} is not a valid CUDA stream (0 is ambiguous; use None, "
+                         "-1, 1, 2 or a stream pointer)")
+
+
+def dlpack_export(x: Tensor, *, stream=None, max_version=None, dl_device=None, copy=None):
+    """A DLPack capsule of ``x``: its own memory where the device exports it, or with ``dl_device=(1, 0)``
+    (kDLCPU) a host copy from any device (unless ``copy=False``)."""
+    _check_stream(stream, x._dev.kind if dl_device is None else _DLPACK_KIND.get(tuple(dl_device)[0]))
+    _capture.check_host_read(x._dev, "__dlpack__")
+    if dl_device is not None and tuple(dl_device) != dlpack_device(x):
+        if tuple(dl_device) == _DLPACK_CPU and copy is not False:
+            # off the CPU, to_numpy is a fresh C-contiguous host array of x's shape, which the consumer owns
+            return to_numpy(x, "__dlpack__").__dlpack__(max_version=max_version)
+        raise BufferError(f"__dlpack__: cannot export {x._dev} memory to DLPack device {tuple(dl_device)}"
+                          + ("" if copy is not False else " without a copy"))
+    client = x._dev.client
+    if not isinstance(client, Interop):
+        raise BufferError(f"__dlpack__: {x._dev} does not export its memory through DLPack; "
+                          "pass dl_device=(1, 0) for a host copy (numpy.from_dlpack(x, device='cpu'))")
+    return client.dlpack(x, stream=stream, max_version=max_version, copy=copy)

@@ -1,20 +1,30 @@
-"""Element-wise functions, all generated from one table: ``kernels.OPS``.
+"""Element-wise functions, all from one table: ``kernels.OPS``.
 
 A row says: the function's name, its arity, the dtype kinds it accepts, and how its result dtype follows
 from the (promoted) input dtype. The namespace functions below are made from the rows; each backend
 supplies one kernel per row, under the row's name, and gets the compute dtype (the operands' promoted
 dtype) as ``params["dtype"]``. Adding an element-wise function is one row in numr_array/kernels.py and
 one kernel per backend.
+
+Five rows' functions are written out below instead, each the standard's function with NumPy's habits on
+inputs the standard leaves to the library (docs/numpy-differences.md): ``divide`` of integer and boolean
+arrays (in floating point), ``logical_*`` of numeric arrays (their non-zero elements), and ``round`` with
+NumPy's ``decimals``.
 """
 
 from __future__ import annotations
 
 import inspect
+import operator
 
 import numpy as np
 
 from . import _dtypes as dt
-from ._dispatch import broadcast_shapes, broadcast_to_shape, launch, promote_on, result
+from ._checks import broadcast_shape as broadcast_shapes  # (the name _binary calls it by)
+from ._checks import broadcast_to_shape, check_tensor, promote_on
+from ._data_type_functions import astype
+from ._info import default_dtypes_of
+from ._launch import launch, result
 from ._tensor import Tensor
 from .kernels import KIND_WORDS as _KIND_WORDS
 from .kernels import OPS, K, Kernel
@@ -179,8 +189,93 @@ def _make(op: Op):
     return f
 
 
+# --- the rows with NumPy's habits, written out (one function each, calling _unary/_binary directly) -------
+_NON_FLOAT = dt.INTEGER_KINDS + ("bool",)
+_NON_FLOAT_DTYPES = frozenset(d for d in dt.ALL_DTYPES if d.kind in _NON_FLOAT)  # one set lookup per division
+_NUMERIC_DTYPES = frozenset(d for d in dt.ALL_DTYPES if d.kind in dt.NUMERIC_KINDS)
+
+
+def _quotient_dtype(x1, x2) -> dt.DType:
+    """The real floating-point dtype NumPy divides in when an integer or boolean array takes part: that of
+    a floating-point operand, unless a 32- or 64-bit integer needs the default (float64) precision; the
+    device's default floating-point dtype otherwise."""
+    arrays = [x for x in (x1, x2) if type(x) is Tensor]
+    default = default_dtypes_of(arrays[0]._dev)["default_float"]
+    floats = [x._dtype for x in arrays if x._dtype.kind in dt.FLOAT_KINDS]
+    if not floats:
+        return default
+    small = all(x._dtype.kind == "bool" or x._dtype.bits <= 16 for x in arrays if x._dtype.kind in _NON_FLOAT)
+    return dt.real_of(floats[0] if small else dt.promote(floats[0], default, "divide"))
+
+
+def divide(x1: Tensor | int | float | complex, x2: Tensor | int | float | complex, /, *,
+           out: Tensor | None = None) -> Tensor:
+    """Element-wise x1 / x2, broadcast together (also the ``/`` operator; either may be a Python scalar).
+    Integer and boolean arrays, whose quotient the standard leaves implementation-defined, divide as in
+    NumPy: in floating point, by NumPy's promotion (alone or with a Python scalar: the device's default
+    floating-point dtype, float64 where it has it)."""
+    if getattr(x1, "_dtype", None) in _NON_FLOAT_DTYPES or getattr(x2, "_dtype", None) in _NON_FLOAT_DTYPES:
+        dtype = _quotient_dtype(x1, x2)
+        x1, x2 = (int(x) if type(x) is bool
+                  else astype(x, dtype) if type(x) is Tensor and x._dtype.kind in _NON_FLOAT else x
+                  for x in (x1, x2))
+    return _binary(K.divide, x1, x2, out)
+
+
+def _truth(x):
+    """A numeric array's truth values (non-zero), as NumPy's logical functions read them."""
+    return _binary(K.not_equal, x, 0, None) if type(x) is Tensor and x._dtype in _NUMERIC_DTYPES else x
+
+
+def logical_and(x1: Tensor | bool, x2: Tensor | bool, /, *, out: Tensor | None = None) -> Tensor:
+    """Element-wise logical AND of x1 and x2, broadcast together (either may be a Python bool); numeric
+    arrays also count, as their non-zero elements (NumPy)."""
+    return _binary(K.logical_and, _truth(x1), _truth(x2), out)
+
+
+def logical_or(x1: Tensor | bool, x2: Tensor | bool, /, *, out: Tensor | None = None) -> Tensor:
+    """Element-wise logical OR of x1 and x2, broadcast together (either may be a Python bool); numeric
+    arrays also count, as their non-zero elements (NumPy)."""
+    return _binary(K.logical_or, _truth(x1), _truth(x2), out)
+
+
+def logical_xor(x1: Tensor | bool, x2: Tensor | bool, /, *, out: Tensor | None = None) -> Tensor:
+    """Element-wise logical XOR of x1 and x2, broadcast together (either may be a Python bool); numeric
+    arrays also count, as their non-zero elements (NumPy)."""
+    return _binary(K.logical_xor, _truth(x1), _truth(x2), out)
+
+
+def logical_not(x: Tensor, /, *, out: Tensor | None = None) -> Tensor:
+    """Element-wise logical NOT of x; a numeric array counts as its non-zero elements (NumPy)."""
+    return _unary(K.logical_not, _truth(x), out)
+
+
+def round(x: Tensor, /, decimals: int = 0, *, out: Tensor | None = None) -> Tensor:
+    """Element-wise rounding of x to the nearest integer, half to even (accepts numeric dtypes). NumPy's
+    ``decimals`` rounds to that many decimal places (negative: to tens, hundreds, ...) by scaling with
+    10**decimals, as NumPy does, so it inherits NumPy's floating-point inexactness (``round(2.675, 2)`` is
+    2.67)."""
+    decimals = operator.index(decimals)
+    if decimals == 0:
+        return _unary(K.round, x, out)
+    check_tensor(x, "round")
+    if x._dtype.kind in dt.INTEGER_KINDS:
+        if decimals > 0:
+            return _unary(K.round, x, out)
+        raise TypeError(f"round: decimals={decimals} on {x._dtype.name} arrays is not supported; "
+                        "cast to a floating-point dtype first")
+    if x._dtype.kind not in dt.FLOAT_KINDS:
+        raise TypeError(f"round: decimals needs a numeric array, got {x._dtype.name}")
+    # NumPy's own steps, so that results agree to the last bit: scale up, round half to even, scale back
+    scale = 10.0 ** (decimals if decimals > 0 else -decimals)  # (abs is the element-wise function here)
+    if decimals > 0:
+        return divide(_unary(K.round, multiply(x, scale), None), scale, out=out)
+    return multiply(_unary(K.round, divide(x, scale), None), scale, out=out)
+
+
+_WRITTEN_OUT = ("divide", "logical_and", "logical_or", "logical_xor", "logical_not", "round", "clip")
 for _op in OPS:
-    if _op.arity < 3:
+    if _op.name not in _WRITTEN_OUT:
         globals()[_op.name] = _make(_op)
 
 __all__ = [op.name for op in OPS]

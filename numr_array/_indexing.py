@@ -13,7 +13,9 @@ import numpy as np
 
 from . import _dtypes as dt
 from ._advanced_indexing import broadcasts_to, gather, scatter
-from ._dispatch import broadcast_to_shape, from_numpy, launch, make_view
+from ._checks import broadcast_to_shape
+from ._launch import launch, make_view
+from ._transfer import from_numpy
 from ._tensor import Tensor
 from .kernels import K
 

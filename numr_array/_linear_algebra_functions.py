@@ -7,8 +7,8 @@ import operator
 from typing import Sequence
 
 from . import _dtypes as dt
-from ._dispatch import (broadcast_shapes, broadcast_to_shape, check_axis, check_same_device, check_tensor, empty,
-                        launch, promote_on, result)
+from ._checks import broadcast_shape, broadcast_to_shape, check_axis, check_same_device, check_tensor, promote_on
+from ._launch import launch, new_tensor, result
 from ._manipulation import permute_dims
 from ._tensor import Tensor
 from .kernels import K
@@ -56,7 +56,7 @@ def matmul(x1, x2, /, *, out=None) -> Tensor:
     k2 = s2[0] if len(s2) == 1 else s2[-2]
     if k1 != k2:
         raise ValueError(f"matmul: contracted dimensions differ: x1 {s1} and x2 {s2}")
-    batch = broadcast_shapes((s1[:-2], s2[:-2]), "matmul")
+    batch = broadcast_shape((s1[:-2], s2[:-2]), "matmul")
     shape = batch + (s1[-2:-1] if len(s1) > 1 else ()) + (s2[-1:] if len(s2) > 1 else ())
     o = result(out, shape, dtype, dev, "matmul")
     launch(dev, K.matmul, (x1, x2), (o,))
@@ -102,7 +102,7 @@ def tensordot(x1, x2, /, *, axes: int | tuple[Sequence[int], Sequence[int]] = 2)
                              f"(size {x2._shape[j]}) differ; contracted axes are not broadcast")
     shape = (tuple(s for i, s in enumerate(x1._shape) if i not in a1)
              + tuple(s for j, s in enumerate(x2._shape) if j not in a2))
-    o = empty(dev, shape, dtype)
+    o = new_tensor(dev, shape, dtype)
     if o.size:
         launch(dev, K.tensordot, (x1, x2), (o,), {"axes1": a1, "axes2": a2})
     return o
@@ -125,8 +125,8 @@ def vecdot(x1, x2, /, *, axis: int = -1) -> Tensor:
                          "that axis is not broadcast")
     rest1 = x1._shape[:axis] + x1._shape[axis:][1:]
     rest2 = x2._shape[:axis] + x2._shape[axis:][1:]
-    batch = broadcast_shapes((rest1, rest2), "vecdot")
-    o = empty(dev, batch, dtype)
+    batch = broadcast_shape((rest1, rest2), "vecdot")
+    o = new_tensor(dev, batch, dtype)
     if o.size:
         launch(dev, K.vecdot, (vectors_last(x1, axis, batch), vectors_last(x2, axis, batch)), (o,))
     return o

@@ -13,8 +13,10 @@ import operator
 from . import _capture
 from . import _dtypes as dt
 from ._creation import MAX_SIZE, normalize_shape
-from ._dispatch import (broadcast_shapes as _broadcast, broadcast_to_shape, check_axis, check_axes,
-                        check_same_device, check_tensor, empty, launch, make_view, promote_on, to_numpy)
+from ._checks import (broadcast_shape as _broadcast, broadcast_to_shape, check_axis, check_axes, check_same_device,
+                      check_tensor, promote_on)
+from ._launch import launch, make_view, new_tensor
+from ._transfer import to_numpy
 from ._tensor import Tensor, contiguous_strides, _size
 from .kernels import K
 
@@ -262,7 +264,7 @@ def _view_strides(x: Tensor, shape: tuple[int, ...]) -> tuple[int, ...] | None:
 
 def _contiguous_copy(x: Tensor, shape: tuple[int, ...]) -> Tensor:
     """A new C-contiguous tensor of ``shape`` holding x's elements in C order."""
-    out = empty(x._dev, shape, x._dtype)
+    out = new_tensor(x._dev, shape, x._dtype)
     _copy_into(x, make_view(out, x._shape, contiguous_strides(x._shape), 0))
     return out
 
@@ -292,7 +294,7 @@ def concat(arrays, /, *, axis: int | None = 0) -> Tensor:
     dtype = _result_dtype(arrays, "concat")
     dev = arrays[0]._dev
     if axis is None:
-        out = empty(dev, (sum(a.size for a in arrays),), dtype)
+        out = new_tensor(dev, (sum(a.size for a in arrays),), dtype)
         start = 0
         for a in arrays:
             _copy_into(a, make_view(out, a._shape, contiguous_strides(a._shape), start))
@@ -308,7 +310,7 @@ def concat(arrays, /, *, axis: int | None = 0) -> Tensor:
             raise ValueError(f"concat: arrays[{i}] has shape {a._shape}, which does not match {first._shape} "
                              f"outside axis {axis}")
     shape = first._shape[:axis] + (sum(a._shape[axis] for a in arrays),) + first._shape[axis + 1:]
-    out = empty(dev, shape, dtype)
+    out = new_tensor(dev, shape, dtype)
     st = out._strides[axis]
     start = 0
     for a in arrays:
@@ -317,8 +319,9 @@ def concat(arrays, /, *, axis: int | None = 0) -> Tensor:
     return out
 
 
-def stack(arrays, /, *, axis: int = 0) -> Tensor:
-    """The arrays (all of one shape) joined along a new axis at position ``axis`` of the result."""
+def stack(arrays, /, axis: int = 0) -> Tensor:
+    """The arrays (all of one shape) joined along a new axis at position ``axis`` of the result (``axis``
+    also positionally, as NumPy takes it)."""
     arrays = _tensors(arrays, "stack")
     dtype = _result_dtype(arrays, "stack")
     first = arrays[0]
@@ -327,7 +330,7 @@ def stack(arrays, /, *, axis: int = 0) -> Tensor:
             raise ValueError(f"stack: arrays[{i}] has shape {a._shape}, but arrays[0] has {first._shape}")
     axis = check_axis(axis, first.ndim + 1, "stack")
     shape = first._shape[:axis] + (len(arrays),) + first._shape[axis:]
-    out = empty(first._dev, shape, dtype)
+    out = new_tensor(first._dev, shape, dtype)
     strides = out._strides[:axis] + out._strides[axis + 1:]
     for i, a in enumerate(arrays):
         _copy_into(a, make_view(out, a._shape, strides, i * out._strides[axis]))
@@ -339,7 +342,7 @@ def stack(arrays, /, *, axis: int = 0) -> Tensor:
 def _repeat_each(x: Tensor, r: int, axis: int) -> Tensor:
     """x with each element along ``axis`` repeated ``r`` times: one broadcast copy into a (.., n, r, ..) view."""
     n = x._shape[axis]
-    out = empty(x._dev, normalize_shape(x._shape[:axis] + (n * r,) + x._shape[axis + 1:], "repeat"), x._dtype)
+    out = new_tensor(x._dev, normalize_shape(x._shape[:axis] + (n * r,) + x._shape[axis + 1:], "repeat"), x._dtype)
     split = x._shape[:axis] + (n, r) + x._shape[axis + 1:]
     src = make_view(x, split, x._strides[:axis + 1] + (0,) + x._strides[axis + 1:], x._offset)
     _copy_into(src, make_view(out, split, contiguous_strides(split), 0))
@@ -376,7 +379,7 @@ def repeat(x: Tensor, repeats: int | Tensor, /, *, axis: int | None = None) -> T
     if len(counts) == 1:
         return _repeat_each(x, counts[0], axis)
     shape = normalize_shape(x._shape[:axis] + (sum(counts),) + x._shape[axis + 1:], "repeat")
-    out = empty(x._dev, shape, x._dtype)
+    out = new_tensor(x._dev, shape, x._dtype)
     if out.size:
         launch(x._dev, K.repeat, (x,), (out,), {"repeats": tuple(counts), "axis": axis})
     return out
@@ -394,7 +397,7 @@ def tile(x: Tensor, repetitions: tuple[int, ...], /) -> Tensor:
     reps = (1,) * (ndim - len(reps)) + reps
     shape = (1,) * (ndim - x.ndim) + x._shape
     strides = (0,) * (ndim - x.ndim) + x._strides
-    out = empty(x._dev, normalize_shape(tuple(r * n for r, n in zip(reps, shape)), "tile"), x._dtype)
+    out = new_tensor(x._dev, normalize_shape(tuple(r * n for r, n in zip(reps, shape)), "tile"), x._dtype)
     # out as (r0, n0, r1, n1, ...) and x as (1, n0, 1, n1, ...) broadcast to it: one copy
     split = sum(zip(reps, shape), ())
     src = make_view(x, split, sum(((0, s) for s in strides), ()), x._offset)
@@ -423,7 +426,7 @@ def roll(x: Tensor, /, shift: int | tuple[int, ...], *, axis: int | tuple[int, .
         moved = tuple(a for a in range(x.ndim) if x._shape[a] and total[a] % x._shape[a])
         params = {"shift": tuple(total[a] % x._shape[a] for a in moved), "axis": moved}
         moves = bool(moved)
-    out = empty(x._dev, x._shape, x._dtype)
+    out = new_tensor(x._dev, x._shape, x._dtype)
     if not moves:
         _copy_into(x, out)
     elif out.size:

@@ -1,7 +1,8 @@
 """Every namespace function in one module, for the Tensor methods (which cannot import the package).
 
-``__all__`` is the public namespace: the union of the family modules' ``__all__``. The internal helpers
-imported below it (getitem, to_numpy, ...) are for the Tensor methods only.
+``__all__`` is the namespace functions: the union of the family modules' ``__all__``, which the package
+star-imports (its own ``__all__`` lists the whole public namespace). The internal helpers imported below it
+(getitem, to_numpy, ...) are for the Tensor methods only.
 """
 
 from . import (_advanced_indexing, _creation, _data_type_functions, _dlpack, _elementwise,
@@ -10,7 +11,6 @@ from . import (_advanced_indexing, _creation, _data_type_functions, _dlpack, _el
 from ._creation import *  # noqa: F401,F403
 from ._data_type_functions import *  # noqa: F401,F403
 from ._elementwise import *  # noqa: F401,F403
-from ._elementwise import clip  # noqa: F401
 from ._linear_algebra_functions import *  # noqa: F401,F403
 from ._searching import *  # noqa: F401,F403
 from ._manipulation import *  # noqa: F401,F403
@@ -22,12 +22,13 @@ from ._advanced_indexing import *  # noqa: F401,F403
 from ._dlpack import *  # noqa: F401,F403
 from ._numpy_compat import *  # noqa: F401,F403
 from ._indexing import getitem, setitem  # noqa: F401
-from ._host import to_device, tensor_repr, dlpack_export, dlpack_device  # noqa: F401
-from ._dispatch import to_numpy  # noqa: F401
+from ._dlpack import dlpack_device, dlpack_export  # noqa: F401
+from ._repr import tensor_repr  # noqa: F401
+from ._transfer import to_device, to_numpy  # noqa: F401
 
 __all__ = sorted({name for module in (_creation, _data_type_functions, _elementwise, _linear_algebra_functions,
                                       _searching, _manipulation, _statistical, _utility, _sorting, _set_functions,
                                       _advanced_indexing, _dlpack, _numpy_compat)
-                  for name in module.__all__} | {"clip"})
+                  for name in module.__all__})
 
 SUPPORTED_VERSIONS = ("2021.12", "2022.12", "2023.12", "2024.12", "2025.12")

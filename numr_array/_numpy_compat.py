@@ -1,17 +1,17 @@
 """NumPy habits: the NumPy 2.x top-level names that NumPy users and array-API code commonly reach for and
-the standard lacks or renames, each a thin composition of standard functions (no kernels of its own).
+the standard lacks or renames, each an alias of a standard function or a thin composition of standard
+functions (no kernels of its own).
 
-Four groups (docs/numpy-differences.md lists each name and what differs from NumPy):
+Two groups here (docs/numpy-differences.md lists each name and what differs from NumPy):
 
 - NumPy's spellings of standard functions (``arccos`` for ``acos``, ``concatenate`` for ``concat``, ...);
-- NumPy functions the standard lacks (``ravel``, ``dot``, ``isclose``, ``split``, ...);
-- standard functions with NumPy's argument forms (axis given positionally, ``ddof``, ``dtype`` for
-  mean/std/var, ``decimals``, ``where(condition)``, ``diff(x, n)``, ``linspace`` with 0-D bounds);
-- standard element-wise functions on the dtypes the standard leaves to the library (``divide`` of
-  integers, ``logical_*`` of numbers).
+- NumPy functions the standard lacks (``ravel``, ``dot``, ``isclose``, ``split``, ...).
 
-A call written against the standard means the same here as there; only calls the standard leaves
-undefined gain NumPy's meaning.
+The standard's own names with NumPy's habits (axis given positionally, ``ddof``, ``dtype`` for
+mean/std/var, ``decimals``, ``where(condition)``, ``diff(x, n)``, ``linspace`` with 0-D bounds; ``divide``
+of integers, ``logical_*`` of numbers) are not here: each is the one standard function in its family
+module, with a signature that is a superset of the standard's. A call written against the standard means
+the same as there; only calls the standard leaves undefined gain NumPy's meaning.
 
 Arguments are numr_array arrays (and Python scalars where the standard function underneath takes them):
 nested lists and NumPy arrays go through :func:`array` or ``asarray`` first, so that moving data to a
@@ -33,14 +33,12 @@ from . import _searching as _se
 from . import _statistical as _st
 from . import linalg as _la
 from ._creation import asarray, eye, zeros
-from ._creation import linspace as _linspace
 from ._data_type_functions import astype
-from ._dispatch import check_axis, check_tensor
+from ._checks import check_axis, check_tensor
 from ._info import default_dtypes_of
 from ._linear_algebra_functions import matmul, tensordot
 from ._tensor import Tensor
 from ._utility import all as _all
-from ._utility import diff as _diff
 
 __all__ = [
     # NumPy's names for standard functions
@@ -52,11 +50,6 @@ __all__ = [
     "split", "ndim", "shape", "size", "identity", "diag", "trace", "dot", "inner", "outer", "cumsum",
     "cumprod", "isclose", "allclose", "array_equal", "deg2rad", "rad2deg", "degrees", "radians", "around",
     "nansum", "nanmean",
-    # standard names with NumPy's argument forms
-    "sum", "prod", "max", "min", "mean", "std", "var", "argmax", "argmin", "stack", "round", "diff", "where",
-    "linspace",
-    # standard element-wise names, also defined where the standard leaves the dtype to the library
-    "divide", "logical_and", "logical_or", "logical_xor", "logical_not",
 ]
 
 Axis = int | tuple[int, ...] | None
@@ -76,6 +69,8 @@ left_shift = _ew.bitwise_left_shift
 right_shift = _ew.bitwise_right_shift
 mod = _ew.remainder
 power = _ew.pow
+true_divide = _ew.divide
+around = _ew.round
 #: the array class, for ``isinstance(x, np.ndarray)`` checks
 ndarray = Tensor
 
@@ -91,88 +86,6 @@ def transpose(a: Tensor, axes: Sequence[int] | None = None) -> Tensor:
     return _mn.permute_dims(a, tuple(range(a.ndim - 1, -1, -1)) if axes is None else tuple(axes))
 
 
-# --- standard element-wise functions on the dtypes whose result the standard leaves to the library -------
-_NON_FLOAT = dt.INTEGER_KINDS + ("bool",)
-_NON_FLOAT_DTYPES = frozenset(d for d in dt.ALL_DTYPES if d.kind in _NON_FLOAT)  # one set lookup per division
-
-
-def _quotient_dtype(x1, x2) -> dt.DType:
-    """The real floating-point dtype NumPy divides in when an integer or boolean array takes part: that of
-    a floating-point operand, unless a 32- or 64-bit integer needs the default (float64) precision; the
-    device's default floating-point dtype otherwise."""
-    arrays = [x for x in (x1, x2) if type(x) is Tensor]
-    default = default_dtypes_of(arrays[0]._dev)["default_float"]
-    floats = [x._dtype for x in arrays if x._dtype.kind in dt.FLOAT_KINDS]
-    if not floats:
-        return default
-    small = all(x._dtype.kind == "bool" or x._dtype.bits <= 16 for x in arrays if x._dtype.kind in _NON_FLOAT)
-    return dt.real_of(floats[0] if small else dt.promote(floats[0], default, "divide"))
-
-
-def divide(x1: Tensor | int | float | complex, x2: Tensor | int | float | complex, /, *,
-           out: Tensor | None = None) -> Tensor:
-    """The standard :func:`divide` (also the ``/`` operator). Integer and boolean arrays, whose quotient the
-    standard leaves implementation-defined, divide as in NumPy: in floating point, by NumPy's promotion
-    (alone or with a Python scalar: the device's default floating-point dtype, float64 where it has it)."""
-    if getattr(x1, "_dtype", None) in _NON_FLOAT_DTYPES or getattr(x2, "_dtype", None) in _NON_FLOAT_DTYPES:
-        dtype = _quotient_dtype(x1, x2)
-        x1, x2 = (int(x) if type(x) is bool
-                  else astype(x, dtype) if type(x) is Tensor and x._dtype.kind in _NON_FLOAT else x
-                  for x in (x1, x2))
-    return _ew.divide(x1, x2, out=out)
-
-
-true_divide = divide
-
-
-def _truth(x):
-    """A numeric array's truth values (non-zero), as NumPy's logical functions read them."""
-    return _ew.not_equal(x, 0) if type(x) is Tensor and x._dtype.kind in dt.NUMERIC_KINDS else x
-
-
-def logical_and(x1: Tensor | bool, x2: Tensor | bool, /, *, out: Tensor | None = None) -> Tensor:
-    """The standard :func:`logical_and`; numeric arrays also count, as their non-zero elements (NumPy)."""
-    return _ew.logical_and(_truth(x1), _truth(x2), out=out)
-
-
-def logical_or(x1: Tensor | bool, x2: Tensor | bool, /, *, out: Tensor | None = None) -> Tensor:
-    """The standard :func:`logical_or`; numeric arrays also count, as their non-zero elements (NumPy)."""
-    return _ew.logical_or(_truth(x1), _truth(x2), out=out)
-
-
-def logical_xor(x1: Tensor | bool, x2: Tensor | bool, /, *, out: Tensor | None = None) -> Tensor:
-    """The standard :func:`logical_xor`; numeric arrays also count, as their non-zero elements (NumPy)."""
-    return _ew.logical_xor(_truth(x1), _truth(x2), out=out)
-
-
-def logical_not(x: Tensor, /, *, out: Tensor | None = None) -> Tensor:
-    """The standard :func:`logical_not`; a numeric array counts as its non-zero elements (NumPy)."""
-    return _ew.logical_not(_truth(x), out=out)
-
-
-# --- standard reductions with NumPy's argument order and keywords --------------------------------------
-def sum(x: Tensor, /, axis: Axis = None, dtype: dt.DType | None = None, out: Tensor | None = None,
-        keepdims: bool = False) -> Tensor:
-    """The standard :func:`sum`, also taking NumPy's positional ``(axis, dtype, out, keepdims)``."""
-    return _st.sum(x, axis=axis, dtype=dtype, keepdims=keepdims, out=out)
-
-
-def prod(x: Tensor, /, axis: Axis = None, dtype: dt.DType | None = None, out: Tensor | None = None,
-         keepdims: bool = False) -> Tensor:
-    """The standard :func:`prod`, also taking NumPy's positional ``(axis, dtype, out, keepdims)``."""
-    return _st.prod(x, axis=axis, dtype=dtype, keepdims=keepdims, out=out)
-
-
-def max(x: Tensor, /, axis: Axis = None, out: Tensor | None = None, keepdims: bool = False) -> Tensor:
-    """The standard :func:`max`, also taking NumPy's positional ``(axis, out, keepdims)``."""
-    return _st.max(x, axis=axis, keepdims=keepdims, out=out)
-
-
-def min(x: Tensor, /, axis: Axis = None, out: Tensor | None = None, keepdims: bool = False) -> Tensor:
-    """The standard :func:`min`, also taking NumPy's positional ``(axis, out, keepdims)``."""
-    return _st.min(x, axis=axis, keepdims=keepdims, out=out)
-
-
 def amax(a: Tensor, axis: Axis = None, out: Tensor | None = None, keepdims: bool = False) -> Tensor:
     """NumPy's alias of :func:`max`."""
     return _st.max(a, axis=axis, keepdims=keepdims, out=out)
@@ -181,125 +94,6 @@ def amax(a: Tensor, axis: Axis = None, out: Tensor | None = None, keepdims: bool
 def amin(a: Tensor, axis: Axis = None, out: Tensor | None = None, keepdims: bool = False) -> Tensor:
     """NumPy's alias of :func:`min`."""
     return _st.min(a, axis=axis, keepdims=keepdims, out=out)
-
-
-def _in_dtype(x, dtype, func: str) -> Tensor:
-    """``x`` cast to NumPy's ``dtype=`` of mean/std/var (the dtype the statistic is computed and returned in)."""
-    if dtype is None:
-        return x
-    check_tensor(x, func)
-    return astype(x, dt.check_dtype(dtype, func), copy=False)
-
-
-def mean(x: Tensor, /, axis: Axis = None, dtype: dt.DType | None = None, out: Tensor | None = None,
-         keepdims: bool = False) -> Tensor:
-    """The standard :func:`mean`, also taking NumPy's positional ``(axis, dtype, out, keepdims)``;
-    ``dtype`` casts x first, so integer arrays need ``dtype=float64`` (NumPy does that cast implicitly)."""
-    return _st.mean(_in_dtype(x, dtype, "mean"), axis=axis, keepdims=keepdims, out=out)
-
-
-def _correction(ddof, correction, func: str) -> int | float:
-    if ddof is not None and correction is not None:
-        raise ValueError(f"{func}: give ddof or correction, not both (ddof={ddof!r}, correction={correction!r})")
-    value = ddof if ddof is not None else correction
-    return 0.0 if value is None else value
-
-
-def var(x: Tensor, /, axis: Axis = None, dtype: dt.DType | None = None, out: Tensor | None = None,
-        ddof: int | float | None = None, keepdims: bool = False, *,
-        correction: int | float | None = None) -> Tensor:
-    """The standard :func:`var`; also NumPy's positional ``(axis, dtype, out, ddof, keepdims)``, where
-    ``ddof`` is the standard's ``correction`` under NumPy's name."""
-    return _st.var(_in_dtype(x, dtype, "var"), axis=axis, correction=_correction(ddof, correction, "var"),
-                   keepdims=keepdims, out=out)
-
-
-def std(x: Tensor, /, axis: Axis = None, dtype: dt.DType | None = None, out: Tensor | None = None,
-        ddof: int | float | None = None, keepdims: bool = False, *,
-        correction: int | float | None = None) -> Tensor:
-    """The standard :func:`std`; also NumPy's positional ``(axis, dtype, out, ddof, keepdims)``, where
-    ``ddof`` is the standard's ``correction`` under NumPy's name."""
-    return _st.std(_in_dtype(x, dtype, "std"), axis=axis, correction=_correction(ddof, correction, "std"),
-                   keepdims=keepdims, out=out)
-
-
-def argmax(x: Tensor, /, axis: int | None = None, out: Tensor | None = None, *, keepdims: bool = False) -> Tensor:
-    """The standard :func:`argmax`, also taking NumPy's positional ``(axis, out)``."""
-    return _se.argmax(x, axis=axis, keepdims=keepdims, out=out)
-
-
-def argmin(x: Tensor, /, axis: int | None = None, out: Tensor | None = None, *, keepdims: bool = False) -> Tensor:
-    """The standard :func:`argmin`, also taking NumPy's positional ``(axis, out)``."""
-    return _se.argmin(x, axis=axis, keepdims=keepdims, out=out)
-
-
-def stack(arrays: Sequence[Tensor], /, axis: int = 0) -> Tensor:
-    """The standard :func:`stack`, also taking ``axis`` positionally as NumPy does."""
-    return _mn.stack(arrays, axis=axis)
-
-
-def round(x: Tensor, /, decimals: int = 0, *, out: Tensor | None = None) -> Tensor:
-    """The standard :func:`round` (half to even); NumPy's ``decimals`` rounds to that many decimal places
-    (negative: to tens, hundreds, ...) by scaling with 10**decimals, as NumPy does, so it inherits
-    NumPy's floating-point inexactness (``round(2.675, 2)`` is 2.67)."""
-    decimals = operator.index(decimals)
-    if decimals == 0:
-        return _ew.round(x, out=out)
-    check_tensor(x, "round")
-    if x.dtype.kind in dt.INTEGER_KINDS:
-        if decimals > 0:
-            return _ew.round(x, out=out)
-        raise TypeError(f"round: decimals={decimals} on {x.dtype.name} arrays is not supported; "
-                        "cast to a floating-point dtype first")
-    if x.dtype.kind not in dt.FLOAT_KINDS:
-        raise TypeError(f"round: decimals needs a numeric array, got {x.dtype.name}")
-    # NumPy's own steps, so that results agree to the last bit: scale up, round half to even, scale back
-    scale = 10.0 ** abs(decimals)
-    if decimals > 0:
-        return _ew.divide(_ew.round(_ew.multiply(x, scale)), scale, out=out)
-    return _ew.multiply(_ew.round(_ew.divide(x, scale)), scale, out=out)
-
-
-around = round
-
-
-def diff(x: Tensor, /, n: int = 1, axis: int = -1, prepend: Tensor | None = None, append: Tensor | None = None,
-         *, out: Tensor | None = None) -> Tensor:
-    """The standard :func:`diff`, also taking NumPy's positional ``(n, axis, prepend, append)`` (note the
-    order: NumPy's ``diff(a, 2)`` is the second difference)."""
-    return _diff(x, axis=axis, n=n, prepend=prepend, append=append, out=out)
-
-
-def where(condition: Tensor, x1: Tensor | bool | int | float | complex | None = None,
-          x2: Tensor | bool | int | float | complex | None = None, /, *,
-          out: Tensor | None = None) -> Tensor | tuple[Tensor, ...]:
-    """The standard :func:`where`; with the condition alone, NumPy's ``where(condition)``, which is
-    :func:`nonzero` (the indices where it is true)."""
-    if x1 is None and x2 is None and out is None:
-        return _se.nonzero(condition)
-    if x1 is None or x2 is None:
-        raise TypeError("where: give both x1 and x2, or neither (for the indices where condition is true)")
-    return _se.where(condition, x1, x2, out=out)
-
-
-def _host_number(v, func: str):
-    """A 0-D array as the Python number it holds (read on the host); anything else unchanged."""
-    if type(v) is not Tensor:
-        return v
-    if v.ndim:
-        raise TypeError(f"{func}: array bounds must be 0-D, got shape {v.shape}")
-    return complex(v) if v.dtype.kind == "complex floating" else float(v) if v.dtype.kind in dt.FLOAT_KINDS else int(v)
-
-
-def linspace(start: int | float | complex | Tensor, stop: int | float | complex | Tensor, /, num: int = 50,
-             endpoint: bool = True, *, dtype: dt.DType | None = None, device=None) -> Tensor:
-    """The standard :func:`linspace`, also with NumPy's default ``num=50``, ``endpoint`` given positionally,
-    and 0-D arrays as bounds (read on the host; the result goes on their device unless ``device`` says
-    otherwise)."""
-    if device is None:
-        device = next((v.device for v in (start, stop) if type(v) is Tensor), None)
-    return _linspace(_host_number(start, "linspace"), _host_number(stop, "linspace"), num, dtype=dtype,
-                     device=device, endpoint=endpoint)
 
 
 # --- NumPy functions the standard lacks ----------------------------------------------------------------
@@ -565,7 +359,7 @@ def nansum(a: Tensor, axis: Axis = None, dtype: dt.DType | None = None, out: Ten
 def nanmean(a: Tensor, axis: Axis = None, dtype: dt.DType | None = None, out: Tensor | None = None,
             keepdims: bool = False) -> Tensor:
     """:func:`mean` of the elements that are not NaN (NaN where there are none)."""
-    a = _in_dtype(a, dtype, "nanmean")
+    a = _st.in_dtype(a, dtype, "nanmean")
     check_tensor(a, "nanmean", "a")
     if a.dtype.kind not in dt.FLOAT_KINDS:
         return _st.mean(a, axis=axis, keepdims=keepdims, out=out)

@@ -5,8 +5,9 @@ from __future__ import annotations
 from . import _capture
 from . import _dtypes as dt
 from ._device import Device
-from ._dispatch import (broadcast_shapes, broadcast_to_shape, check_tensor, empty, launch, promote_on, result,
-                        to_numpy)
+from ._checks import broadcast_shape, broadcast_to_shape, check_tensor, promote_on
+from ._launch import launch, new_tensor, result
+from ._transfer import to_numpy
 from ._statistical import REAL_NUMERIC_KINDS, check_kind, index_dtype, reduction, reduction_args
 from ._tensor import Tensor
 from .kernels import K, Kernel
@@ -25,13 +26,15 @@ def _arg_extremum(k: Kernel, x, axis, keepdims, out) -> Tensor:
     return reduction(k, x, axes, keepdims, index_dtype(x._dev), out, kernel)
 
 
-def argmax(x, /, *, axis: int | None = None, keepdims: bool = False, out=None) -> Tensor:
-    """The index of the first largest element of ``x`` (flattened when axis is None); NaN counts as largest."""
+def argmax(x, /, axis: int | None = None, out=None, *, keepdims: bool = False) -> Tensor:
+    """The index of the first largest element of ``x`` (flattened when axis is None); NaN counts as largest.
+    Also NumPy's positional ``(axis, out)``."""
     return _arg_extremum(K.argmax, x, axis, keepdims, out)
 
 
-def argmin(x, /, *, axis: int | None = None, keepdims: bool = False, out=None) -> Tensor:
-    """The index of the first smallest element of ``x`` (flattened when axis is None); NaN counts as smallest."""
+def argmin(x, /, axis: int | None = None, out=None, *, keepdims: bool = False) -> Tensor:
+    """The index of the first smallest element of ``x`` (flattened when axis is None); NaN counts as
+    smallest. Also NumPy's positional ``(axis, out)``."""
     return _arg_extremum(K.argmin, x, axis, keepdims, out)
 
 
@@ -53,7 +56,7 @@ def nonzero(x, /) -> tuple[Tensor, ...]:
     _capture.check_host_read(dev, "nonzero")
     count = reduction(K.count_nonzero, x, tuple(range(x.ndim)), False, index_dtype(dev), None, "nonzero")
     n = int(to_numpy(count, "nonzero"))
-    outs = tuple(empty(dev, (n,), index_dtype(dev)) for _ in range(x.ndim))
+    outs = tuple(new_tensor(dev, (n,), index_dtype(dev)) for _ in range(x.ndim))
     if n:
         launch(dev, K.nonzero, (x,), outs)
     return outs
@@ -66,7 +69,7 @@ def scalar_tensor(value, dtype: dt.DType, dev: Device, func: str) -> Tensor:
         v = dtype.np.type(value)
     except OverflowError:
         raise OverflowError(f"{func}: the Python int {value} does not fit in {dtype.name}") from None
-    t = empty(dev, (), dtype)
+    t = new_tensor(dev, (), dtype)
     launch(dev, K.fill, (), (t,), {"value": v})
     return t
 
@@ -108,8 +111,13 @@ def searchsorted(x1, x2, /, *, side: str = "left", sorter=None, out=None) -> Ten
     return o
 
 
-def where(condition, x1, x2, /, *, out=None) -> Tensor:
-    """Elements of x1 where condition is true, else of x2; x1 or x2 may be Python scalars."""
+def where(condition, x1=None, x2=None, /, *, out=None) -> Tensor | tuple[Tensor, ...]:
+    """Elements of x1 where condition is true, else of x2; x1 or x2 may be Python scalars. With the
+    condition alone, NumPy's ``where(condition)``, which is :func:`nonzero` (the indices where it is true)."""
+    if x1 is None or x2 is None:
+        if x1 is None and x2 is None and out is None:
+            return nonzero(condition)
+        raise TypeError("where: give both x1 and x2, or neither (for the indices where condition is true)")
     check_tensor(condition, "where", "condition")
     if condition._dtype is not dt.bool_:
         raise TypeError(f"where: condition must be a bool array, got {condition._dtype.name}")
@@ -128,7 +136,7 @@ def where(condition, x1, x2, /, *, out=None) -> Tensor:
         if type(a) is not Tensor:
             dtype = dt.promote_scalar(dtype, a, "where")  # a complex scalar makes a real result complex
     values = [a if type(a) is Tensor else dtype.np.type(a) for a in (x1, x2)]
-    shape = broadcast_shapes([condition._shape] + [a._shape for a in arrays], "where")
+    shape = broadcast_shape([condition._shape] + [a._shape for a in arrays], "where")
     ins = [broadcast_to_shape(v, shape) if type(v) is Tensor else v for v in [condition] + values]
     o = result(out, shape, dtype, dev, "where")
     launch(dev, K.where, ins, (o,))

@@ -12,7 +12,9 @@ from typing import NamedTuple
 
 from . import _capture
 from . import _dtypes as dt
-from ._dispatch import check_tensor, empty, launch, promote_on, result, to_numpy
+from ._checks import check_tensor, promote_on
+from ._launch import launch, new_tensor, result
+from ._transfer import to_numpy
 from ._searching import scalar_tensor
 from ._statistical import check_flag, index_dtype
 from ._tensor import Tensor
@@ -52,13 +54,13 @@ def _unique(x, func: str, want: tuple[str, ...]) -> dict[str, Tensor]:
     if n == 0:
         k = 0
     else:
-        perm = empty(dev, (n,), idx)
-        starts = empty(dev, (n,), dt.bool_)
-        count = empty(dev, (), idx)
+        perm = new_tensor(dev, (n,), idx)
+        starts = new_tensor(dev, (n,), dt.bool_)
+        count = new_tensor(dev, (), idx)
         launch(dev, K.unique_sort, (x,), (perm, starts, count))
         k = int(to_numpy(count, func))
     shapes = {"values": (k,), "indices": (k,), "inverse_indices": x._shape, "counts": (k,)}
-    res = {name: empty(dev, shapes[name], x._dtype if name == "values" else idx) for name in ("values",) + want}
+    res = {name: new_tensor(dev, shapes[name], x._dtype if name == "values" else idx) for name in ("values",) + want}
     if n:
         launch(dev, K.unique_gather, (x, perm, starts), tuple(res.values()), {"want": want})
     return res

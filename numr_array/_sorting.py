@@ -7,7 +7,8 @@ both directions.
 
 from __future__ import annotations
 
-from ._dispatch import check_axis, check_tensor, launch, result
+from ._checks import check_axis, check_tensor
+from ._launch import launch, result
 from ._statistical import REAL_NUMERIC_KINDS, check_flag, check_kind, index_dtype
 from ._tensor import Tensor
 from .kernels import K, Kernel

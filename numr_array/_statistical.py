@@ -13,7 +13,9 @@ import math
 
 from . import _dtypes as dt
 from ._device import Device
-from ._dispatch import check_axes, check_axis, check_tensor, launch, make_view, result
+from ._checks import check_axes, check_axis, check_tensor
+from ._data_type_functions import astype
+from ._launch import launch, make_view, result
 from ._info import default_dtypes_of
 from ._tensor import Tensor
 from .kernels import K, Kernel
@@ -25,6 +27,8 @@ REAL_NUMERIC_KINDS = dt.INTEGER_KINDS + ("real floating",)
 # real or floating to integer inside a sum would silently drop parts of the data
 _KIND_RANK = {"signed integer": 1, "unsigned integer": 1, "real floating": 2, "complex floating": 3}
 _UNSIGNED_OF_BITS = {32: dt.uint32, 64: dt.uint64}
+
+Axis = int | tuple[int, ...] | None
 
 
 def check_flag(value, name: str, func: str) -> bool:
@@ -105,13 +109,15 @@ def _extremum(k: Kernel, x, axis, keepdims, out) -> Tensor:
     return reduction(k, x, axes, keepdims, x._dtype, out, kernel)
 
 
-def max(x, /, *, axis: int | tuple[int, ...] | None = None, keepdims: bool = False, out=None) -> Tensor:
-    """The largest element of ``x`` over ``axis`` (NaN propagates); ValueError over zero elements."""
+def max(x, /, axis: Axis = None, out=None, keepdims: bool = False) -> Tensor:
+    """The largest element of ``x`` over ``axis`` (NaN propagates); ValueError over zero elements. Also
+    NumPy's positional ``(axis, out, keepdims)``."""
     return _extremum(K.max, x, axis, keepdims, out)
 
 
-def min(x, /, *, axis: int | tuple[int, ...] | None = None, keepdims: bool = False, out=None) -> Tensor:
-    """The smallest element of ``x`` over ``axis`` (NaN propagates); ValueError over zero elements."""
+def min(x, /, axis: Axis = None, out=None, keepdims: bool = False) -> Tensor:
+    """The smallest element of ``x`` over ``axis`` (NaN propagates); ValueError over zero elements. Also
+    NumPy's positional ``(axis, out, keepdims)``."""
     return _extremum(K.min, x, axis, keepdims, out)
 
 
@@ -122,21 +128,33 @@ def _accumulate(k: Kernel, x, axis, dtype, keepdims, out) -> Tensor:
     return reduction(k, x, axes, keepdims, _accumulation_dtype(x, dtype, kernel), out, kernel)
 
 
-def sum(x, /, *, axis: int | tuple[int, ...] | None = None, dtype: dt.DType | None = None,
-        keepdims: bool = False, out=None) -> Tensor:
+def sum(x, /, axis: Axis = None, dtype: dt.DType | None = None, out=None, keepdims: bool = False) -> Tensor:
     """The sum of ``x`` over ``axis``; integers accumulate in the default integer dtype of their signedness
-    unless ``dtype`` says otherwise; the empty sum is 0."""
+    unless ``dtype`` says otherwise; the empty sum is 0. Also NumPy's positional ``(axis, dtype, out,
+    keepdims)``."""
     return _accumulate(K.sum, x, axis, dtype, keepdims, out)
 
 
-def prod(x, /, *, axis: int | tuple[int, ...] | None = None, dtype: dt.DType | None = None,
-         keepdims: bool = False, out=None) -> Tensor:
-    """The product of ``x`` over ``axis`` (dtype rules as :func:`sum`); the empty product is 1."""
+def prod(x, /, axis: Axis = None, dtype: dt.DType | None = None, out=None, keepdims: bool = False) -> Tensor:
+    """The product of ``x`` over ``axis`` (dtype rules as :func:`sum`); the empty product is 1. Also NumPy's
+    positional ``(axis, dtype, out, keepdims)``."""
     return _accumulate(K.prod, x, axis, dtype, keepdims, out)
 
 
-def mean(x, /, *, axis: int | tuple[int, ...] | None = None, keepdims: bool = False, out=None) -> Tensor:
-    """The arithmetic mean of the floating-point array ``x`` over ``axis``; NaN over zero elements."""
+def in_dtype(x, dtype, func: str) -> Tensor:
+    """``x`` cast to NumPy's ``dtype=`` of mean/std/var (the dtype the statistic is computed and returned in)."""
+    if dtype is None:
+        return x
+    check_tensor(x, func)
+    return astype(x, dt.check_dtype(dtype, func), copy=False)
+
+
+def mean(x, /, axis: Axis = None, dtype: dt.DType | None = None, out=None, keepdims: bool = False) -> Tensor:
+    """The arithmetic mean of the floating-point array ``x`` over ``axis``; NaN over zero elements. Also
+    NumPy's positional ``(axis, dtype, out, keepdims)``; ``dtype`` casts x first, so integer arrays need
+    ``dtype=float64`` (NumPy does that cast implicitly)."""
+    if dtype is not None:
+        x = in_dtype(x, dtype, "mean")
     axes, keepdims, count = reduction_args(x, axis, keepdims, "mean")
     check_kind(x, dt.FLOAT_KINDS, "floating-point", "mean")
     if count == 0:
@@ -157,16 +175,26 @@ def _moment(k: Kernel, x, axis, correction, keepdims, out) -> Tensor:
     return reduction(k, x, axes, keepdims, x._dtype, out, kernel, {"correction": correction})
 
 
-def var(x, /, *, axis: int | tuple[int, ...] | None = None, correction: int | float = 0.0,
-        keepdims: bool = False, out=None) -> Tensor:
-    """The variance of ``x`` over ``axis``, dividing by (M - correction); NaN where that is <= 0."""
-    return _moment(K.var, x, axis, correction, keepdims, out)
+def _correction(ddof, correction, func: str) -> int | float:
+    if ddof is not None and correction is not None:
+        raise ValueError(f"{func}: give ddof or correction, not both (ddof={ddof!r}, correction={correction!r})")
+    value = ddof if ddof is not None else correction
+    return 0.0 if value is None else value
 
 
-def std(x, /, *, axis: int | tuple[int, ...] | None = None, correction: int | float = 0.0,
-        keepdims: bool = False, out=None) -> Tensor:
-    """The standard deviation of ``x`` over ``axis`` (the square root of :func:`var`)."""
-    return _moment(K.std, x, axis, correction, keepdims, out)
+def var(x, /, axis: Axis = None, dtype: dt.DType | None = None, out=None, ddof: int | float | None = None,
+        keepdims: bool = False, *, correction: int | float | None = None) -> Tensor:
+    """The variance of ``x`` over ``axis``, dividing by (M - correction); NaN where that is <= 0. Also
+    NumPy's positional ``(axis, dtype, out, ddof, keepdims)``, where ``ddof`` is the standard's
+    ``correction`` under NumPy's name and ``dtype`` casts x first."""
+    return _moment(K.var, in_dtype(x, dtype, "var"), axis, _correction(ddof, correction, "var"), keepdims, out)
+
+
+def std(x, /, axis: Axis = None, dtype: dt.DType | None = None, out=None, ddof: int | float | None = None,
+        keepdims: bool = False, *, correction: int | float | None = None) -> Tensor:
+    """The standard deviation of ``x`` over ``axis`` (the square root of :func:`var`); NumPy's arguments
+    as :func:`var`."""
+    return _moment(K.std, in_dtype(x, dtype, "std"), axis, _correction(ddof, correction, "std"), keepdims, out)
 
 
 def _cumulative(k: Kernel, identity: int, x, axis, dtype, include_initial, out) -> Tensor:

@@ -5,7 +5,8 @@ from __future__ import annotations
 import operator
 
 from . import _dtypes as dt
-from ._dispatch import check_axis, check_tensor, launch, promote_on, result
+from ._checks import check_axis, check_tensor, promote_on
+from ._launch import launch, result
 from ._statistical import reduction, check_kind, reduction_args
 from ._tensor import Tensor
 from .kernels import K
@@ -25,10 +26,12 @@ def any(x, /, *, axis: int | tuple[int, ...] | None = None, keepdims: bool = Fal
     return reduction(K.any, x, axes, keepdims, dt.bool_, out, "any")
 
 
-def diff(x, /, *, axis: int = -1, n: int = 1, prepend: Tensor | None = None, append: Tensor | None = None,
+def diff(x, /, n: int = 1, axis: int = -1, prepend: Tensor | None = None, append: Tensor | None = None, *,
          out=None) -> Tensor:
     """The ``n``-th forward difference of ``x`` along ``axis``, after joining ``prepend`` and ``append``
-    to it along that axis; their dtypes promote with x's, and the result has the promoted dtype."""
+    to it along that axis; their dtypes promote with x's, and the result has the promoted dtype. Also
+    NumPy's positional ``(n, axis, prepend, append)`` (note the order: NumPy's ``diff(a, 2)`` is the second
+    difference)."""
     check_tensor(x, "diff")
     check_kind(x, dt.NUMERIC_KINDS, "numeric", "diff")
     axis = check_axis(axis, x.ndim, "diff")

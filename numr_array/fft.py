@@ -15,7 +15,8 @@ from typing import Literal, Sequence
 
 from . import _dtypes as dt
 from ._creation import MAX_SIZE
-from ._dispatch import check_axis, check_tensor, device_of, empty, launch
+from ._checks import check_axis, check_tensor, device_of
+from ._launch import launch, new_tensor
 from ._info import default_dtypes_of
 from ._tensor import Tensor
 from .kernels import K, Kernel
@@ -75,7 +76,7 @@ def _one_dim(kernel: Kernel, x, n, axis, norm, real_in: bool, out_kind: str, hal
     n = _size(-1 if n is None else n, func, "n", m, 2 * (m - 1) if half_in else m)
     length = n // 2 + 1 if half_out else n
     dtype = dt.complex_of(x._dtype) if out_kind == "complex" else dt.real_of(x._dtype)
-    o = empty(x._dev, x._shape[:axis] + (length,) + x._shape[axis + 1:], dtype)
+    o = new_tensor(x._dev, x._shape[:axis] + (length,) + x._shape[axis + 1:], dtype)
     return _transform(kernel, x, o, m == 0, {"n": n, "axis": axis, "norm": norm})
 
 
@@ -129,7 +130,7 @@ def _n_dim(kernel: Kernel, x, s, axes, norm, real_in: bool, out_kind: str, half_
     for i, (a, n) in enumerate(zip(axes, sizes)):
         shape[a] = n // 2 + 1 if half_out and i == len(axes) - 1 else n
     dtype = dt.complex_of(x._dtype) if out_kind == "complex" else dt.real_of(x._dtype)
-    o = empty(x._dev, tuple(shape), dtype)
+    o = new_tensor(x._dev, tuple(shape), dtype)
     return _transform(kernel, x, o, any(x._shape[a] == 0 for a in axes),
                       {"s": tuple(sizes), "axes": axes, "norm": norm})
 
@@ -207,7 +208,7 @@ def _freq_args(n, d, dtype, device, func: str):
 def fftfreq(n: int, /, *, d: float = 1.0, dtype=None, device=None) -> Tensor:
     """The sample frequencies of an n-point transform: [0, 1, ..., -2, -1] / (d*n)."""
     n, d, dtype, dev = _freq_args(n, d, dtype, device, "fftfreq")
-    o = empty(dev, (n,), dtype)
+    o = new_tensor(dev, (n,), dtype)
     launch(dev, K.fftfreq, (), (o,), {"d": d})
     return o
 
@@ -215,7 +216,7 @@ def fftfreq(n: int, /, *, d: float = 1.0, dtype=None, device=None) -> Tensor:
 def rfftfreq(n: int, /, *, d: float = 1.0, dtype=None, device=None) -> Tensor:
     """The non-negative sample frequencies of an n-point rfft: [0, 1, ..., n//2] / (d*n)."""
     n, d, dtype, dev = _freq_args(n, d, dtype, device, "rfftfreq")
-    o = empty(dev, (n // 2 + 1,), dtype)
+    o = new_tensor(dev, (n // 2 + 1,), dtype)
     launch(dev, K.rfftfreq, (), (o,), {"n": n, "d": d})
     return o
 
@@ -229,7 +230,7 @@ def _shift(kernel: Kernel, x, axes) -> Tensor:
         axes = (check_axis(axes, x.ndim, func),)
     else:
         axes = _axes(axes, x.ndim, func)
-    o = empty(x._dev, x._shape, x._dtype)
+    o = new_tensor(x._dev, x._shape, x._dtype)
     if o.size:
         if axes:
             launch(x._dev, kernel, (x,), (o,), {"axes": axes})

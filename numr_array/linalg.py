@@ -17,7 +17,8 @@ from typing import Literal, NamedTuple
 import numpy as np
 
 from . import _dtypes as dt
-from ._dispatch import broadcast_shapes, broadcast_to_shape, check_axes, check_tensor, empty, launch, make_view
+from ._checks import broadcast_shape, broadcast_to_shape, check_axes, check_tensor
+from ._launch import launch, make_view, new_tensor
 from ._elementwise import multiply
 from ._info import default_dtypes_of
 from ._linear_algebra_functions import matmul, negative_axis, numeric_pair, tensordot, vecdot
@@ -102,7 +103,7 @@ def _rtol(rtol, x: Tensor, func: str) -> tuple[Tensor | None, float | None, tupl
             raise TypeError(f"{func}: rtol must have a real floating-point dtype, got {rtol._dtype.name}")
         if rtol._dev is not x._dev:
             raise ValueError(f"{func}: rtol is on {rtol._dev} but x is on {x._dev}")
-        batch = broadcast_shapes((batch, rtol._shape), func)
+        batch = broadcast_shape((batch, rtol._shape), func)
         return broadcast_to_shape(rtol, batch), None, batch
     if isinstance(rtol, bool) or not isinstance(rtol, (int, float)):
         raise TypeError(f"{func}: rtol must be a float, an array or None, got {rtol!r}")
@@ -125,7 +126,7 @@ def _int_arg(value, func: str, name: str) -> int:
 def cholesky(x, /, *, upper: bool = False) -> Tensor:
     """The lower (or, with ``upper``, upper) Cholesky factor of each Hermitian positive-definite matrix."""
     _matrices(x, "cholesky", square=True)
-    o = empty(x._dev, x._shape, x._dtype)
+    o = new_tensor(x._dev, x._shape, x._dtype)
     _run("cholesky", K.cholesky, (x,), (o,), {"upper": bool(upper)}, "a matrix of x is not positive-definite")
     return o
 
@@ -133,8 +134,8 @@ def cholesky(x, /, *, upper: bool = False) -> Tensor:
 def eigh(x, /) -> EighResult:
     """Eigenvalues (real, ascending) and orthonormal eigenvectors (columns) of each Hermitian matrix."""
     _matrices(x, "eigh", square=True)
-    w = empty(x._dev, x._shape[:-1], dt.real_of(x._dtype))
-    v = empty(x._dev, x._shape, x._dtype)
+    w = new_tensor(x._dev, x._shape[:-1], dt.real_of(x._dtype))
+    v = new_tensor(x._dev, x._shape, x._dtype)
     _run("eigh", K.eigh, (x,), (w, v))
     return EighResult(w, v)
 
@@ -142,7 +143,7 @@ def eigh(x, /) -> EighResult:
 def eigvalsh(x, /) -> Tensor:
     """Eigenvalues (real, ascending) of each Hermitian matrix."""
     _matrices(x, "eigvalsh", square=True)
-    w = empty(x._dev, x._shape[:-1], dt.real_of(x._dtype))
+    w = new_tensor(x._dev, x._shape[:-1], dt.real_of(x._dtype))
     _run("eigvalsh", K.eigvalsh, (x,), (w,))
     return w
 
@@ -151,8 +152,8 @@ def eig(x, /) -> EigResult:
     """Eigenvalues and eigenvectors (columns) of each general square matrix, complex even for real x."""
     _matrices(x, "eig", square=True)
     dtype = dt.complex_of(x._dtype)
-    w = empty(x._dev, x._shape[:-1], dtype)
-    v = empty(x._dev, x._shape, dtype)
+    w = new_tensor(x._dev, x._shape[:-1], dtype)
+    v = new_tensor(x._dev, x._shape, dtype)
     _run("eig", K.eig, (x,), (w, v))
     return EigResult(w, v)
 
@@ -160,7 +161,7 @@ def eig(x, /) -> EigResult:
 def eigvals(x, /) -> Tensor:
     """Eigenvalues of each general square matrix, complex even for real x."""
     _matrices(x, "eigvals", square=True)
-    w = empty(x._dev, x._shape[:-1], dt.complex_of(x._dtype))
+    w = new_tensor(x._dev, x._shape[:-1], dt.complex_of(x._dtype))
     _run("eigvals", K.eigvals, (x,), (w,))
     return w
 
@@ -172,8 +173,8 @@ def qr(x, /, *, mode: Literal["reduced", "complete"] = "reduced") -> QRResult:
         raise ValueError(f"qr: mode must be 'reduced' or 'complete', got {mode!r}")
     *batch, m, n = x._shape
     k = m if mode == "complete" else min(m, n)
-    q = empty(x._dev, (*batch, m, k), x._dtype)
-    r = empty(x._dev, (*batch, k, n), x._dtype)
+    q = new_tensor(x._dev, (*batch, m, k), x._dtype)
+    r = new_tensor(x._dev, (*batch, k, n), x._dtype)
     _run("qr", K.qr, (x,), (q, r), {"mode": mode})
     return QRResult(q, r)
 
@@ -184,9 +185,9 @@ def svd(x, /, *, full_matrices: bool = True) -> SVDResult:
     *batch, m, n = x._shape
     k = min(m, n)
     full = bool(full_matrices)
-    u = empty(x._dev, (*batch, m, m if full else k), x._dtype)
-    s = empty(x._dev, (*batch, k), dt.real_of(x._dtype))
-    vh = empty(x._dev, (*batch, n if full else k, n), x._dtype)
+    u = new_tensor(x._dev, (*batch, m, m if full else k), x._dtype)
+    s = new_tensor(x._dev, (*batch, k), dt.real_of(x._dtype))
+    vh = new_tensor(x._dev, (*batch, n if full else k, n), x._dtype)
     _run("svd", K.svd, (x,), (u, s, vh), {"full_matrices": full})
     return SVDResult(u, s, vh)
 
@@ -194,7 +195,7 @@ def svd(x, /, *, full_matrices: bool = True) -> SVDResult:
 def svdvals(x, /) -> Tensor:
     """The singular values of each matrix, in descending order."""
     _matrices(x, "svdvals")
-    s = empty(x._dev, x._shape[:-2] + (min(x._shape[-2:]),), dt.real_of(x._dtype))
+    s = new_tensor(x._dev, x._shape[:-2] + (min(x._shape[-2:]),), dt.real_of(x._dtype))
     _run("svdvals", K.svdvals, (x,), (s,))
     return s
 
@@ -204,7 +205,7 @@ def svdvals(x, /) -> Tensor:
 def det(x, /) -> Tensor:
     """The determinant of each square matrix."""
     _matrices(x, "det", square=True)
-    o = empty(x._dev, x._shape[:-2], x._dtype)
+    o = new_tensor(x._dev, x._shape[:-2], x._dtype)
     _run("det", K.det, (x,), (o,))
     return o
 
@@ -212,8 +213,8 @@ def det(x, /) -> Tensor:
 def slogdet(x, /) -> SlogdetResult:
     """sign and log|det| of each square matrix (sign 0 and logabsdet -inf where det is 0)."""
     _matrices(x, "slogdet", square=True)
-    sign = empty(x._dev, x._shape[:-2], x._dtype)
-    logabsdet = empty(x._dev, x._shape[:-2], dt.real_of(x._dtype))
+    sign = new_tensor(x._dev, x._shape[:-2], x._dtype)
+    logabsdet = new_tensor(x._dev, x._shape[:-2], dt.real_of(x._dtype))
     _run("slogdet", K.slogdet, (x,), (sign, logabsdet))
     return SlogdetResult(sign, logabsdet)
 
@@ -221,7 +222,7 @@ def slogdet(x, /) -> SlogdetResult:
 def inv(x, /) -> Tensor:
     """The inverse of each square matrix; LinAlgError when one is singular."""
     _matrices(x, "inv", square=True)
-    o = empty(x._dev, x._shape, x._dtype)
+    o = new_tensor(x._dev, x._shape, x._dtype)
     _run("inv", K.inv, (x,), (o,), trouble="a matrix of x is singular")
     return o
 
@@ -239,12 +240,12 @@ def solve(x1, x2, /) -> Tensor:
     if x2.ndim == 1:
         # one vector for every matrix: solve it as an (M, 1) matrix and write the column into the result
         batch = x1._shape[:-2]
-        o = empty(dev, batch + (m,), dtype)
+        o = new_tensor(dev, batch + (m,), dtype)
         b = make_view(x2, (m, 1), (x2._strides[0], 0), x2._offset)
         o_cols = make_view(o, batch + (m, 1), o._strides + (1,), 0)
     else:
-        batch = broadcast_shapes((x1._shape[:-2], x2._shape[:-2]), "solve")
-        o = o_cols = empty(dev, batch + x2._shape[-2:], dtype)
+        batch = broadcast_shape((x1._shape[:-2], x2._shape[:-2]), "solve")
+        o = o_cols = new_tensor(dev, batch + x2._shape[-2:], dtype)
         b = x2
     a = broadcast_to_shape(x1, batch + (m, m))
     b = broadcast_to_shape(b, batch + b._shape[-2:])
@@ -256,7 +257,7 @@ def matrix_power(x, n: int, /) -> Tensor:
     """Each square matrix raised to the integer power n (the inverse's power for n < 0, I for n = 0)."""
     _matrices(x, "matrix_power", square=True)
     n = _int_arg(n, "matrix_power", "n")
-    o = empty(x._dev, x._shape, x._dtype)
+    o = new_tensor(x._dev, x._shape, x._dtype)
     _run("matrix_power", K.matrix_power, (x,), (o,), {"n": n}, "a matrix of x is singular")
     return o
 
@@ -267,7 +268,7 @@ def pinv(x, /, *, rtol: float | Tensor | None = None) -> Tensor:
     _matrices(x, "pinv")
     rtol_array, rtol_value, batch = _rtol(rtol, x, "pinv")
     *_, m, n = x._shape
-    o = empty(x._dev, batch + (n, m), x._dtype)
+    o = new_tensor(x._dev, batch + (n, m), x._dtype)
     _run("pinv", K.pinv, (broadcast_to_shape(x, batch + (m, n)), rtol_array), (o,), {"rtol": rtol_value})
     return o
 
@@ -276,7 +277,7 @@ def matrix_rank(x, /, *, rtol: float | Tensor | None = None) -> Tensor:
     """The number of singular values above rtol times the largest, for each matrix (default integer dtype)."""
     _matrices(x, "matrix_rank")
     rtol_array, rtol_value, batch = _rtol(rtol, x, "matrix_rank")
-    o = empty(x._dev, batch, default_dtypes_of(x._dev)["default_integral"])
+    o = new_tensor(x._dev, batch, default_dtypes_of(x._dev)["default_integral"])
     _run("matrix_rank", K.matrix_rank, (broadcast_to_shape(x, batch + x._shape[-2:]), rtol_array), (o,),
          {"rtol": rtol_value})
     return o
@@ -304,7 +305,7 @@ def matrix_norm(x, /, *, keepdims: bool = False, ord: int | float | str | None =
         # a minimum over no columns, rows or singular values has no value (NumPy raises alike)
         raise ValueError(f"matrix_norm: ord={ord} of a matrix of shape {(m, n)} is a minimum over nothing")
     shape = tuple(batch) + ((1, 1) if keepdims else ())
-    o = empty(x._dev, shape, dt.real_of(x._dtype))
+    o = new_tensor(x._dev, shape, dt.real_of(x._dtype))
     _run("matrix_norm", K.matrix_norm, (x,), (o,), {"ord": ord if isinstance(ord, str) else float(ord)})
     return o
 
@@ -323,7 +324,7 @@ def vector_norm(x, /, *, axis: int | tuple[int, ...] | None = None, keepdims: bo
         raise ValueError(f"vector_norm: ord=-inf over the empty axes {axes} of shape {x._shape} "
                          "is a minimum over nothing")
     shape = tuple(1 if i in axes else s for i, s in enumerate(x._shape) if keepdims or i not in axes)
-    o = empty(x._dev, shape, dt.real_of(x._dtype))
+    o = new_tensor(x._dev, shape, dt.real_of(x._dtype))
     _run("vector_norm", K.vector_norm, (x,), (o,), {"axes": axes, "keepdims": bool(keepdims), "ord": float(ord)})
     return o
 
@@ -336,8 +337,8 @@ def cross(x1, x2, /, *, axis: int = -1) -> Tensor:
     axis = negative_axis(axis, min(x1.ndim, x2.ndim), "cross")
     if x1._shape[axis] != 3 or x2._shape[axis] != 3:
         raise ValueError(f"cross: axis {axis} must have size 3 in both arrays, got shapes {x1._shape} and {x2._shape}")
-    shape = broadcast_shapes((x1._shape, x2._shape), "cross")
-    o = empty(dev, shape, dtype)
+    shape = broadcast_shape((x1._shape, x2._shape), "cross")
+    o = new_tensor(dev, shape, dtype)
     _run("cross", K.cross, (broadcast_to_shape(x1, shape), broadcast_to_shape(x2, shape)), (o,), {"axis": axis})
     return o
 

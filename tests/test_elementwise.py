@@ -355,10 +355,24 @@ def test_clip_nan():
 
 # --- rejected dtypes ----------------------------------------------------------------------------
 
+#: rows whose function also takes, with NumPy's meaning, dtypes the row's kernel does not
+#: (docs/numpy-differences.md; tests/test_numpy_compat.py checks those results): the function converts such
+#: operands first, then runs the row's own checks, those of ``_unary``/``_binary``
+NUMPY_EXTENDED = {"divide", "logical_and", "logical_or", "logical_xor", "logical_not"}
+
+
+def row_checks(op):
+    """The row's function, or for a NumPy-extended row the row's own checks and launch."""
+    if op.name not in NUMPY_EXTENDED:
+        return getattr(ew, op.name)
+    if op.arity == 1:
+        return lambda x, out=None: ew._unary(op, x, out)
+    return lambda x1, x2, out=None: ew._binary(op, x1, x2, out)
+
+
 @pytest.mark.parametrize("op", OPS, ids=ids)
 def test_rejected_dtypes_raise_type_error(op):
-    # the row's own function: the package's top level may extend it with NumPy's habits (_numpy_compat)
-    f = getattr(ew, op.name)
+    f = row_checks(op)
     for dtype in rejected(op):
         x = xp.ones((2,), dtype=dtype, device=DEVICE)
         args = [x] * op.arity

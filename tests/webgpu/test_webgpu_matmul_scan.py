@@ -10,7 +10,7 @@ from hypothesis import given, settings, strategies as st
 from hypothesis.extra import numpy as hnp
 
 import numr_array as xp
-from numr_array import _dispatch
+from numr_array import _launch
 from numr_array.backends import get_runtime
 from numr_array.kernels import K, KERNELS
 
@@ -58,7 +58,7 @@ def test_tiled_matmul_every_dtype(dtype):
         if dtype == xp.bool:
             want = np.matmul(a, b)
             o = xp.empty(want.shape, dtype=xp.bool, device=DEV)
-            no_readback(lambda: _dispatch.launch(o.device, K.matmul, (x1, x2), (o,), {}))
+            no_readback(lambda: _launch.launch(o.device, K.matmul, (x1, x2), (o,), {}))
             check(o, want)
         else:
             check(no_readback(lambda: xp.matmul(x1, x2)), np.matmul(a, b), exact=True)
@@ -244,7 +244,7 @@ def test_arg_kernels_on_bool_and_complex(kernel):
         for axis in ((1,), (0, 1)):
             want = getattr(np, kernel)(arr, axis=axis[0] if len(axis) == 1 else None)
             o = xp.empty(np.shape(want), dtype=INDEX, device=DEV)
-            _dispatch.launch(x.device, KERNELS[kernel], (x,), (o,), {"axis": axis, "keepdims": False})
+            _launch.launch(x.device, KERNELS[kernel], (x,), (o,), {"axis": axis, "keepdims": False})
             check(o, np.asarray(want, INDEX.np))
 
 

@@ -1,5 +1,5 @@
-"""The namespace layer's shared machinery: the one place for argument checks, broadcasting, result
-allocation, ``out=`` handling, host transfers, and launching a kernel (with capture bookkeeping).
+"""The namespace layer's argument checks: the one place for validating arrays, axes, devices and ``out=``,
+and for broadcasting (the result shape, and zero-copy broadcast views of the operands).
 
 Every public function validates with these helpers before any kernel runs, so a call that fails leaves
 its inputs and ``out`` untouched, and no backend repeats any of it.
@@ -9,18 +9,13 @@ from __future__ import annotations
 
 from typing import Sequence
 
-import numpy as np
-
-from . import _capture
 from . import _dtypes as dt
-from . import runtime as _rt
 from ._device import Device, resolve_device
-from ._tensor import _STRIDES, Tensor, contiguous_strides
-from .kernels import CHECK_LAUNCHES, Kernel, check_launch
+from ._tensor import Tensor
 
 __all__ = [
-    "check_tensor", "check_same_device", "check_axis", "check_axes", "broadcast_shapes", "broadcast_to_shape",
-    "empty", "check_out", "result", "launch", "to_numpy", "from_numpy", "make_view",
+    "check_tensor", "check_same_device", "check_axis", "check_axes", "promote_on", "broadcast_shape",
+    "broadcast_to_shape", "check_out", "device_of",
 ]
 
 
@@ -72,7 +67,7 @@ def promote_on(dev: Device, d1: dt.DType, d2: dt.DType, func: str) -> dt.DType:
     return r
 
 
-def broadcast_shapes(shapes: Sequence[tuple[int, ...]], func: str) -> tuple[int, ...]:
+def broadcast_shape(shapes: Sequence[tuple[int, ...]], func: str) -> tuple[int, ...]:
     """The broadcast shape of ``shapes``; ValueError naming them when they are incompatible."""
     ndim = max(len(s) for s in shapes)
     out = []
@@ -100,18 +95,6 @@ def broadcast_to_shape(x: Tensor, shape: tuple[int, ...]) -> Tensor:
     return Tensor(x._buf, x._dtype, shape, tuple(strides), x._offset, x._dev)
 
 
-def make_view(x: Tensor, shape: tuple[int, ...], strides: tuple[int, ...], offset: int) -> Tensor:
-    """A view of ``x``'s buffer. An empty view gets offset 0: its offset is never read, and one past the end
-    of the buffer (``x[..., ::-1]`` of shape (0, 3)) is rejected by backends that check it (NumPy's ndarray)."""
-    return Tensor(x._buf, x._dtype, shape, strides, 0 if 0 in shape else offset, x._dev)
-
-
-def empty(dev: Device, shape: tuple[int, ...], dtype: dt.DType) -> Tensor:
-    """A new C-contiguous tensor (uninitialised): from the capture arena while capturing."""
-    buf, view = (dev._client or dev.client).alloc_tensor(shape, dtype)
-    return Tensor(buf, dtype, shape, contiguous_strides(shape), 0, dev, view)
-
-
 def check_out(out, shape: tuple[int, ...], dtype: dt.DType, dev: Device, func: str) -> Tensor:
     """Validate ``out=``: a tensor on ``dev`` with exactly the result's shape and dtype."""
     if type(out) is not Tensor:
@@ -126,70 +109,6 @@ def check_out(out, shape: tuple[int, ...], dtype: dt.DType, dev: Device, func: s
         raise ValueError(f"{func}: out is a broadcast view (strides {out._strides}); several of its elements "
                          "share one memory location")
     return out
-
-
-def result(out, shape: tuple[int, ...], dtype: dt.DType, dev: Device, func: str) -> Tensor:
-    """The tensor a call writes its result into: ``out`` validated, or a new one."""
-    if out is None:
-        buf, view = (dev._client or dev.client).alloc_tensor(shape, dtype)
-        return Tensor(buf, dtype, shape, _STRIDES.get(shape) or contiguous_strides(shape), 0, dev, view)
-    return check_out(out, shape, dtype, dev, func)
-
-
-_NO_PARAMS: dict = {}
-
-
-def launch(dev: Device, kernel: Kernel, inputs: Sequence, outputs: Sequence[Tensor],
-           params: dict | None = None) -> None:
-    """Run the declared ``kernel`` (numr_array/kernels.py) on ``dev``; while ``dev`` is captured, the graph
-    holds the outside tensors it touches. DeviceLostError, before any work, when a tensor was made on a
-    client that has since been lost."""
-    if _rt.lost_count:
-        _rt.check_live(inputs)
-        _rt.check_live(outputs)
-    if _capture.capturing:
-        state = _capture.local.state
-        if state is not None and state.device is dev:
-            state.track(inputs, outputs)
-    (dev._client or dev.client).launch(kernel.name, inputs, outputs, _NO_PARAMS if params is None else params)
-
-
-if CHECK_LAUNCHES:  # chosen once at import, so that an unchecked launch costs nothing extra
-    _launch_unchecked = launch
-
-    def launch(dev: Device, kernel: Kernel, inputs: Sequence, outputs: Sequence[Tensor],
-               params: dict | None = None) -> None:
-        check_launch(kernel, inputs, outputs, _NO_PARAMS if params is None else params)
-        _launch_unchecked(dev, kernel, inputs, outputs, params)
-
-
-def to_numpy(x: Tensor, func: str) -> np.ndarray:
-    """A host copy of ``x`` (a zero-copy view on CPU) with its shape; CaptureError inside a capture."""
-    if _rt.lost_count:
-        _rt.check_live((x,))
-    _capture.check_host_read(x._dev, func)
-    client = x._dev.client
-    if isinstance(client, _rt.HostInterop):
-        return client.host_view(x)
-    if not x.is_contiguous():
-        c = empty(x._dev, x._shape, x._dtype)
-        client.copy_strided(x, c)
-        x = c
-    out = np.empty(x._shape, x._dtype.np)
-    if out.nbytes:
-        client.copy_from_device(x._buf, x._offset * x._dtype.itemsize, out)
-    return out
-
-
-def from_numpy(a: np.ndarray, dev: Device, dtype: dt.DType | None = None) -> Tensor:
-    """A new tensor on ``dev`` holding a copy of the host array ``a`` (cast to ``dtype`` if given)."""
-    if dtype is None:
-        dtype = dt.from_numpy(a.dtype)
-    a = np.asarray(a, dtype=dtype.np, order="C")  # (np.ascontiguousarray would make 0-D arrays 1-D)
-    t = empty(dev, a.shape, dtype)
-    if a.nbytes:
-        dev.client.copy_to_device(a, t._buf, 0)
-    return t
 
 
 def device_of(device, func: str) -> Device:

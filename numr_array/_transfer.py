@@ -1,0 +1,54 @@
+"""Moving data between the host and devices: a host copy of a tensor (``to_numpy``), a tensor from a host
+array (``from_numpy``), and ``to_device``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import _capture
+from . import _dtypes as dt
+from . import runtime as _rt
+from ._device import Device, parse_device, renew_if_lost
+from ._launch import new_tensor
+from ._tensor import Tensor
+
+__all__ = ["to_numpy", "from_numpy", "to_device"]
+
+
+def to_numpy(x: Tensor, func: str) -> np.ndarray:
+    """A host copy of ``x`` (a zero-copy view on CPU) with its shape; CaptureError inside a capture."""
+    if _rt.lost_count:
+        _rt.check_live((x,))
+    _capture.check_host_read(x._dev, func)
+    client = x._dev.client
+    if isinstance(client, _rt.HostInterop):
+        return client.host_view(x)
+    if not x.is_contiguous():
+        c = new_tensor(x._dev, x._shape, x._dtype)
+        client.copy_strided(x, c)
+        x = c
+    out = np.empty(x._shape, x._dtype.np)
+    if out.nbytes:
+        client.copy_from_device(x._buf, x._offset * x._dtype.itemsize, out)
+    return out
+
+
+def from_numpy(a: np.ndarray, dev: Device, dtype: dt.DType | None = None) -> Tensor:
+    """A new tensor on ``dev`` holding a copy of the host array ``a`` (cast to ``dtype`` if given)."""
+    if dtype is None:
+        dtype = dt.from_numpy(a.dtype)
+    a = np.asarray(a, dtype=dtype.np, order="C")  # (np.ascontiguousarray would make 0-D arrays 1-D)
+    t = new_tensor(dev, a.shape, dtype)
+    if a.nbytes:
+        dev.client.copy_to_device(a, t._buf, 0)
+    return t
+
+
+def to_device(x: Tensor, device, /, *, stream=None) -> Tensor:
+    """``x`` on ``device``: x itself when already there, else a copy through the host."""
+    dev = renew_if_lost(parse_device(device, "to_device"))
+    if dev is x._dev:
+        return x
+    _capture.check_not_capturing("to_device")
+    return from_numpy(to_numpy(x, "to_device"), dev, x._dtype)
