@@ -17,7 +17,7 @@ pytestmark = pytest.mark.cuda
 if get_runtime("cuda") is None:
     pytest.skip("no CUDA device: CuPy is missing or finds no GPU", allow_module_level=True)
 
-from numr_array.backends.cuda._direct import SMALL  # noqa: E402
+from numr_array.backends.cuda._direct_elementwise import SMALL  # noqa: E402
 
 DEV = "cuda:0"
 dev = xp._device.parse_device(DEV)
