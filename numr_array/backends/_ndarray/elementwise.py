@@ -30,7 +30,8 @@ UFUNCS = {
 
 
 def kernels(m) -> dict:
-    k = {name: _ufunc(getattr(m, ufunc_name)) for name, ufunc_name in UFUNCS.items()}
+    ufunc = _numpy_ufunc(m) if m.__name__ == "numpy" else _ufunc
+    k = {name: ufunc(getattr(m, ufunc_name)) for name, ufunc_name in UFUNCS.items()}
     for name in ("ceil", "floor", "trunc", "round"):
         k[name] = _rounding(m, getattr(m, {"round": "rint"}.get(name, name)))
 
@@ -143,6 +144,28 @@ def _ufunc(f):
     def kernel(ins, outs, p):
         f(*ins, out=outs[0])
     return kernel
+
+
+def _numpy_ufunc(m):
+    """_ufunc for NumPy, whose inner loop depends on the result's layout: a one-element result that
+    overlaps an input sends NumPy through its iterator (zero strides), and a result with negative strides
+    that is also an input lets the iterator flip its axes; either way NumPy may pick another loop than for
+    a fresh result (scalar instead of SIMD: no fused multiply-add in complex multiply and square, libm
+    instead of SIMD power and transcendentals), so x op= y would not give the bits of x op y. Such a
+    result is computed fresh, then copied; a C-contiguous result of several elements (the common in-place
+    case) takes the same loop either way and is written directly."""
+    def wrap(f):
+        def kernel(ins, outs, p):
+            o = outs[0]
+            if (o.size == 1 or not o.flags.c_contiguous) and any(
+                    type(x) is m.ndarray and m.may_share_memory(x, o) for x in ins):
+                r = m.empty(o.shape, o.dtype)
+                f(*ins, out=r)
+                m.copyto(o, r)
+            else:
+                f(*ins, out=o)
+        return kernel
+    return wrap
 
 
 def _rounding(m, f):
