@@ -119,15 +119,21 @@ def test_in_place_operators(dunder, func, data):
 ROUNDING_SENSITIVE = [(1.0000001e15 + 0.9999999e15j, 1.0000003e15 + 1.0000002e15j),
                       (5600840601502175 + 5j, 1604918817325056 + 5j),
                       (1.2345678e15 + 1.1111111e15j, 1.1111113e15 + 1.2345677e15j),
-                      (1.1 + 0.7j, 0.3 - 2.1j)]
+                      (1.1 + 0.7j, 0.3 - 2.1j), (0.3 + 0.9j, 2.7 - 0.4j)]
 IN_PLACE_PAIRS = [("complex128", "complex64"), ("complex128", "complex128"), ("complex64", "complex64"),
                   ("float64", "float32"), ("float64", "float64"), ("float32", "float32")]
 
 
+def _values(shape, value, dtype) -> np.ndarray:
+    """Multiples of ``value`` (a real factor keeps a product's cancellation) of ``shape`` and ``dtype``."""
+    return (value * (1 + 0.0137 * np.arange(math.prod(shape)))).reshape(shape).astype(dtype.np)
+
+
 def _layouts(value, dtype):
-    """Makers of fresh tensors holding ``value``: one element (0-D, 1-D, 2-D), several, strided, reversed."""
+    """Makers of fresh tensors of multiples of ``value``: one element (0-D, 1-D, 2-D), several, strided,
+    reversed."""
     def full(shape):
-        return lambda: xp.asarray(np.full(shape, value, dtype.np), device=DEVICE)
+        return lambda: xp.asarray(_values(shape, value, dtype), device=DEVICE)
     return [full(()), full((1,)), full((1, 1)), full((5,)), full((2, 3)),
             lambda: full((10,))()[::2], lambda: xp.flip(full((2, 3))())]
 
@@ -155,7 +161,7 @@ def test_in_place_operators_round_as_the_function(dunder, d1, d2):
             x1 = make()
 
             def second():
-                return xp.asarray(np.full(x1.shape, b, d2.np), device=DEVICE)
+                return xp.asarray(np.flip(_values(x1.shape, b, d2)), device=DEVICE)
             for x2 in (second(), xp.asarray(np.asarray(b, d2.np), device=DEVICE)):
                 expected = func(x1, x2)
                 r = make()

@@ -70,11 +70,13 @@ def kernels(m) -> dict:
         m.floor_divide(x1, x2, out=o)
         m.copyto(o, fix, where=inf)
 
+    power = ufunc(m.power)
+
     def pow_(ins, outs, p):
         x1, x2 = ins
         o = outs[0]
         if o.dtype.kind != "i":
-            m.power(x1, x2, out=o)
+            power(ins, outs, p)
             return
         # Negative integer exponents (the standard leaves them unspecified) would make the array module
         # raise from inside a launch; give the truncated quotient instead: 1 for 1, +-1 for -1, else 0.
