@@ -149,17 +149,18 @@ def _ufunc(f):
 
 
 def _numpy_ufunc(m):
-    """_ufunc for NumPy, whose inner loop depends on the result's layout: a one-element result that
-    overlaps an input sends NumPy through its iterator (zero strides), and a result with negative strides
-    that is also an input lets the iterator flip its axes; either way NumPy may pick another loop than for
-    a fresh result (scalar instead of SIMD: no fused multiply-add in complex multiply and square, libm
-    instead of SIMD power and transcendentals), so x op= y would not give the bits of x op y. Such a
-    result is computed fresh, then copied; a C-contiguous result of several elements (the common in-place
-    case) takes the same loop either way and is written directly."""
+    """_ufunc for NumPy, whose inner loop depends on the result's layout. A result that overlaps an input
+    and is not C-contiguous (a reversed or strided x in x op= y) or is one complex element makes NumPy
+    pick another loop than for a fresh result: the iterator flips axes whose strides are all negative,
+    and runs one overlapping element with zero strides, which the SIMD loops refuse for scalar ones
+    (libm instead of SIMD power and transcendentals; no fused multiply-add in complex multiply and
+    square). x op= y would not give the bits of x op y, so such a result is computed fresh and copied.
+    A C-contiguous in-place result of several elements takes the out-of-place loop and is written directly;
+    so is one real element, whose SIMD and scalar loops round alike."""
     def wrap(f):
         def kernel(ins, outs, p):
             o = outs[0]
-            if (o.size == 1 or not o.flags.c_contiguous) and any(
+            if (not o.flags.c_contiguous or o.size == 1 and o.dtype.kind == "c") and any(
                     type(x) is m.ndarray and m.may_share_memory(x, o) for x in ins):
                 r = m.empty(o.shape, o.dtype)
                 f(*ins, out=r)
