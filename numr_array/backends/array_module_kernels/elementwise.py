@@ -30,7 +30,8 @@ UFUNCS = {
 
 
 def kernels(m) -> dict:
-    k = {name: _ufunc(getattr(m, ufunc_name)) for name, ufunc_name in UFUNCS.items()}
+    ufunc = _numpy_ufunc(m) if m.__name__ == "numpy" else _ufunc
+    k = {name: ufunc(getattr(m, ufunc_name)) for name, ufunc_name in UFUNCS.items()}
     for name in ("ceil", "floor", "trunc", "round"):
         k[name] = _rounding(m, getattr(m, {"round": "rint"}.get(name, name)))
 
@@ -69,11 +70,13 @@ def kernels(m) -> dict:
         m.floor_divide(x1, x2, out=o)
         m.copyto(o, fix, where=inf)
 
+    power = ufunc(m.power)
+
     def pow_(ins, outs, p):
         x1, x2 = ins
         o = outs[0]
         if o.dtype.kind != "i":
-            m.power(x1, x2, out=o)
+            power(ins, outs, p)
             return
         # Negative integer exponents (the standard leaves them unspecified) would make the array module
         # raise from inside a launch; give the truncated quotient instead: 1 for 1, +-1 for -1, else 0.
@@ -143,6 +146,29 @@ def _ufunc(f):
     def kernel(ins, outs, p):
         f(*ins, out=outs[0])
     return kernel
+
+
+def _numpy_ufunc(m):
+    """_ufunc for NumPy, whose inner loop depends on the result's layout. A result that overlaps an input
+    and is not C-contiguous (a reversed or strided x in x op= y) or is one complex element makes NumPy
+    pick another loop than for a fresh result: the iterator flips axes whose strides are all negative,
+    and runs one overlapping element with zero strides, which the SIMD loops refuse for scalar ones
+    (libm instead of SIMD power and transcendentals; no fused multiply-add in complex multiply and
+    square). x op= y would not give the bits of x op y, so such a result is computed fresh and copied.
+    A C-contiguous in-place result of several elements takes the out-of-place loop and is written directly;
+    so is one real element, whose SIMD and scalar loops round alike."""
+    def wrap(f):
+        def kernel(ins, outs, p):
+            o = outs[0]
+            if (not o.flags.c_contiguous or o.size == 1 and o.dtype.kind == "c") and any(
+                    type(x) is m.ndarray and m.may_share_memory(x, o) for x in ins):
+                r = m.empty(o.shape, o.dtype)
+                f(*ins, out=r)
+                m.copyto(o, r)
+            else:
+                f(*ins, out=o)
+        return kernel
+    return wrap
 
 
 def _rounding(m, f):
