@@ -47,6 +47,7 @@ def missing(*features: str, device=DEVICE) -> str | None:
 
 def needs(*features: str, device=DEVICE) -> None:
     """Skip the test unless ``device`` has every one of ``features`` (the reason names the missing one)."""
+    __tracebackhide__ = True  # (the skip reports the test's line, not this one)
     reason = missing(*features, device=device)
     if reason:
         pytest.skip(reason)
@@ -63,6 +64,7 @@ def missing_dtype(*dtypes_, device=DEVICE) -> str | None:
 
 def needs_dtype(*dtypes_, device=DEVICE) -> None:
     """Skip the test unless ``device`` supports every one of ``dtypes_``, naming the feature it needs."""
+    __tracebackhide__ = True
     reason = missing_dtype(*dtypes_, device=device)
     if reason:
         pytest.skip(reason)
