@@ -85,3 +85,18 @@ def supported_promotion(d1, d2, device=DEVICE) -> bool:
     """Whether ``device`` supports the promoted dtype of ``d1`` and ``d2`` (int8 with uint32 promote to
     int64: a TypeError without shader-int64)."""
     return xp.result_type(d1, d2) in dtypes(device)
+
+
+def device_data(a: np.ndarray, device=DEVICE) -> np.ndarray:
+    """NumPy data ``a`` in the dtype ``device`` holds it in: where the device lacks ``a``'s dtype (float64,
+    complex128, int64 or uint64 without shader-f64/shader-int64), its default dtype of that kind (uint32
+    for uint64); otherwise ``a`` itself."""
+    if a.dtype not in (np.float64, np.complex128, np.int64, np.uint64):
+        return a
+    dtype = xp._dtypes.from_numpy(a.dtype)
+    if dtype in dtypes(device):
+        return a
+    if dtype == xp.uint64:
+        return a.astype(np.uint32)
+    kind = {"i": "integral", "f": "real floating", "c": "complex floating"}[a.dtype.kind]
+    return a.astype(defaults(device)[kind].np)
