@@ -16,6 +16,12 @@ import numr_array as xp
 
 from .strategies import (ALL, COMPLEX, DEVICE, FLOAT, INTEGER, NUMERIC, REAL_FLOAT, REAL_NUMERIC, SIGNED,
                          np_arrays, shapes, supported, to_np, views)
+from .helpers import defaults, device_data, device_dtype
+
+DEFAULTS = defaults(DEVICE)
+#: the device's default dtypes (int32, float32, complex64 on an adapter without shader-int64/shader-f64)
+INT, INDEX = DEFAULTS["integral"], DEFAULTS["indexing"]
+FLOAT_DEFAULT, COMPLEX_DEFAULT = DEFAULTS["real floating"], DEFAULTS["complex floating"]
 
 SPECIAL_FLOATS = [math.nan, math.inf, -math.inf, 0.0, -0.0]
 
@@ -106,15 +112,20 @@ def quiet():
 
 
 def arr(values, dtype=None):
+    """``values`` on the device (NumPy data in the dtype the device holds it in: float64 as float32 on an
+    adapter without shader-f64)."""
+    if isinstance(values, np.ndarray):
+        values = device_data(values)
     return xp.asarray(values, dtype=dtype, device=DEVICE)
 
 
 def accumulation_dtype(dtype):
-    """The standard's default result dtype of sum and prod (the default integer dtypes are 64-bit here)."""
+    """The standard's default result dtype of sum and prod: the default integer dtypes (64-bit, or 32-bit on
+    a device without int64)."""
     if dtype in SIGNED:
-        return xp.int64
+        return device_dtype(xp.int64)
     if dtype in INTEGER:
-        return xp.uint64
+        return device_dtype(xp.uint64)
     return dtype
 
 
