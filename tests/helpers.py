@@ -100,3 +100,26 @@ def device_data(a: np.ndarray, device=DEVICE) -> np.ndarray:
         return a.astype(np.uint32)
     kind = {"i": "integral", "f": "real floating", "c": "complex floating"}[a.dtype.kind]
     return a.astype(defaults(device)[kind].np)
+
+
+#: the functions whose float32 (and complex64) results numr computes through float64 to a few ulp; on an
+#: adapter without shader-f64 they are the WGSL builtins, whose accuracy and special values are the
+#: driver's (docs/devices.md, "Accuracy")
+LIBM = frozenset({"acos", "acosh", "asin", "asinh", "atan", "atanh", "cos", "cosh", "exp", "expm1", "log",
+                  "log1p", "log2", "log10", "sin", "sinh", "tan", "tanh", "pow", "atan2", "logaddexp"})
+
+
+def missing_libm(name: str, device=DEVICE) -> str | None:
+    """A skip reason for a few-ulp (or special-value) check of float32 function ``name`` where ``device``
+    leaves it to the driver's WGSL builtin, or None."""
+    reason = missing("shader-f64", "shader-int64", device=device) if name in LIBM else None
+    return reason and (f"{reason} (float32 {name} is computed in float64 to a few ulp; without it, the WGSL "
+                       "builtin's accuracy and special values are the driver's)")
+
+
+def needs_libm(name: str, device=DEVICE) -> None:
+    """Skip a few-ulp check of float32 ``name`` where ``device`` leaves it to the driver's builtin."""
+    __tracebackhide__ = True
+    reason = missing_libm(name, device=device)
+    if reason:
+        pytest.skip(reason)

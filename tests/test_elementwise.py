@@ -20,7 +20,7 @@ from hypothesis.extra import numpy as hnp
 import numr_array as xp
 from numr_array import _elementwise as ew
 from numr_array._elementwise import OPS
-from .helpers import needs_dtype, supported_promotion
+from .helpers import needs_dtype, needs_libm, supported_promotion
 from .strategies import ALL, DEVICE, np_arrays, shapes, supported, to_np, views
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
@@ -242,6 +242,7 @@ def test_every_row_has_a_function_and_a_reference():
 @pytest.mark.parametrize("op", UNARY, ids=[op.name for op in UNARY])
 @given(data=st.data())
 def test_unary(op, data):
+    needs_libm(op.name)
     dtype = data.draw(st.sampled_from(accepted(op)), label="dtype")
     x, a = data.draw(operand(op, 0, dtype, shapes(), dtype), label="x")
     res = getattr(xp, op.name)(x)
@@ -253,6 +254,8 @@ def test_unary(op, data):
 @pytest.mark.parametrize("op", BINARY, ids=[op.name for op in BINARY])
 @given(data=st.data())
 def test_binary(op, data):
+    if op.name != "pow":  # (float32 pow's special values are numr's; its integer powers are exact)
+        needs_libm(op.name)
     d1, d2 = data.draw(dtype_pairs(op), label="dtypes")
     rdtype = promoted(d1, d2)
     (s1, s2), shape = data.draw(hnp.mutually_broadcastable_shapes(num_shapes=2, max_dims=4, max_side=4),
@@ -271,6 +274,8 @@ def test_binary(op, data):
 @pytest.mark.parametrize("op", BINARY, ids=[op.name for op in BINARY])
 @given(data=st.data())
 def test_binary_python_scalar(op, data):
+    if op.name != "pow":
+        needs_libm(op.name)
     dtype = data.draw(st.sampled_from(accepted(op)), label="dtype")
     value = data.draw(python_scalars(dtype), label="scalar")
     rdtype = scalar_result_dtype(dtype, value)
@@ -400,6 +405,8 @@ def _args_for(op, dtype, shape):
 
 @pytest.mark.parametrize("op", OPS, ids=ids)
 def test_out(op):
+    if op.name != "pow":
+        needs_libm(op.name)
     f = getattr(xp, op.name)
     for dtype in accepted(op):
         args, arrays = _args_for(op, dtype, (2, 3))
@@ -582,6 +589,8 @@ def _special_id(case):
 def test_special_case(case, dtype):
     name, args, expected = case
     needs_dtype(dtype)
+    if name != "pow":
+        needs_libm(name)
     arrays = [xp.asarray(np.asarray([v] * 3, dtype.np), device=DEVICE) for v in args]
     res = to_np(getattr(xp, name)(*arrays))
     for v in res:

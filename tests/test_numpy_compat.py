@@ -15,7 +15,7 @@ import numr_array as xp
 from numr_array import _numpy_compat as compat
 from numr_array import _statistical
 
-from .helpers import device_data, missing_dtype
+from .helpers import device_data, missing_dtype, needs_libm
 from .strategies import DEVICE, INTEGER, REAL_FLOAT, np_arrays, shapes, supported, to_np, views
 
 #: why the device has no float64 (the adapter feature it lacks), or None
@@ -58,6 +58,8 @@ RENAMED = {"arccos": "acos", "arccosh": "acosh", "arcsin": "asin", "arcsinh": "a
 def test_renamed_are_the_standard_functions(numpy_name, standard_name):
     """A pure rename costs nothing: it is the standard function itself, with the standard's semantics."""
     assert getattr(xp, numpy_name) is getattr(xp, standard_name)
+    if standard_name != "pow":
+        needs_libm(standard_name)
     a = np.asarray([0.1, 0.5, 0.9]) if numpy_name.startswith("arc") else np.asarray([1, 2, 5])
     args = (a, a[::-1]) if numpy_name in ("arctan2", "power", "mod", "left_shift", "right_shift") else (a,)
     _same(getattr(xp, numpy_name)(*map(_t, args)), getattr(np, numpy_name)(*args))

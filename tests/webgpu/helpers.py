@@ -36,6 +36,7 @@ needs = functools.partial(shared.needs, device=DEV)
 needs_dtype = functools.partial(shared.needs_dtype, device=DEV)
 device_dtype = functools.partial(shared.device_dtype, device=DEV)
 supported_promotion = functools.partial(shared.supported_promotion, device=DEV)
+needs_libm = functools.partial(shared.needs_libm, device=DEV)
 
 
 def to_index(a: np.ndarray) -> np.ndarray:
