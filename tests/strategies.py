@@ -3,15 +3,12 @@ optionally as non-contiguous views, on the device under test."""
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import numr_array as xp
-
-DEVICE = os.environ.get("NUMR_TEST_DEVICE", os.environ.get("NUMR_DEVICE", "cpu"))
+from .helpers import DEVICE, dtypes
 
 BOOL = [xp.bool]
 SIGNED = [xp.int8, xp.int16, xp.int32, xp.int64]
@@ -25,10 +22,10 @@ NUMERIC = INTEGER + FLOAT
 ALL = BOOL + NUMERIC
 
 
-def supported(dtypes):
-    """The dtypes of ``dtypes`` that the device under test supports."""
-    have = xp.__array_namespace_info__().dtypes(device=DEVICE)
-    return [d for d in dtypes if d.name in have]
+def supported(wanted):
+    """The dtypes of ``wanted`` that the device under test supports."""
+    have = dtypes(DEVICE)
+    return [d for d in wanted if d in have]
 
 
 def shapes(min_dims=0, max_dims=4, min_side=0, max_side=5):

@@ -8,6 +8,7 @@ from hypothesis.extra import numpy as hnp
 
 import numr_array as xp
 
+from .helpers import device_data
 from .strategies import ALL, DEVICE, supported, to_np
 
 CPU = xp._device.parse_device("cpu")
@@ -79,7 +80,7 @@ def test_the_result_outlives_the_source():
 
 
 def test_our_own_arrays():
-    x = xp.asarray(np.arange(6.0).reshape(2, 3), device=DEVICE)
+    x = xp.asarray(device_data(np.arange(6.0).reshape(2, 3)), device=DEVICE)
     view = xp.from_dlpack(x)
     assert view is not x and view.device == x.device and view.shape == x.shape
     xp.multiply(x, 2.0, out=x)

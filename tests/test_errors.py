@@ -10,6 +10,7 @@ import pytest
 import numr_array as xp
 from numr_array import _elementwise as ew
 from numr_array._elementwise import OPS
+from .helpers import needs_dtype
 from .strategies import DEVICE, to_np
 from .test_elementwise import accepted, rejected, row_checks, standard_result_dtype
 
@@ -26,7 +27,8 @@ CASES = [
     ("add scalars", lambda: xp.add(1, 2), TypeError, "add"),
     ("add shapes", lambda: xp.add(T([1.0, 2.0]), T([1.0, 2.0, 3.0])), ValueError, "add"),
     ("add int8 float32", lambda: xp.add(T([1], xp.int8), T([1.0], xp.float32)), TypeError, "add"),
-    ("add int64 uint64", lambda: xp.add(T([1], xp.int64), T([1], xp.uint64)), TypeError, "add"),
+    ("add int64 uint64", lambda: needs_dtype(xp.int64, xp.uint64) or xp.add(T([1], xp.int64), T([1], xp.uint64)),
+     TypeError, "add"),
     ("add bool bool", lambda: xp.add(T([True]), T([False])), TypeError, "add"),
     ("add int array float", lambda: xp.add(T([1], xp.int32), 1.5), TypeError, "add"),
     ("add bool array int", lambda: xp.add(T([True]), 1), TypeError, "add"),
@@ -99,7 +101,7 @@ CASES = [
      "cpu: cannot allocate"),
     ("triu list", lambda: xp.triu([[1]]), TypeError, "triu"),
     # data type functions
-    ("astype complex to real", lambda: xp.astype(T([1j]), xp.float64), TypeError, "astype"),
+    ("astype complex to real", lambda: xp.astype(T([1j]), xp.float32), TypeError, "astype"),
     ("astype dtype", lambda: xp.astype(T([1]), np.float64), TypeError, "astype"),
     ("astype list", lambda: xp.astype([1], xp.float64), TypeError, "astype"),
     ("can_cast to", lambda: xp.can_cast(xp.int8, "int16"), TypeError, "can_cast"),

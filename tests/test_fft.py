@@ -12,7 +12,11 @@ from hypothesis.extra import numpy as hnp
 import numr_array as xp
 from numr_array import fft
 
+from .helpers import defaults
 from .strategies import ALL, DEVICE, FLOAT, REAL_FLOAT, supported, to_np, views
+
+DEFAULTS = defaults(DEVICE)
+FLOAT_DEFAULT, COMPLEX_DEFAULT = DEFAULTS["real floating"], DEFAULTS["complex floating"]
 
 SINGLE = (xp.float32, xp.complex64)
 NORMS = ["backward", "ortho", "forward"]
@@ -115,12 +119,12 @@ def test_irfftn(data):
 
 
 def test_minus_one_in_s_is_the_default_size():
-    a = np.arange(12.0).reshape(3, 4).astype(np.complex128)
+    a = np.arange(12.0).reshape(3, 4).astype(COMPLEX_DEFAULT.np)
     x = xp.asarray(a, device=DEVICE)
-    check(fft.fftn(x, s=(-1, 6), axes=(0, 1)), np.fft.fftn(a, s=(3, 6), axes=(0, 1)), xp.complex128, 18)
-    check(fft.irfftn(x, s=(2, -1), axes=(0, 1)), np.fft.irfftn(a, s=(2, 6), axes=(0, 1)), xp.float64, 12)
+    check(fft.fftn(x, s=(-1, 6), axes=(0, 1)), np.fft.fftn(a, s=(3, 6), axes=(0, 1)), COMPLEX_DEFAULT, 18)
+    check(fft.irfftn(x, s=(2, -1), axes=(0, 1)), np.fft.irfftn(a, s=(2, 6), axes=(0, 1)), FLOAT_DEFAULT, 12)
     check(fft.rfftn(xp.asarray(a.real, device=DEVICE), s=(-1, -1), axes=(1, 0)),
-          np.fft.rfftn(a.real, axes=(1, 0)), xp.complex128, 12)
+          np.fft.rfftn(a.real, axes=(1, 0)), COMPLEX_DEFAULT, 12)
 
 
 def test_complex_transforms_of_an_empty_set_of_axes_copy():
@@ -133,7 +137,7 @@ def test_empty_batches_and_zero_padding():
     x = xp.zeros((0, 4), dtype=xp.complex64, device=DEVICE)
     assert fft.fft(x).shape == (0, 4) and fft.fft(x).dtype == xp.complex64
     assert fft.rfft(xp.zeros((3, 0, 8), device=DEVICE), n=5, axis=-1).shape == (3, 0, 3)
-    padded = fft.fft(xp.zeros((0,), dtype=xp.complex128, device=DEVICE), n=4)
+    padded = fft.fft(xp.zeros((0,), dtype=COMPLEX_DEFAULT, device=DEVICE), n=4)
     np.testing.assert_array_equal(to_np(padded), np.zeros(4))
 
 
@@ -212,7 +216,7 @@ def test_frequency_defaults():
 
 
 def test_fft_replays_in_a_capture():
-    a = np.arange(8.0).astype(np.complex128)
+    a = np.arange(8.0).astype(COMPLEX_DEFAULT.np)
     x = xp.asarray(a, device=DEVICE)
     with xp.capture(DEVICE) as g:
         spectrum = fft.fft(x, norm="ortho")
@@ -221,10 +225,10 @@ def test_fft_replays_in_a_capture():
         freqs = fft.fftfreq(8, d=0.5, device=DEVICE)
     xp.multiply(x, 3.0, out=x)
     g.replay()
-    check(spectrum, np.fft.fft(3 * a, norm="ortho"), xp.complex128, 8)
-    check(shifted, np.fft.fftshift(3 * a), xp.complex128)
-    check(real, np.fft.irfft(3 * a, n=6), xp.float64, 8)
-    check(freqs, np.fft.fftfreq(8, 0.5), xp.float64)
+    check(spectrum, np.fft.fft(3 * a, norm="ortho"), COMPLEX_DEFAULT, 8)
+    check(shifted, np.fft.fftshift(3 * a), COMPLEX_DEFAULT)
+    check(real, np.fft.irfft(3 * a, n=6), FLOAT_DEFAULT, 8)
+    check(freqs, np.fft.fftfreq(8, 0.5), FLOAT_DEFAULT)
 
 
 def test_all_14_functions():
@@ -291,8 +295,8 @@ def test_argument_errors():
         with pytest.raises(TypeError, match=name):
             getattr(fft, name)(4.0)
         with pytest.raises(TypeError, match=name):
-            getattr(fft, name)(4, dtype=xp.complex128)
+            getattr(fft, name)(4, dtype=COMPLEX_DEFAULT)
         with pytest.raises(TypeError, match=name):
-            getattr(fft, name)(4, dtype=xp.int64)
+            getattr(fft, name)(4, dtype=DEFAULTS["integral"])
     with pytest.raises(TypeError, match="fft"):
         fft.fft(np.ones(4, np.complex128))

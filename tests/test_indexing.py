@@ -8,19 +8,24 @@ from hypothesis.extra import numpy as hnp
 
 import numr_array as xp
 
+from .helpers import defaults, device_data
 from .strategies import ALL, DEVICE, INTEGER, np_arrays, shapes, supported, tensors, to_np, views
 
 
 def check(t, expected):
     """t is a tensor equal to the NumPy array ``expected`` in shape, dtype and values (NaN equal to NaN)."""
     assert type(t) is xp.Tensor
-    expected = np.asarray(expected)
+    expected = device_data(np.asarray(expected))
     assert t.shape == expected.shape
     assert t.dtype.np == expected.dtype
     np.testing.assert_array_equal(to_np(t), expected)
 
 
 def arr(values, dtype=None):
+    """``values`` on the device (NumPy data in the dtype the device holds it in: float64 as float32 on an
+    adapter without shader-f64)."""
+    if isinstance(values, np.ndarray):
+        values = device_data(values)
     return xp.asarray(values, dtype=dtype, device=DEVICE)
 
 
@@ -159,7 +164,8 @@ def test_integer_array_getitem(data):
 def test_integer_arrays_only(data):
     """The standard's integer-array indexing: a tuple of ints and integer arrays, one per axis."""
     x, a = data.draw(tensors(ALL, shape=data.draw(nonempty_shapes(4))))
-    np_key = data.draw(hnp.integer_array_indices(a.shape, result_shape=shapes(max_dims=3, max_side=3)))
+    np_key = data.draw(hnp.integer_array_indices(a.shape, result_shape=shapes(max_dims=3, max_side=3),
+                                                 dtype=defaults()["indexing"].np))
     key = tuple(data.draw(views(k)) for k in np_key)
     check(x[key], a[np_key])
 

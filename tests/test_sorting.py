@@ -10,7 +10,7 @@ from hypothesis import given, strategies as st
 import numr_array as xp
 
 from .strategies import COMPLEX, DEVICE, REAL_NUMERIC, supported, to_np
-from .test_statistical import arr, arrays, assert_result
+from .test_statistical import FLOAT_DEFAULT, INDEX, arr, arrays, assert_result
 
 
 def reference_argsort(a: np.ndarray, axis: int, descending: bool) -> np.ndarray:
@@ -39,7 +39,7 @@ def test_sort_argsort_match_reference(name, data):
     order = reference_argsort(a, axis, descending)
     expected_values = np.take_along_axis(a, order, axis=axis)
     if name == "argsort":
-        assert got.dtype == xp.int64 and got.shape == a.shape
+        assert got.dtype == INDEX and got.shape == a.shape
         idx = to_np(got)
         if stable:
             np.testing.assert_array_equal(idx, order)
@@ -62,10 +62,10 @@ def test_sort_examples():
     desc = to_np(xp.sort(x, descending=True))
     assert np.isnan(desc[:2]).all() and desc[2:].tolist() == [3.0, 1.0, 0.0, 0.0, -math.inf]
     assert np.signbit(desc[4]) and not np.signbit(desc[5])  # stable descending: still -0.0 first
-    assert_result(xp.argsort(arr([2, 1, 2, 1]), descending=True), [0, 2, 1, 3], xp.int64)
-    assert_result(xp.argsort(arr([[2, 1], [0, 5]], dtype=xp.uint8), axis=0), [[1, 0], [0, 1]], xp.int64)
-    assert_result(xp.sort(xp.zeros((2, 0), device=DEVICE)), np.zeros((2, 0)), xp.float64)
-    assert_result(xp.argsort(xp.zeros((0, 3), device=DEVICE), axis=0), np.zeros((0, 3)), xp.int64)
+    assert_result(xp.argsort(arr([2, 1, 2, 1]), descending=True), [0, 2, 1, 3], INDEX)
+    assert_result(xp.argsort(arr([[2, 1], [0, 5]], dtype=xp.uint8), axis=0), [[1, 0], [0, 1]], INDEX)
+    assert_result(xp.sort(xp.zeros((2, 0), device=DEVICE)), np.zeros((2, 0)), FLOAT_DEFAULT)
+    assert_result(xp.argsort(xp.zeros((0, 3), device=DEVICE), axis=0), np.zeros((0, 3)), INDEX)
 
 
 def test_sort_out_and_errors():
@@ -75,9 +75,9 @@ def test_sort_out_and_errors():
     assert xp.sort(x, out=out) is out
     assert_result(out, [[1, 2, 3], [-1, 0, 5]], xp.int16)
     assert np.all(to_np(big[:, 1::2]) == 0)
-    iout = xp.zeros((2, 3), dtype=xp.int64, device=DEVICE)
+    iout = xp.zeros((2, 3), dtype=INDEX, device=DEVICE)
     assert xp.argsort(x, axis=0, descending=True, out=iout) is iout
-    assert_result(iout, [[0, 0, 1], [1, 1, 0]], xp.int64)
+    assert_result(iout, [[0, 0, 1], [1, 1, 0]], INDEX)
     assert xp.sort(x, out=x) is x  # in place
     assert_result(x, [[1, 2, 3], [-1, 0, 5]], xp.int16)
     with pytest.raises(TypeError):
@@ -85,7 +85,7 @@ def test_sort_out_and_errors():
     with pytest.raises(TypeError):
         xp.argsort(x, out=xp.zeros((2, 3), dtype=xp.int16, device=DEVICE))
     with pytest.raises(ValueError):
-        xp.argsort(x, out=xp.zeros((3, 2), dtype=xp.int64, device=DEVICE))
+        xp.argsort(x, out=xp.zeros((3, 2), dtype=INDEX, device=DEVICE))
     for f in (xp.sort, xp.argsort):
         with pytest.raises(IndexError):
             f(x, axis=2)
@@ -111,5 +111,5 @@ def test_sort_capture_and_replay():
         i = xp.argsort(x, descending=True)
     x[...] = arr([0.0, 9.0, 4.0])
     g.replay()
-    assert_result(s, [0.0, 4.0, 9.0], xp.float64)
-    assert_result(i, [1, 2, 0], xp.int64)
+    assert_result(s, [0.0, 4.0, 9.0], FLOAT_DEFAULT)
+    assert_result(i, [1, 2, 0], INDEX)

@@ -16,6 +16,12 @@ import numr_array as xp
 
 from .strategies import (ALL, COMPLEX, DEVICE, FLOAT, INTEGER, NUMERIC, REAL_FLOAT, REAL_NUMERIC, SIGNED,
                          np_arrays, shapes, supported, to_np, views)
+from .helpers import defaults, device_data, device_dtype
+
+DEFAULTS = defaults(DEVICE)
+#: the device's default dtypes (int32, float32, complex64 on an adapter without shader-int64/shader-f64)
+INT, INDEX = DEFAULTS["integral"], DEFAULTS["indexing"]
+FLOAT_DEFAULT, COMPLEX_DEFAULT = DEFAULTS["real floating"], DEFAULTS["complex floating"]
 
 SPECIAL_FLOATS = [math.nan, math.inf, -math.inf, 0.0, -0.0]
 
@@ -106,15 +112,20 @@ def quiet():
 
 
 def arr(values, dtype=None):
+    """``values`` on the device (NumPy data in the dtype the device holds it in: float64 as float32 on an
+    adapter without shader-f64)."""
+    if isinstance(values, np.ndarray):
+        values = device_data(values)
     return xp.asarray(values, dtype=dtype, device=DEVICE)
 
 
 def accumulation_dtype(dtype):
-    """The standard's default result dtype of sum and prod (the default integer dtypes are 64-bit here)."""
+    """The standard's default result dtype of sum and prod: the default integer dtypes (64-bit, or 32-bit on
+    a device without int64)."""
     if dtype in SIGNED:
-        return xp.int64
+        return device_dtype(xp.int64)
     if dtype in INTEGER:
-        return xp.uint64
+        return device_dtype(xp.uint64)
     return dtype
 
 
@@ -148,11 +159,11 @@ def test_sum_prod_empty_and_defaults():
     assert_result(xp.sum(e), 0.0, xp.float32)
     assert_result(xp.prod(e, axis=0), [1.0, 1.0, 1.0], xp.float32)
     assert_result(xp.sum(e, axis=1), np.zeros(0), xp.float32)
-    assert_result(xp.sum(arr([1, 2], dtype=xp.int8)), 3, xp.int64)
-    assert_result(xp.prod(arr([200, 2], dtype=xp.uint8)), 400, xp.uint64)
+    assert_result(xp.sum(arr([1, 2], dtype=xp.int8)), 3, INT)
+    assert_result(xp.prod(arr([200, 2], dtype=xp.uint8)), 400, device_dtype(xp.uint64))
     assert_result(xp.sum(arr([100, 100], dtype=xp.int8), dtype=xp.int8), -56, xp.int8)  # wraps in the asked dtype
     assert_result(xp.sum(arr([1, 2], dtype=xp.int32), dtype=xp.float32), 3.0, xp.float32)
-    assert_result(xp.sum(arr([1.5, 2.5]), dtype=xp.complex128), 4.0 + 0j, xp.complex128)
+    assert_result(xp.sum(arr([1.5, 2.5]), dtype=COMPLEX_DEFAULT), 4.0 + 0j, COMPLEX_DEFAULT)
     assert_result(xp.sum(arr([[1 + 2j, 3 - 1j]], dtype=xp.complex64), axis=-1), [4 + 1j], xp.complex64)
 
 
@@ -183,8 +194,8 @@ def test_max_min_match_numpy(name, data):
 
 def test_max_min_propagate_nan():
     x = arr([[1.0, math.nan, 3.0], [-math.inf, 0.0, 2.0]])
-    assert_result(xp.max(x, axis=1), [math.nan, 2.0], xp.float64)
-    assert_result(xp.min(x, axis=0), [-math.inf, math.nan, 2.0], xp.float64)
+    assert_result(xp.max(x, axis=1), [math.nan, 2.0], FLOAT_DEFAULT)
+    assert_result(xp.min(x, axis=0), [-math.inf, math.nan, 2.0], FLOAT_DEFAULT)
     assert math.isnan(float(xp.max(x)))
 
 
@@ -240,13 +251,13 @@ def test_mean_var_std_special_cases():
     m = xp.mean(xp.zeros(0, dtype=xp.complex64, device=DEVICE))
     assert math.isnan(complex(m).real) and math.isnan(complex(m).imag)
     x = arr([1.0, 2.0, 4.0])
-    assert_result(xp.var(x, correction=3), math.nan, xp.float64)
-    assert_result(xp.std(x, correction=2.5), (14 / 3 / 0.5) ** 0.5, xp.float64)  # squared deviations: 14/3
-    assert_result(xp.var(x, correction=1), np.var([1.0, 2.0, 4.0], ddof=1), xp.float64)
+    assert_result(xp.var(x, correction=3), math.nan, FLOAT_DEFAULT)
+    assert_result(xp.std(x, correction=2.5), (14 / 3 / 0.5) ** 0.5, FLOAT_DEFAULT)  # squared deviations: 14/3
+    assert_result(xp.var(x, correction=1), np.var([1.0, 2.0, 4.0], ddof=1), FLOAT_DEFAULT)
     assert math.isnan(float(xp.var(arr([1.0, math.nan]))))
     assert math.isnan(float(xp.std(arr([1.0, math.inf]))))
     assert math.isnan(float(xp.mean(arr([1.0, math.nan]))))
-    assert_result(xp.mean(arr([1 + 1j, 3 + 3j])), 2 + 2j, xp.complex128)
+    assert_result(xp.mean(arr([1 + 1j, 3 + 3j])), 2 + 2j, COMPLEX_DEFAULT)
 
 
 # --- cumulative_sum, cumulative_prod -------------------------------------------------------------------
@@ -276,13 +287,13 @@ def test_cumulative_match_numpy(name, data):
 
 def test_cumulative_examples():
     x = arr([[1, 2, 3], [4, 5, 6]], dtype=xp.int16)
-    assert_result(xp.cumulative_sum(x, axis=1), [[1, 3, 6], [4, 9, 15]], xp.int64)
-    assert_result(xp.cumulative_prod(x, axis=0, include_initial=True), [[1, 1, 1], [1, 2, 3], [4, 10, 18]], xp.int64)
+    assert_result(xp.cumulative_sum(x, axis=1), [[1, 3, 6], [4, 9, 15]], INT)
+    assert_result(xp.cumulative_prod(x, axis=0, include_initial=True), [[1, 1, 1], [1, 2, 3], [4, 10, 18]], INT)
     assert_result(xp.cumulative_sum(arr([], dtype=xp.float32), include_initial=True), [0.0], xp.float32)
     assert_result(xp.cumulative_sum(xp.zeros((2, 0), device=DEVICE), axis=1, include_initial=True),
-                  [[0.0], [0.0]], xp.float64)
+                  [[0.0], [0.0]], FLOAT_DEFAULT)
     assert_result(xp.cumulative_sum(arr([1.0, math.inf, -math.inf, 1.0])), [1.0, math.inf, math.nan, math.nan],
-                  xp.float64)
+                  FLOAT_DEFAULT)
 
 
 def test_cumulative_errors():
@@ -296,7 +307,7 @@ def test_cumulative_errors():
     with pytest.raises(TypeError):
         xp.cumulative_sum(arr([True]))
     with pytest.raises(TypeError):
-        xp.cumulative_sum(arr([1.0]), dtype=xp.int64)
+        xp.cumulative_sum(arr([1.0]), dtype=INT)
     with pytest.raises(TypeError):
         xp.cumulative_sum(arr([1.0]), include_initial=1)
 
@@ -330,7 +341,7 @@ def test_out_cumulative(name):
     out = big[:, ::2]
     r = getattr(xp, name)(x, axis=1, include_initial=True, out=out)
     assert r is out
-    assert_result(out, to_np(getattr(xp, name)(x, axis=1, include_initial=True)), xp.float64)
+    assert_result(out, to_np(getattr(xp, name)(x, axis=1, include_initial=True)), FLOAT_DEFAULT)
     assert np.all(to_np(big[:, 1::2]) == 7.0)
 
 
@@ -339,8 +350,9 @@ def test_bad_out_raises_and_touches_nothing(name, kw):
     x = arr([[1.0, 2.0], [3.0, 4.0]])
     f = getattr(xp, name)
     shape = (2, 2) if name.startswith("cumulative") else ()
-    bad = [(xp.zeros(shape, dtype=xp.float32, device=DEVICE), TypeError),
-           (xp.zeros((5,), device=DEVICE), ValueError),
+    # (an out of another dtype than the result's: float32 where that is float64, and an integer dtype)
+    bad = [(xp.zeros(shape, dtype=d, device=DEVICE), TypeError) for d in (xp.float32, xp.int16) if d != x.dtype]
+    bad += [(xp.zeros((5,), device=DEVICE), ValueError),
            (to_np(x), TypeError)]
     for out, exc in bad:
         before = np.array(to_np(out)) if isinstance(out, xp.Tensor) else None
@@ -354,7 +366,7 @@ def test_bad_out_raises_and_touches_nothing(name, kw):
 def test_out_aliasing_the_input():
     x = arr([1.0, 2.0, 3.0])
     assert xp.cumulative_sum(x, out=x) is x
-    assert_result(x, [1.0, 3.0, 6.0], xp.float64)
+    assert_result(x, [1.0, 3.0, 6.0], FLOAT_DEFAULT)
 
 
 # --- errors ------------------------------------------------------------------------------------------
@@ -390,11 +402,11 @@ def test_argument_errors(name):
 
 
 def test_dtype_and_correction_errors():
-    x = xp.ones(3, dtype=xp.float64, device=DEVICE)
+    x = xp.ones(3, dtype=FLOAT_DEFAULT, device=DEVICE)
     with pytest.raises(TypeError):
-        xp.sum(x, dtype=xp.int64)  # floating to integer
+        xp.sum(x, dtype=INT)  # floating to integer
     with pytest.raises(TypeError):
-        xp.prod(xp.ones(3, dtype=xp.complex64, device=DEVICE), dtype=xp.float64)
+        xp.prod(xp.ones(3, dtype=xp.complex64, device=DEVICE), dtype=FLOAT_DEFAULT)
     with pytest.raises(TypeError):
         xp.sum(x, dtype="float64")
     with pytest.raises(TypeError):
@@ -410,11 +422,11 @@ def test_dtype_and_correction_errors():
 def test_0d_and_empty_tuple_axis():
     x = arr(2.5)
     for name in ("sum", "prod", "max", "min", "mean"):
-        assert_result(getattr(xp, name)(x), 2.5, xp.float64)
-        assert_result(getattr(xp, name)(x, axis=()), 2.5, xp.float64)
+        assert_result(getattr(xp, name)(x), 2.5, FLOAT_DEFAULT)
+        assert_result(getattr(xp, name)(x, axis=()), 2.5, FLOAT_DEFAULT)
     y = arr([[1.0, 2.0]])
-    assert_result(xp.sum(y, axis=()), [[1.0, 2.0]], xp.float64)
-    assert_result(xp.var(x), 0.0, xp.float64)
+    assert_result(xp.sum(y, axis=()), [[1.0, 2.0]], FLOAT_DEFAULT)
+    assert_result(xp.var(x), 0.0, FLOAT_DEFAULT)
 
 
 def test_reductions_capture_and_replay():
@@ -425,9 +437,9 @@ def test_reductions_capture_and_replay():
         c = xp.cumulative_sum(x, axis=1, include_initial=True)
     x[...] = arr([[10.0, 20.0], [30.0, 40.0]])
     g.replay()
-    assert_result(s, [40.0, 60.0], xp.float64)
-    assert_result(m, 40.0, xp.float64)
-    assert_result(c, [[0.0, 10.0, 30.0], [0.0, 30.0, 70.0]], xp.float64)
+    assert_result(s, [40.0, 60.0], FLOAT_DEFAULT)
+    assert_result(m, 40.0, FLOAT_DEFAULT)
+    assert_result(c, [[0.0, 10.0, 30.0], [0.0, 30.0, 70.0]], FLOAT_DEFAULT)
 
 
 def test_cross_device_out_raises(fake_backend):
@@ -517,7 +529,7 @@ def test_diff_examples_and_errors():
     pre = arr([[0], [0]], dtype=xp.int8)
     assert_result(xp.diff(x, prepend=pre, append=arr([[10], [1]], dtype=xp.int32)),
                   [[1, 3, 5, 1], [2, 0, 0, -1]], xp.int32)  # promoted with int32
-    assert_result(xp.diff(arr([1.0, math.inf, math.inf])), [math.inf, math.nan], xp.float64)
+    assert_result(xp.diff(arr([1.0, math.inf, math.inf])), [math.inf, math.nan], FLOAT_DEFAULT)
     out = xp.zeros((2, 2), dtype=xp.int16, device=DEVICE)
     assert xp.diff(x, out=out) is out
     assert_result(out, [[3, 5], [0, 0]], xp.int16)

@@ -13,6 +13,7 @@ from hypothesis.extra import numpy as hnp
 
 import numr_array as xp
 from numr_array._elementwise import OPS_BY_NAME
+from .helpers import supported_promotion
 from .strategies import ALL, DEVICE, np_arrays, shapes, supported, tensors, to_np, views
 from .test_elementwise import (accepted, constrain, dtype_pairs, promoted, python_scalars,
                                scalar_result_dtype, standard_result_dtype)
@@ -64,6 +65,12 @@ def operands(draw, func: str):
 def test_binary_operators(dunder, func, data):
     x1, x2 = data.draw(operands(func))
     f = getattr(xp, func)
+    if not supported_promotion(x1.dtype, x2.dtype):  # (int8 with uint32 to int64: a device without it refuses)
+        with pytest.raises(TypeError, match=func):
+            opfn(dunder)(x1, x2)
+        with pytest.raises(TypeError, match=func):
+            getattr(x1, f"__{dunder}__")(x2)
+        return
     same(opfn(dunder)(x1, x2), f(x1, x2))
     same(getattr(x1, f"__{dunder}__")(x2), f(x1, x2))
 
@@ -403,9 +410,11 @@ def test_attributes(ta):
 
 
 def test_repr():
-    assert repr(xp.asarray(3, device=DEVICE)).startswith("Tensor(3, dtype=int64")
-    assert repr(xp.asarray([1.5, 2.0], device=DEVICE)).startswith("Tensor([1.5, 2. ], dtype=float64")
-    assert repr(xp.zeros((0, 3), device=DEVICE)).startswith("Tensor([], shape=(0, 3), dtype=float64")
+    defaults = xp.__array_namespace_info__().default_dtypes(device=DEVICE)
+    i, f = defaults["integral"].name, defaults["real floating"].name
+    assert repr(xp.asarray(3, device=DEVICE)).startswith(f"Tensor(3, dtype={i}")
+    assert repr(xp.asarray([1.5, 2.0], device=DEVICE)).startswith(f"Tensor([1.5, 2. ], dtype={f}")
+    assert repr(xp.zeros((0, 3), device=DEVICE)).startswith(f"Tensor([], shape=(0, 3), dtype={f}")
     assert repr(xp.asarray([True], device=DEVICE)).startswith("Tensor([ True], dtype=bool")
     if DEV.kind != "cpu":
         assert f"device={DEV}" in repr(xp.asarray(1, device=DEVICE))

@@ -4,12 +4,14 @@ kernels read nothing back to the host."""
 from __future__ import annotations
 
 import contextlib
+import functools
 
 import numpy as np
-import pytest
 
 import numr_array as xp
 from numr_array.backends import get_runtime
+
+from .. import helpers as shared
 
 DEV = "webgpu:0"
 
@@ -28,31 +30,13 @@ if get_runtime("webgpu") is not None:  # (without an adapter the test modules sk
     WIDEST = FLOAT[-1]
 
 
-def adapter_features() -> set[str]:
-    return set(xp._device.parse_device(DEV).client.features)
-
-
-def missing(*features: str) -> str | None:
-    """A skip reason naming the first of ``features`` the adapter lacks, or None when it has them all."""
-    have = adapter_features()
-    for f in features:
-        if f not in have:
-            name = xp._device.parse_device(DEV).client.adapter.info.get("device", "?")
-            return f"needs {f}: adapter {name!r} lacks it"
-    return None
-
-
-def needs(*features: str) -> None:
-    """Skip the test unless the adapter has every one of ``features`` (the reason names the missing one)."""
-    reason = missing(*features)
-    if reason:
-        pytest.skip(reason)
-
-
-def needs_dtype(dtype) -> None:
-    """Skip the test unless the device supports ``dtype``, naming the feature it needs."""
-    if dtype not in DTYPES:
-        needs(*(("shader-f64", "shader-int64") if dtype in (xp.float64, xp.complex128) else ("shader-int64",)))
+#: the shared skips of tests/helpers.py, on this package's device
+missing = functools.partial(shared.missing, device=DEV)
+needs = functools.partial(shared.needs, device=DEV)
+needs_dtype = functools.partial(shared.needs_dtype, device=DEV)
+device_dtype = functools.partial(shared.device_dtype, device=DEV)
+supported_promotion = functools.partial(shared.supported_promotion, device=DEV)
+needs_libm = functools.partial(shared.needs_libm, device=DEV)
 
 
 def to_index(a: np.ndarray) -> np.ndarray:
@@ -94,20 +78,3 @@ def call_without_readback(f, *args, **kwargs):
     """``f(*args, **kwargs)``, asserting that it reads no device data back (results are read later)."""
     with no_readback():
         return f(*args, **kwargs)
-
-
-def device_dtype(dtype):
-    """The dtype the device gives where the CPU gives ``dtype`` (a numr or a NumPy dtype): the default
-    integer dtypes int64 and uint64 (of indices, counts, integer sums) are int32 and uint32 on an adapter
-    without shader-int64."""
-    if isinstance(dtype, np.dtype):
-        return device_dtype(xp._dtypes.from_numpy(dtype)).np
-    if dtype not in DTYPES and dtype in (xp.int64, xp.uint64):
-        return xp.int32 if dtype == xp.int64 else xp.uint32
-    return dtype
-
-
-def supported_promotion(d1, d2) -> bool:
-    """Whether the device supports the promoted dtype of ``d1`` and ``d2`` (int8 with uint32 promote to
-    int64: a TypeError without shader-int64)."""
-    return xp.result_type(d1, d2) in DTYPES

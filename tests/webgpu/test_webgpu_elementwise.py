@@ -23,7 +23,7 @@ from numr_array.backends import get_runtime
 
 from ..strategies import to_np
 from ..test_elementwise import row_checks
-from .helpers import missing
+from .helpers import missing, needs_libm
 
 pytestmark = [pytest.mark.webgpu, pytest.mark.filterwarnings("ignore::RuntimeWarning")]
 if get_runtime("webgpu") is None:
@@ -36,10 +36,6 @@ APPROX = {"acos", "acosh", "asin", "asinh", "atan", "atanh", "cos", "cosh", "exp
           "log10", "sin", "sinh", "tan", "tanh", "pow", "atan2", "hypot", "logaddexp", "divide", "reciprocal",
           "sqrt"}
 APPROX_COMPLEX = APPROX | {"multiply", "square", "sign", "abs"}
-#: the functions of the float64 libm (_libm), which float32 and complex64 also go through where the adapter
-#: has float64; without it they are the WGSL builtins, whose accuracy and special values are the driver's
-LIBM = {"acos", "acosh", "asin", "asinh", "atan", "atanh", "cos", "cosh", "exp", "expm1", "log", "log1p", "log2",
-        "log10", "sin", "sinh", "tan", "tanh", "pow", "atan2", "logaddexp"}
 NO_F64 = missing("shader-f64", "shader-int64")
 
 
@@ -152,9 +148,7 @@ def strided(a, dev=DEV):
 @pytest.mark.parametrize("op", OPS, ids=[op.name for op in OPS])
 def test_every_op_every_dtype_matches_cpu(op):
     """Each row on each supported dtype it accepts: special and random values, contiguous and strided."""
-    if op.name in LIBM and NO_F64:
-        pytest.skip(f"{NO_F64} (float32 {op.name} is computed in float64 to a few ulp; without it, the WGSL "
-                    "builtin's accuracy and special values are the driver's)")
+    needs_libm(op.name)
     rng = np.random.default_rng(sum(map(ord, op.name)))
     f = getattr(ew, op.name)
     for dtype in DTYPES:

@@ -1,0 +1,125 @@
+"""What every test module may ask of a device: its dtypes, its default dtypes, and a skip whose reason
+names the adapter feature a dtype needs where the device lacks it (a WebGPU adapter without shader-f64 or
+shader-int64, e.g. Mesa's OpenGL one, has no float64, complex128, int64 or uint64, and its default
+dtypes are float32, complex64 and int32).
+
+``DEVICE`` is the device most tests run on: ``NUMR_TEST_DEVICE``, else ``NUMR_DEVICE``, else cpu."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+
+import numr_array as xp
+
+DEVICE = os.environ.get("NUMR_TEST_DEVICE", os.environ.get("NUMR_DEVICE", "cpu"))
+
+#: the WebGPU adapter features a dtype needs (numr's float64 kernels also compute in 64-bit integers)
+FEATURES = {"float64": ("shader-f64", "shader-int64"), "complex128": ("shader-f64", "shader-int64"),
+            "int64": ("shader-int64",), "uint64": ("shader-int64",)}
+
+
+def dtypes(device=DEVICE, kind=None) -> list:
+    """The dtypes ``device`` supports (of ``kind``, as ``info.dtypes`` takes it), in the standard's order."""
+    return list(xp.__array_namespace_info__().dtypes(device=device, kind=kind).values())
+
+
+def defaults(device=DEVICE) -> dict:
+    """``device``'s default dtypes, keyed "real floating", "complex floating", "integral", "indexing"."""
+    return xp.__array_namespace_info__().default_dtypes(device=device)
+
+
+def missing(*features: str, device=DEVICE) -> str | None:
+    """A skip reason naming the first of the adapter ``features`` that ``device`` lacks, or None when it
+    has them all (CPU and CUDA devices have every dtype: they lack none)."""
+    client = xp._device.parse_device(device).client
+    have = getattr(client, "features", None)
+    if have is None:
+        return None
+    for f in features:
+        if f not in have:
+            name = client.adapter.info.get("device", "?")
+            return f"needs {f}: adapter {name!r} lacks it"
+    return None
+
+
+def needs(*features: str, device=DEVICE) -> None:
+    """Skip the test unless ``device`` has every one of ``features`` (the reason names the missing one)."""
+    __tracebackhide__ = True  # (the skip reports the test's line, not this one)
+    reason = missing(*features, device=device)
+    if reason:
+        pytest.skip(reason)
+
+
+def missing_dtype(*dtypes_, device=DEVICE) -> str | None:
+    """A skip reason naming the feature the first of ``dtypes_`` that ``device`` lacks needs, or None."""
+    have = dtypes(device)
+    for d in dtypes_:
+        if d not in have:
+            return missing(*FEATURES[d.name], device=device) or f"device {device} has no {d.name}"
+    return None
+
+
+def needs_dtype(*dtypes_, device=DEVICE) -> None:
+    """Skip the test unless ``device`` supports every one of ``dtypes_``, naming the feature it needs."""
+    __tracebackhide__ = True
+    reason = missing_dtype(*dtypes_, device=device)
+    if reason:
+        pytest.skip(reason)
+
+
+def device_dtype(dtype, device=DEVICE):
+    """The dtype ``device`` gives where the CPU gives ``dtype`` (a numr or a NumPy dtype): the default
+    integer dtypes int64 and uint64 (of indices, counts, integer sums) are int32 and uint32 on an adapter
+    without shader-int64."""
+    if isinstance(dtype, np.dtype):
+        return device_dtype(xp._dtypes.from_numpy(dtype), device).np
+    if dtype in (xp.int64, xp.uint64) and dtype not in dtypes(device):
+        return xp.int32 if dtype == xp.int64 else xp.uint32
+    return dtype
+
+
+def supported_promotion(d1, d2, device=DEVICE) -> bool:
+    """Whether ``device`` supports the promoted dtype of ``d1`` and ``d2`` (int8 with uint32 promote to
+    int64: a TypeError without shader-int64)."""
+    return xp.result_type(d1, d2) in dtypes(device)
+
+
+def device_data(a: np.ndarray, device=DEVICE) -> np.ndarray:
+    """NumPy data ``a`` in the dtype ``device`` holds it in: where the device lacks ``a``'s dtype (float64,
+    complex128, int64 or uint64 without shader-f64/shader-int64), its default dtype of that kind (uint32
+    for uint64); otherwise ``a`` itself."""
+    if a.dtype not in (np.float64, np.complex128, np.int64, np.uint64):
+        return a
+    dtype = xp._dtypes.from_numpy(a.dtype)
+    if dtype in dtypes(device):
+        return a
+    if dtype == xp.uint64:
+        return a.astype(np.uint32)
+    kind = {"i": "integral", "f": "real floating", "c": "complex floating"}[a.dtype.kind]
+    return a.astype(defaults(device)[kind].np)
+
+
+#: the functions whose float32 (and complex64) results numr computes through float64 to a few ulp; on an
+#: adapter without shader-f64 they are the WGSL builtins, whose accuracy and special values are the
+#: driver's (docs/devices.md, "Accuracy")
+LIBM = frozenset({"acos", "acosh", "asin", "asinh", "atan", "atanh", "cos", "cosh", "exp", "expm1", "log",
+                  "log1p", "log2", "log10", "sin", "sinh", "tan", "tanh", "pow", "atan2", "logaddexp"})
+
+
+def missing_libm(name: str, device=DEVICE) -> str | None:
+    """A skip reason for a few-ulp (or special-value) check of float32 function ``name`` where ``device``
+    leaves it to the driver's WGSL builtin, or None."""
+    reason = missing("shader-f64", "shader-int64", device=device) if name in LIBM else None
+    return reason and (f"{reason} (float32 {name} is computed in float64 to a few ulp; without it, the WGSL "
+                       "builtin's accuracy and special values are the driver's)")
+
+
+def needs_libm(name: str, device=DEVICE) -> None:
+    """Skip a few-ulp check of float32 ``name`` where ``device`` leaves it to the driver's builtin."""
+    __tracebackhide__ = True
+    reason = missing_libm(name, device=device)
+    if reason:
+        pytest.skip(reason)
