@@ -13,9 +13,12 @@ import inspect
 
 import numpy as np
 
+from . import _capture
 from . import _dtypes as dt
+from . import runtime as _rt
 from ._dispatch import broadcast_shapes, broadcast_to_shape, launch, promote_on, result
-from ._tensor import Tensor
+from ._tensor import Tensor, contiguous_strides
+from .kernels import CHECK_LAUNCHES
 from .kernels import KIND_WORDS as _KIND_WORDS
 from .kernels import OPS, K, Kernel
 
@@ -53,60 +56,157 @@ def _with_scalar(op: Op, dtype: dt.DType, value) -> tuple[dt.DType, object]:
     if promoted.kind not in op.kinds:  # a complex scalar beside a real array
         raise TypeError(f"{op.name}: a Python complex with a {dtype.name} array gives {promoted.name}, "
                         f"but {op.name} takes {_KIND_WORDS[op.kinds]} arrays")
-    try:
-        return promoted, promoted.np.type(value)
-    except OverflowError:
-        raise OverflowError(f"{op.name}: the Python int {value} does not fit in {promoted.name}") from None
+    return promoted, _scalar_value(op, promoted, value)
 
 
-def _unary(op: Op, x, out):
-    if type(x) is not Tensor:
-        raise TypeError(f"{op.name}: x must be a numr_array array, got {type(x).__name__}")
+# --- per-signature plans ---------------------------------------------------------------------------
+# A call's checks, promotion, result dtype and shape, broadcasting decision and kernel binding depend only on
+# its signature: the operands' dtypes (or a scalar's type), shapes and device client. The first call of a
+# signature runs the checks (raising what they raise) and keeps the outcome as a plan; a repeated call is
+# then a dict lookup, a result allocation and the client's bound kernel. Strides are not part of the key:
+# the plan only decides whether broadcast views are needed (a matter of shapes), and the kernel reads each
+# operand through its own strided view. A loss of any device (``runtime.lost_count``) drops every plan, so
+# none keeps a lost client alive, and eager launches then go through ``_dispatch.launch`` and its checks.
+
+#: the per-op plan tables (cleared together when a device is lost, or one when it reaches _PLANS_MAX)
+_PLAN_TABLES: list[dict] = []
+_PLANS_MAX = 512
+_lost_seen = 0
+
+
+def _bound(client, dev, op: Op, params: dict):
+    """``run(inputs, outputs)``: an eager launch of ``op`` with ``params`` on ``client``, its kernel looked up
+    once (the client's ``bind``) where the client has one and launches are not contract-checked."""
+    bind = getattr(client, "bind", None)
+    if bind is not None and not CHECK_LAUNCHES:
+        return bind(op.name, params)
+    return lambda inputs, outputs: launch(dev, op, inputs, outputs, params)
+
+
+def _store(plans: dict, key: tuple, plan: tuple) -> tuple:
+    global _lost_seen
+    if _rt.lost_count != _lost_seen:
+        _lost_seen = _rt.lost_count
+        for table in _PLAN_TABLES:
+            table.clear()
+    if len(plans) >= _PLANS_MAX:
+        plans.clear()
+    plans[key] = plan
+    return plan
+
+
+def _plan_unary(op: Op, plans: dict, key: tuple, x) -> tuple:
+    """(result dtype, shape, strides, params, device, alloc, run) of ``op`` on ``x``'s signature."""
     dtype = x._dtype
     if dtype.kind not in op.kinds:
         raise _kind_error(op, dtype)
     dev = x._dev
-    o = result(out, x._shape, _result_dtype(op, dtype), dev, op.name)
-    launch(dev, op, (x,), (o,), _COMPUTE[dtype])
+    client = dev._client or dev.client
+    params = _COMPUTE[dtype]
+    shape = x._shape
+    return _store(plans, key, (_result_dtype(op, dtype), shape, contiguous_strides(shape), params, dev,
+                               client.alloc_tensor, _bound(client, dev, op, params)))
+
+
+def _plan_binary(op: Op, plans: dict, key: tuple, x1, x2) -> tuple:
+    """(result dtype, shape, strides, params, device, alloc, run, broadcast) of ``op`` on two arrays'
+    signature; ``broadcast``: whether an operand needs a broadcast view."""
+    dev = x1._dev
+    if x2._dev is not dev:
+        raise ValueError(f"{op.name}: arrays are on different devices ({dev} and {x2._dev}); "
+                         "move one explicitly with to_device()")
+    d1 = x1._dtype
+    d2 = x2._dtype
+    dtype = _PROMOTION[d1, d2]
+    if dtype is None or (dtype is not d1 and dtype is not d2):
+        dtype = promote_on(dev, d1, d2, op.name)
+    if d1.kind not in op.kinds:
+        raise _kind_error(op, d1)
+    if d2.kind not in op.kinds:
+        raise _kind_error(op, d2)
+    s1 = x1._shape
+    s2 = x2._shape
+    shape = s1 if s1 == s2 else broadcast_shapes((s1, s2), op.name)
+    client = dev._client or dev.client
+    params = _COMPUTE[dtype]
+    return _store(plans, key, (_result_dtype(op, dtype), shape, contiguous_strides(shape), params, dev,
+                               client.alloc_tensor, _bound(client, dev, op, params),
+                               s1 != shape or s2 != shape))
+
+
+def _plan_scalar(op: Op, plans: dict, key: tuple, x, value) -> tuple:
+    """(result dtype, shape, strides, params, device, alloc, run, scalar dtype) of ``op`` on an array and
+    a Python scalar of ``value``'s type; each call still converts its value (OverflowError is per value)."""
+    dtype, _ = _with_scalar(op, x._dtype, value)
+    dev = x._dev
+    client = dev._client or dev.client
+    params = _COMPUTE[dtype]
+    shape = x._shape
+    return _store(plans, key, (_result_dtype(op, dtype), shape, contiguous_strides(shape), params, dev,
+                               client.alloc_tensor, _bound(client, dev, op, params), dtype))
+
+
+def _scalar_value(op: Op, dtype: dt.DType, value):
+    """``value`` as a NumPy scalar of ``dtype``, the form kernels take scalar operands in."""
+    try:
+        return dtype.np.type(value)
+    except OverflowError:
+        raise OverflowError(f"{op.name}: the Python int {value} does not fit in {dtype.name}") from None
+
+
+def _unary(op: Op, plans: dict, x, out):
+    if type(x) is not Tensor:
+        raise TypeError(f"{op.name}: x must be a numr_array array, got {type(x).__name__}")
+    key = (x._dtype, x._shape, x._dev._client)
+    plan = plans.get(key)
+    if plan is None:
+        plan = _plan_unary(op, plans, key, x)
+    rdtype, shape, strides, params, dev, alloc, run = plan
+    if out is None and not _capture.capturing and not _rt.lost_count:
+        buf, view = alloc(shape, rdtype)
+        o = Tensor(buf, rdtype, shape, strides, 0, dev, view)
+        run((x,), (o,))
+        return o
+    o = result(out, shape, rdtype, dev, op.name)
+    launch(dev, op, (x,), (o,), params)
     return o
 
 
-def _binary(op: Op, x1, x2, out):
+def _binary(op: Op, plans: dict, x1, x2, out):
     if type(x1) is Tensor:
-        dev = x1._dev
         if type(x2) is Tensor:
-            if x2._dev is not dev:
-                raise ValueError(f"{op.name}: arrays are on different devices ({dev} and {x2._dev}); "
-                                 "move one explicitly with to_device()")
-            d1 = x1._dtype
-            d2 = x2._dtype
-            dtype = _PROMOTION[d1, d2]
-            if dtype is None or (dtype is not d1 and dtype is not d2):
-                dtype = promote_on(dev, d1, d2, op.name)
-            if d1.kind not in op.kinds:
-                raise _kind_error(op, d1)
-            if d2.kind not in op.kinds:
-                raise _kind_error(op, d2)
-            s1 = x1._shape
-            s2 = x2._shape
-            if s1 == s2:
-                shape = s1
-            else:
-                shape = broadcast_shapes((s1, s2), op.name)
+            key = (x1._dtype, x2._dtype, x1._shape, x2._shape, x1._dev._client, x2._dev._client)
+            plan = plans.get(key)
+            if plan is None:
+                plan = _plan_binary(op, plans, key, x1, x2)
+            rdtype, shape, strides, params, dev, alloc, run, bcast = plan
+            if bcast:
                 x1 = broadcast_to_shape(x1, shape)
                 x2 = broadcast_to_shape(x2, shape)
         else:
-            dtype, x2 = _with_scalar(op, x1._dtype, x2)
-            shape = x1._shape
+            key = (x1._dtype, type(x2), x1._shape, x1._dev._client)
+            plan = plans.get(key)
+            if plan is None:
+                plan = _plan_scalar(op, plans, key, x1, x2)
+            rdtype, shape, strides, params, dev, alloc, run, sdtype = plan
+            x2 = _scalar_value(op, sdtype, x2)
     elif type(x2) is Tensor:
-        dev = x2._dev
-        dtype, x1 = _with_scalar(op, x2._dtype, x1)
-        shape = x2._shape
+        key = (type(x1), x2._dtype, x2._shape, x2._dev._client)
+        plan = plans.get(key)
+        if plan is None:
+            plan = _plan_scalar(op, plans, key, x2, x1)
+        rdtype, shape, strides, params, dev, alloc, run, sdtype = plan
+        x1 = _scalar_value(op, sdtype, x1)
     else:
         raise TypeError(f"{op.name}: at least one of x1, x2 must be a numr_array array, "
                         f"got {type(x1).__name__} and {type(x2).__name__}")
-    o = result(out, shape, _result_dtype(op, dtype), dev, op.name)
-    launch(dev, op, (x1, x2), (o,), _COMPUTE[dtype])
+    if out is None and not _capture.capturing and not _rt.lost_count:
+        buf, view = alloc(shape, rdtype)
+        o = Tensor(buf, rdtype, shape, strides, 0, dev, view)
+        run((x1, x2), (o,))
+        return o
+    o = result(out, shape, rdtype, dev, op.name)
+    launch(dev, op, (x1, x2), (o,), params)
     return o
 
 
@@ -159,14 +259,16 @@ def clip(x, /, min=None, max=None, *, out=None):
 
 
 def _make(op: Op):
+    plans: dict = {}
+    _PLAN_TABLES.append(plans)
     if op.arity == 1:
         def f(x, /, *, out=None):
-            return _unary(op, x, out)
+            return _unary(op, plans, x, out)
         params = [inspect.Parameter("x", inspect.Parameter.POSITIONAL_ONLY)]
         doc = f"Element-wise {op.name} of x (accepts {_KIND_WORDS[op.kinds]} dtypes)."
     else:
         def f(x1, x2, /, *, out=None):
-            return _binary(op, x1, x2, out)
+            return _binary(op, plans, x1, x2, out)
         params = [inspect.Parameter("x1", inspect.Parameter.POSITIONAL_ONLY),
                   inspect.Parameter("x2", inspect.Parameter.POSITIONAL_ONLY)]
         doc = (f"Element-wise {op.name} of x1 and x2, broadcast together (accepts {_KIND_WORDS[op.kinds]} "

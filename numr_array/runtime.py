@@ -110,7 +110,17 @@ class Allocator(ABC):
         """Account for memory a backend obtained itself (in a shape it can use directly) as a Buffer."""
         if self._frozen is not None:
             self._check_frozen(nbytes)
-        return self._track(handle, nbytes)
+        # _track's body, inline: this runs once per new result on the CPU's eager path
+        lock = self._stats_lock
+        lock.acquire()
+        try:
+            in_use = self._in_use = self._in_use + nbytes
+            self._count += 1
+            if in_use > self._peak:
+                self._peak = in_use
+        finally:
+            lock.release()
+        return Buffer(handle, nbytes, self)
 
     def _check_frozen(self, nbytes: int) -> None:
         if self.lost is not None:

@@ -145,6 +145,43 @@ class CpuClient(Client):
         if recording is not None and self._recorder == threading.get_ident():
             recording.append((fn, ins, outs, params))
 
+    def bind(self, kernel: str, params: dict):
+        """``run(inputs, outputs)``: ``launch(kernel, inputs, outputs, params)`` with the kernel looked up
+        once, for the namespace's per-signature plans; a ufunc kernel of one output is called directly, and
+        NumPy's error state is set inline rather than through ``_quietly``."""
+        fn = self.kernels[kernel]
+        ufunc = getattr(fn, "ufunc", None)
+        native = self.native
+        ctx = _NP_ERRSTATE
+
+        def run(inputs: Sequence, outputs: Sequence[Tensor]) -> None:
+            ins = []
+            for t in inputs:
+                if type(t) is Tensor:
+                    v = t._view
+                    ins.append(v if v is not None else native(t))
+                else:
+                    ins.append(t)
+            o = outputs[0]
+            v = o._view
+            outs = [v if v is not None else native(o)]
+            if ctx is None:
+                _quietly(fn, ins, outs, params)
+            else:
+                token = ctx.set(_IGNORE)
+                try:
+                    if ufunc is not None:
+                        ufunc(*ins, out=outs[0])
+                    else:
+                        fn(ins, outs, params)
+                finally:
+                    ctx.reset(token)
+            recording = self._recording
+            if recording is not None and self._recorder == threading.get_ident():
+                recording.append((fn, ins, outs, params))
+
+        return run
+
     def copy_to_device(self, host: np.ndarray, dst: Buffer, dst_offset: int = 0) -> None:
         self._bytes(dst)[dst_offset:dst_offset + host.nbytes] = host.reshape(-1).view(np.uint8)
 
