@@ -78,9 +78,8 @@ def _bound(client, dev, op: Op, params: dict):
     """``run(inputs, outputs)``: an eager launch of ``op`` with ``params`` on ``client``, its kernel looked up
     once (the client's ``bind``) where the client has one and launches are not contract-checked."""
     bind = getattr(client, "bind", None)
-    if bind is not None and not CHECK_LAUNCHES:
-        return bind(op.name, params)
-    return lambda inputs, outputs: launch(dev, op, inputs, outputs, params)
+    run = bind(op.name, params) if bind is not None and not CHECK_LAUNCHES else None
+    return run or (lambda inputs, outputs: launch(dev, op, inputs, outputs, params))
 
 
 def _store(plans: dict, key: tuple, plan: tuple) -> tuple:

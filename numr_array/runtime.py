@@ -104,7 +104,7 @@ class Allocator(ABC):
     def allocate(self, nbytes: int) -> Buffer:
         if self._frozen is not None:
             self._check_frozen(nbytes)
-        return self._track(self._raw_allocate(nbytes), nbytes)
+        return self.track(self._raw_allocate(nbytes), nbytes)
 
     def track(self, handle: Any, nbytes: int) -> Buffer:
         """Account for memory a backend obtained itself (in a shape it can use directly) as a Buffer."""
