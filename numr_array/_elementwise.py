@@ -16,7 +16,7 @@ import numpy as np
 from . import _capture
 from . import _dtypes as dt
 from . import runtime as _rt
-from ._dispatch import broadcast_shapes, broadcast_to_shape, launch, promote_on, result
+from ._dispatch import broadcast_shapes, broadcast_to_shape, check_out, launch, promote_on, result
 from ._tensor import Tensor, contiguous_strides
 from .kernels import CHECK_LAUNCHES
 from .kernels import KIND_WORDS as _KIND_WORDS
@@ -56,7 +56,10 @@ def _with_scalar(op: Op, dtype: dt.DType, value) -> tuple[dt.DType, object]:
     if promoted.kind not in op.kinds:  # a complex scalar beside a real array
         raise TypeError(f"{op.name}: a Python complex with a {dtype.name} array gives {promoted.name}, "
                         f"but {op.name} takes {_KIND_WORDS[op.kinds]} arrays")
-    return promoted, _scalar_value(op, promoted, value)
+    try:  # the scalar as a NumPy scalar of the promoted dtype, the form kernels take scalar operands in
+        return promoted, promoted.np.type(value)
+    except OverflowError:
+        raise _overflow(op, promoted, value) from None
 
 
 # --- per-signature plans ---------------------------------------------------------------------------
@@ -145,12 +148,8 @@ def _plan_scalar(op: Op, plans: dict, key: tuple, x, value) -> tuple:
                                client.alloc_tensor, _bound(client, dev, op, params), dtype))
 
 
-def _scalar_value(op: Op, dtype: dt.DType, value):
-    """``value`` as a NumPy scalar of ``dtype``, the form kernels take scalar operands in."""
-    try:
-        return dtype.np.type(value)
-    except OverflowError:
-        raise OverflowError(f"{op.name}: the Python int {value} does not fit in {dtype.name}") from None
+def _overflow(op: Op, dtype: dt.DType, value) -> OverflowError:
+    return OverflowError(f"{op.name}: the Python int {value} does not fit in {dtype.name}")
 
 
 def _unary(op: Op, plans: dict, x, out):
@@ -161,13 +160,16 @@ def _unary(op: Op, plans: dict, x, out):
     if plan is None:
         plan = _plan_unary(op, plans, key, x)
     rdtype, shape, strides, params, dev, alloc, run = plan
-    if out is None and not _capture.capturing and not _rt.lost_count:
+    if _capture.capturing or _rt.lost_count:  # the launch's capture bookkeeping and liveness checks
+        o = result(out, shape, rdtype, dev, op.name)
+        launch(dev, op, (x,), (o,), params)
+        return o
+    if out is None:
         buf, view = alloc(shape, rdtype)
         o = Tensor(buf, rdtype, shape, strides, 0, dev, view)
-        run((x,), (o,))
-        return o
-    o = result(out, shape, rdtype, dev, op.name)
-    launch(dev, op, (x,), (o,), params)
+    else:
+        o = check_out(out, shape, rdtype, dev, op.name)
+    run((x,), (o,))
     return o
 
 
@@ -188,24 +190,33 @@ def _binary(op: Op, plans: dict, x1, x2, out):
             if plan is None:
                 plan = _plan_scalar(op, plans, key, x1, x2)
             rdtype, shape, strides, params, dev, alloc, run, sdtype = plan
-            x2 = _scalar_value(op, sdtype, x2)
+            try:
+                x2 = sdtype.np.type(x2)
+            except OverflowError:
+                raise _overflow(op, sdtype, x2) from None
     elif type(x2) is Tensor:
         key = (type(x1), x2._dtype, x2._shape, x2._dev._client)
         plan = plans.get(key)
         if plan is None:
             plan = _plan_scalar(op, plans, key, x2, x1)
         rdtype, shape, strides, params, dev, alloc, run, sdtype = plan
-        x1 = _scalar_value(op, sdtype, x1)
+        try:
+            x1 = sdtype.np.type(x1)
+        except OverflowError:
+            raise _overflow(op, sdtype, x1) from None
     else:
         raise TypeError(f"{op.name}: at least one of x1, x2 must be a numr_array array, "
                         f"got {type(x1).__name__} and {type(x2).__name__}")
-    if out is None and not _capture.capturing and not _rt.lost_count:
+    if _capture.capturing or _rt.lost_count:  # the launch's capture bookkeeping and liveness checks
+        o = result(out, shape, rdtype, dev, op.name)
+        launch(dev, op, (x1, x2), (o,), params)
+        return o
+    if out is None:
         buf, view = alloc(shape, rdtype)
         o = Tensor(buf, rdtype, shape, strides, 0, dev, view)
-        run((x1, x2), (o,))
-        return o
-    o = result(out, shape, rdtype, dev, op.name)
-    launch(dev, op, (x1, x2), (o,), params)
+    else:
+        o = check_out(out, shape, rdtype, dev, op.name)
+    run((x1, x2), (o,))
     return o
 
 
