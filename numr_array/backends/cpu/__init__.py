@@ -147,8 +147,8 @@ class CpuClient(Client):
 
     def bind(self, kernel: str, params: dict):
         """``run(inputs, outputs)``: ``launch(kernel, inputs, outputs, params)`` with the kernel looked up
-        once, for the namespace's per-signature plans; a ufunc kernel of one output is called directly, and
-        NumPy's error state is set inline rather than through ``_quietly``."""
+        once, for the namespace's per-signature plans. NumPy's error state is set inline rather than
+        through ``_quietly``, and a ufunc kernel (of one output) is called directly: one frame per launch."""
         fn = self.kernels[kernel]
         ufunc = getattr(fn, "ufunc", None)
         native = self.native
@@ -163,22 +163,20 @@ class CpuClient(Client):
                 else:
                     ins.append(t)
             o = outputs[0]
-            v = o._view
-            outs = [v if v is not None else native(o)]
-            if ctx is None:
-                _quietly(fn, ins, outs, params)
+            ov = o._view
+            if ov is None:
+                ov = native(o)
+            if ufunc is None or ctx is None:
+                _quietly(fn, ins, [ov], params)
             else:
                 token = ctx.set(_IGNORE)
                 try:
-                    if ufunc is not None:
-                        ufunc(*ins, out=outs[0])
-                    else:
-                        fn(ins, outs, params)
+                    ufunc(*ins, ov)  # out positionally: NumPy parses no keywords
                 finally:
                     ctx.reset(token)
             recording = self._recording
             if recording is not None and self._recorder == threading.get_ident():
-                recording.append((fn, ins, outs, params))
+                recording.append((fn, ins, [ov], params))
 
         return run
 
