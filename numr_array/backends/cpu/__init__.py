@@ -95,8 +95,9 @@ class CpuClient(Client):
         v = t._view
         if v is None:
             size = t._dtype.itemsize
-            v = t._view = np.ndarray(t._shape, t._dtype.np, self._bytes(t._buf), t._offset * size,
-                                     tuple(s * size for s in t._strides))
+            # the handle itself as the buffer (it is C-contiguous, typed or bytes): no byte view made per view
+            v = t._view = np.ndarray(t._shape, t._dtype.np, t._buf.handle, t._offset * size,
+                                     tuple([s * size for s in t._strides]))
         return v
 
     host_view = native
