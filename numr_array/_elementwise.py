@@ -19,13 +19,15 @@ import operator
 
 import numpy as np
 
+from . import _capture
 from . import _dtypes as dt
-from ._checks import broadcast_shape as broadcast_shapes  # (the name _binary calls it by)
-from ._checks import broadcast_to_shape, check_tensor, promote_on
+from . import runtime as _rt
+from ._checks import broadcast_shape, broadcast_to_shape, check_out, check_tensor, promote_on
 from ._data_type_functions import astype
 from ._info import default_dtypes_of
 from ._launch import launch, result
-from ._tensor import Tensor
+from ._tensor import Tensor, contiguous_strides
+from .kernels import CHECK_LAUNCHES
 from .kernels import KIND_WORDS as _KIND_WORDS
 from .kernels import OPS, K, Kernel
 
@@ -63,60 +65,168 @@ def _with_scalar(op: Op, dtype: dt.DType, value) -> tuple[dt.DType, object]:
     if promoted.kind not in op.kinds:  # a complex scalar beside a real array
         raise TypeError(f"{op.name}: a Python complex with a {dtype.name} array gives {promoted.name}, "
                         f"but {op.name} takes {_KIND_WORDS[op.kinds]} arrays")
-    try:
+    try:  # the scalar as a NumPy scalar of the promoted dtype, the form kernels take scalar operands in
         return promoted, promoted.np.type(value)
     except OverflowError:
-        raise OverflowError(f"{op.name}: the Python int {value} does not fit in {promoted.name}") from None
+        raise _overflow(op, promoted, value) from None
 
 
-def _unary(op: Op, x, out):
-    if type(x) is not Tensor:
-        raise TypeError(f"{op.name}: x must be a numr_array array, got {type(x).__name__}")
+# --- per-signature plans ---------------------------------------------------------------------------
+# A call's checks, promotion, result dtype and shape, broadcasting decision and kernel binding depend only on
+# its signature: the operands' dtypes (or a scalar's type), shapes and device client. The first call of a
+# signature runs the checks (raising what they raise) and keeps the outcome as a plan; a repeated call is
+# then a dict lookup, a result allocation and the client's bound kernel. Strides are not part of the key:
+# the plan only decides whether broadcast views are needed (a matter of shapes), and the kernel reads each
+# operand through its own strided view. A loss of any device (``runtime.lost_count``) drops every plan, so
+# none keeps a lost client alive, and eager launches then go through ``_dispatch.launch`` and its checks.
+
+#: the per-op plan tables (cleared together when a device is lost, or one when it reaches _PLANS_MAX)
+_PLANS_BY_NAME: dict[str, dict] = {}
+_PLAN_TABLES: list[dict] = []
+_PLANS_MAX = 512
+_lost_seen = 0
+
+
+def _bound(client, dev, op: Op, params: dict):
+    """``run(inputs, outputs)``: an eager launch of ``op`` with ``params`` on ``client``, its kernel looked up
+    once (the client's ``bind``) where the client has one and launches are not contract-checked."""
+    bind = getattr(client, "bind", None)
+    run = bind(op.name, params) if bind is not None and not CHECK_LAUNCHES else None
+    return run or (lambda inputs, outputs: launch(dev, op, inputs, outputs, params))
+
+
+def _store(plans: dict, key: tuple, plan: tuple) -> tuple:
+    global _lost_seen
+    if _rt.lost_count != _lost_seen:
+        _lost_seen = _rt.lost_count
+        for table in _PLAN_TABLES:
+            table.clear()
+    if len(plans) >= _PLANS_MAX:
+        plans.clear()
+    plans[key] = plan
+    return plan
+
+
+def _plan_unary(op: Op, plans: dict, key: tuple, x) -> tuple:
+    """(result dtype, shape, strides, params, device, alloc, run) of ``op`` on ``x``'s signature."""
     dtype = x._dtype
     if dtype.kind not in op.kinds:
         raise _kind_error(op, dtype)
     dev = x._dev
-    o = result(out, x._shape, _result_dtype(op, dtype), dev, op.name)
-    launch(dev, op, (x,), (o,), _COMPUTE[dtype])
+    client = dev._client or dev.client
+    params = _COMPUTE[dtype]
+    shape = x._shape
+    return _store(plans, key, (_result_dtype(op, dtype), shape, contiguous_strides(shape), params, dev,
+                               client.alloc_tensor, _bound(client, dev, op, params)))
+
+
+def _plan_binary(op: Op, plans: dict, key: tuple, x1, x2) -> tuple:
+    """(result dtype, shape, strides, params, device, alloc, run, broadcast) of ``op`` on two arrays'
+    signature; ``broadcast``: whether an operand needs a broadcast view."""
+    dev = x1._dev
+    if x2._dev is not dev:
+        raise ValueError(f"{op.name}: arrays are on different devices ({dev} and {x2._dev}); "
+                         "move one explicitly with to_device()")
+    d1 = x1._dtype
+    d2 = x2._dtype
+    dtype = _PROMOTION[d1, d2]
+    if dtype is None or (dtype is not d1 and dtype is not d2):
+        dtype = promote_on(dev, d1, d2, op.name)
+    if d1.kind not in op.kinds:
+        raise _kind_error(op, d1)
+    if d2.kind not in op.kinds:
+        raise _kind_error(op, d2)
+    s1 = x1._shape
+    s2 = x2._shape
+    shape = s1 if s1 == s2 else broadcast_shape((s1, s2), op.name)
+    client = dev._client or dev.client
+    params = _COMPUTE[dtype]
+    return _store(plans, key, (_result_dtype(op, dtype), shape, contiguous_strides(shape), params, dev,
+                               client.alloc_tensor, _bound(client, dev, op, params),
+                               s1 != shape or s2 != shape))
+
+
+def _plan_scalar(op: Op, plans: dict, key: tuple, x, value) -> tuple:
+    """(result dtype, shape, strides, params, device, alloc, run, scalar dtype) of ``op`` on an array and
+    a Python scalar of ``value``'s type; each call still converts its value (OverflowError is per value)."""
+    dtype, _ = _with_scalar(op, x._dtype, value)
+    dev = x._dev
+    client = dev._client or dev.client
+    params = _COMPUTE[dtype]
+    shape = x._shape
+    return _store(plans, key, (_result_dtype(op, dtype), shape, contiguous_strides(shape), params, dev,
+                               client.alloc_tensor, _bound(client, dev, op, params), dtype))
+
+
+def _overflow(op: Op, dtype: dt.DType, value) -> OverflowError:
+    return OverflowError(f"{op.name}: the Python int {value} does not fit in {dtype.name}")
+
+
+def _unary(op: Op, plans: dict, x, out):
+    if type(x) is not Tensor:
+        raise TypeError(f"{op.name}: x must be a numr_array array, got {type(x).__name__}")
+    key = (x._dtype, x._shape, x._dev._client)
+    plan = plans.get(key)
+    if plan is None:
+        plan = _plan_unary(op, plans, key, x)
+    rdtype, shape, strides, params, dev, alloc, run = plan
+    if _capture.capturing or _rt.lost_count:  # the launch's capture bookkeeping and liveness checks
+        o = result(out, shape, rdtype, dev, op.name)
+        launch(dev, op, (x,), (o,), params)
+        return o
+    if out is None:
+        buf, view = alloc(shape, rdtype)
+        o = Tensor(buf, rdtype, shape, strides, 0, dev, view)
+    else:
+        o = check_out(out, shape, rdtype, dev, op.name)
+    run((x,), (o,))
     return o
 
 
-def _binary(op: Op, x1, x2, out):
+def _binary(op: Op, plans: dict, x1, x2, out):
     if type(x1) is Tensor:
-        dev = x1._dev
         if type(x2) is Tensor:
-            if x2._dev is not dev:
-                raise ValueError(f"{op.name}: arrays are on different devices ({dev} and {x2._dev}); "
-                                 "move one explicitly with to_device()")
-            d1 = x1._dtype
-            d2 = x2._dtype
-            dtype = _PROMOTION[d1, d2]
-            if dtype is None or (dtype is not d1 and dtype is not d2):
-                dtype = promote_on(dev, d1, d2, op.name)
-            if d1.kind not in op.kinds:
-                raise _kind_error(op, d1)
-            if d2.kind not in op.kinds:
-                raise _kind_error(op, d2)
-            s1 = x1._shape
-            s2 = x2._shape
-            if s1 == s2:
-                shape = s1
-            else:
-                shape = broadcast_shapes((s1, s2), op.name)
+            key = (x1._dtype, x2._dtype, x1._shape, x2._shape, x1._dev._client, x2._dev._client)
+            plan = plans.get(key)
+            if plan is None:
+                plan = _plan_binary(op, plans, key, x1, x2)
+            rdtype, shape, strides, params, dev, alloc, run, bcast = plan
+            if bcast:
                 x1 = broadcast_to_shape(x1, shape)
                 x2 = broadcast_to_shape(x2, shape)
         else:
-            dtype, x2 = _with_scalar(op, x1._dtype, x2)
-            shape = x1._shape
+            key = (x1._dtype, type(x2), x1._shape, x1._dev._client)
+            plan = plans.get(key)
+            if plan is None:
+                plan = _plan_scalar(op, plans, key, x1, x2)
+            rdtype, shape, strides, params, dev, alloc, run, sdtype = plan
+            try:
+                x2 = sdtype.np.type(x2)
+            except OverflowError:
+                raise _overflow(op, sdtype, x2) from None
     elif type(x2) is Tensor:
-        dev = x2._dev
-        dtype, x1 = _with_scalar(op, x2._dtype, x1)
-        shape = x2._shape
+        key = (type(x1), x2._dtype, x2._shape, x2._dev._client)
+        plan = plans.get(key)
+        if plan is None:
+            plan = _plan_scalar(op, plans, key, x2, x1)
+        rdtype, shape, strides, params, dev, alloc, run, sdtype = plan
+        try:
+            x1 = sdtype.np.type(x1)
+        except OverflowError:
+            raise _overflow(op, sdtype, x1) from None
     else:
         raise TypeError(f"{op.name}: at least one of x1, x2 must be a numr_array array, "
                         f"got {type(x1).__name__} and {type(x2).__name__}")
-    o = result(out, shape, _result_dtype(op, dtype), dev, op.name)
-    launch(dev, op, (x1, x2), (o,), _COMPUTE[dtype])
+    if _capture.capturing or _rt.lost_count:  # the launch's capture bookkeeping and liveness checks
+        o = result(out, shape, rdtype, dev, op.name)
+        launch(dev, op, (x1, x2), (o,), params)
+        return o
+    if out is None:
+        buf, view = alloc(shape, rdtype)
+        o = Tensor(buf, rdtype, shape, strides, 0, dev, view)
+    else:
+        o = check_out(out, shape, rdtype, dev, op.name)
+    run((x1, x2), (o,))
     return o
 
 
@@ -160,7 +270,7 @@ def clip(x, /, min=None, max=None, *, out=None):
                 raise TypeError(f"clip: {name}={b!r} cannot bound a {dtype.name} array")
             bounds.append(_scalar_bound(b, dtype))
     # x, min and max broadcast together (the result has x's dtype, whatever the bounds' dtypes)
-    shape = broadcast_shapes(shapes, "clip") if len(shapes) > 1 else x._shape
+    shape = broadcast_shape(shapes, "clip") if len(shapes) > 1 else x._shape
     x = broadcast_to_shape(x, shape)
     bounds = [broadcast_to_shape(b, shape) if type(b) is Tensor else b for b in bounds]
     o = result(out, shape, dtype, dev, "clip")
@@ -168,15 +278,25 @@ def clip(x, /, min=None, max=None, *, out=None):
     return o
 
 
+def _plans(name: str) -> dict:
+    """The plan table of the element-wise function ``name`` (one per function, shared by its callers)."""
+    table = _PLANS_BY_NAME.get(name)
+    if table is None:
+        table = _PLANS_BY_NAME[name] = {}
+        _PLAN_TABLES.append(table)
+    return table
+
+
 def _make(op: Op):
+    plans = _plans(op.name)
     if op.arity == 1:
         def f(x, /, *, out=None):
-            return _unary(op, x, out)
+            return _unary(op, plans, x, out)
         params = [inspect.Parameter("x", inspect.Parameter.POSITIONAL_ONLY)]
         doc = f"Element-wise {op.name} of x (accepts {_KIND_WORDS[op.kinds]} dtypes)."
     else:
         def f(x1, x2, /, *, out=None):
-            return _binary(op, x1, x2, out)
+            return _binary(op, plans, x1, x2, out)
         params = [inspect.Parameter("x1", inspect.Parameter.POSITIONAL_ONLY),
                   inspect.Parameter("x2", inspect.Parameter.POSITIONAL_ONLY)]
         doc = (f"Element-wise {op.name} of x1 and x2, broadcast together (accepts {_KIND_WORDS[op.kinds]} "
@@ -208,6 +328,16 @@ def _quotient_dtype(x1, x2) -> dt.DType:
     return dt.real_of(floats[0] if small else dt.promote(floats[0], default, "divide"))
 
 
+# the plan tables of the functions written out below (shared with the generated ones of the same name)
+_PLANS_DIVIDE = _plans("divide")
+_PLANS_NOT_EQUAL = _plans("not_equal")
+_PLANS_LOGICAL_AND = _plans("logical_and")
+_PLANS_LOGICAL_OR = _plans("logical_or")
+_PLANS_LOGICAL_XOR = _plans("logical_xor")
+_PLANS_LOGICAL_NOT = _plans("logical_not")
+_PLANS_ROUND = _plans("round")
+
+
 def divide(x1: Tensor | int | float | complex, x2: Tensor | int | float | complex, /, *,
            out: Tensor | None = None) -> Tensor:
     """Element-wise x1 / x2, broadcast together (also the ``/`` operator; either may be a Python scalar).
@@ -219,35 +349,35 @@ def divide(x1: Tensor | int | float | complex, x2: Tensor | int | float | comple
         x1, x2 = (int(x) if type(x) is bool
                   else astype(x, dtype) if type(x) is Tensor and x._dtype.kind in _NON_FLOAT else x
                   for x in (x1, x2))
-    return _binary(K.divide, x1, x2, out)
+    return _binary(K.divide, _PLANS_DIVIDE, x1, x2, out)
 
 
 def _truth(x):
     """A numeric array's truth values (non-zero), as NumPy's logical functions read them."""
-    return _binary(K.not_equal, x, 0, None) if type(x) is Tensor and x._dtype in _NUMERIC_DTYPES else x
+    return _binary(K.not_equal, _PLANS_NOT_EQUAL, x, 0, None) if type(x) is Tensor and x._dtype in _NUMERIC_DTYPES else x
 
 
 def logical_and(x1: Tensor | bool, x2: Tensor | bool, /, *, out: Tensor | None = None) -> Tensor:
     """Element-wise logical AND of x1 and x2, broadcast together (either may be a Python bool); numeric
     arrays also count, as their non-zero elements (NumPy)."""
-    return _binary(K.logical_and, _truth(x1), _truth(x2), out)
+    return _binary(K.logical_and, _PLANS_LOGICAL_AND, _truth(x1), _truth(x2), out)
 
 
 def logical_or(x1: Tensor | bool, x2: Tensor | bool, /, *, out: Tensor | None = None) -> Tensor:
     """Element-wise logical OR of x1 and x2, broadcast together (either may be a Python bool); numeric
     arrays also count, as their non-zero elements (NumPy)."""
-    return _binary(K.logical_or, _truth(x1), _truth(x2), out)
+    return _binary(K.logical_or, _PLANS_LOGICAL_OR, _truth(x1), _truth(x2), out)
 
 
 def logical_xor(x1: Tensor | bool, x2: Tensor | bool, /, *, out: Tensor | None = None) -> Tensor:
     """Element-wise logical XOR of x1 and x2, broadcast together (either may be a Python bool); numeric
     arrays also count, as their non-zero elements (NumPy)."""
-    return _binary(K.logical_xor, _truth(x1), _truth(x2), out)
+    return _binary(K.logical_xor, _PLANS_LOGICAL_XOR, _truth(x1), _truth(x2), out)
 
 
 def logical_not(x: Tensor, /, *, out: Tensor | None = None) -> Tensor:
     """Element-wise logical NOT of x; a numeric array counts as its non-zero elements (NumPy)."""
-    return _unary(K.logical_not, _truth(x), out)
+    return _unary(K.logical_not, _PLANS_LOGICAL_NOT, _truth(x), out)
 
 
 def round(x: Tensor, /, decimals: int = 0, *, out: Tensor | None = None) -> Tensor:
@@ -257,11 +387,11 @@ def round(x: Tensor, /, decimals: int = 0, *, out: Tensor | None = None) -> Tens
     2.67)."""
     decimals = operator.index(decimals)
     if decimals == 0:
-        return _unary(K.round, x, out)
+        return _unary(K.round, _PLANS_ROUND, x, out)
     check_tensor(x, "round")
     if x._dtype.kind in dt.INTEGER_KINDS:
         if decimals > 0:
-            return _unary(K.round, x, out)
+            return _unary(K.round, _PLANS_ROUND, x, out)
         raise TypeError(f"round: decimals={decimals} on {x._dtype.name} arrays is not supported; "
                         "cast to a floating-point dtype first")
     if x._dtype.kind not in dt.FLOAT_KINDS:
@@ -269,8 +399,8 @@ def round(x: Tensor, /, decimals: int = 0, *, out: Tensor | None = None) -> Tens
     # NumPy's own steps, so that results agree to the last bit: scale up, round half to even, scale back
     scale = 10.0 ** (decimals if decimals > 0 else -decimals)  # (abs is the element-wise function here)
     if decimals > 0:
-        return divide(_unary(K.round, multiply(x, scale), None), scale, out=out)
-    return multiply(_unary(K.round, divide(x, scale), None), scale, out=out)
+        return divide(_unary(K.round, _PLANS_ROUND, multiply(x, scale), None), scale, out=out)
+    return multiply(_unary(K.round, _PLANS_ROUND, divide(x, scale), None), scale, out=out)
 
 
 _WRITTEN_OUT = ("divide", "logical_and", "logical_or", "logical_xor", "logical_not", "round", "clip")

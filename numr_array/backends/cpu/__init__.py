@@ -95,8 +95,9 @@ class CpuClient(Client, HostInterop):
         v = t._view
         if v is None:
             size = t._dtype.itemsize
-            v = t._view = np.ndarray(t._shape, t._dtype.np, self._bytes(t._buf), t._offset * size,
-                                     tuple(s * size for s in t._strides))
+            # the handle itself as the buffer (it is C-contiguous, typed or bytes): no byte view made per view
+            v = t._view = np.ndarray(t._shape, t._dtype.np, t._buf.handle, t._offset * size,
+                                     tuple([s * size for s in t._strides]))
         return v
 
     host_view = native
@@ -144,6 +145,41 @@ class CpuClient(Client, HostInterop):
         recording = self._recording
         if recording is not None and self._recorder == threading.get_ident():
             recording.append((fn, ins, outs, params))
+
+    def bind(self, kernel: str, params: dict):
+        """``run(inputs, outputs)``: ``launch(kernel, inputs, outputs, params)`` with the kernel looked up
+        once, for the namespace's per-signature plans. NumPy's error state is set inline rather than
+        through ``_quietly``, and a ufunc kernel (of one output) is called directly: one frame per launch."""
+        fn = self.kernels[kernel]
+        ufunc = getattr(fn, "ufunc", None)
+        native = self.native
+        ctx = _NP_ERRSTATE
+
+        def run(inputs: Sequence, outputs: Sequence[Tensor]) -> None:
+            ins = []
+            for t in inputs:
+                if type(t) is Tensor:
+                    v = t._view
+                    ins.append(v if v is not None else native(t))
+                else:
+                    ins.append(t)
+            o = outputs[0]
+            ov = o._view
+            if ov is None:
+                ov = native(o)
+            if ufunc is None or ctx is None:
+                _quietly(fn, ins, [ov], params)
+            else:
+                token = ctx.set(_IGNORE)
+                try:
+                    ufunc(*ins, ov)  # out positionally: NumPy parses no keywords
+                finally:
+                    ctx.reset(token)
+            recording = self._recording
+            if recording is not None and self._recorder == threading.get_ident():
+                recording.append((fn, ins, [ov], params))
+
+        return run
 
     def copy_to_device(self, host: np.ndarray, dst: Buffer, dst_offset: int = 0) -> None:
         dst.mark_constant()  # not recorded: inside a capture these bytes are a constant of the graph

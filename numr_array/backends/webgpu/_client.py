@@ -611,6 +611,31 @@ class WebGPUClient(Client):
         finally:
             lock.release()
 
+    def bind(self, kernel: str, params: dict):
+        """``run(inputs, outputs)``: ``launch(kernel, inputs, outputs, params)`` with the kernel looked up
+        once and the entry checks inline (the namespace's per-signature plans call it once per eager call);
+        None for a kernel this client lacks, whose launch raises NotImplementedError."""
+        fn = self.kernels.get(kernel)
+        if fn is None:
+            return None
+        lock = self._lock
+
+        def run(inputs: Sequence, outputs: Sequence[Tensor]) -> None:
+            if self.lost is not None:
+                raise renewed(self.lost)
+            lock.acquire()
+            try:
+                if self._freed:
+                    self.allocator.pool_freed()
+                fn(self, inputs, outputs, params)
+            except wgpu.GPUError as e:
+                self.raise_if_lost(e)
+                raise
+            finally:
+                lock.release()
+
+        return run
+
     # --- capture ------------------------------------------------------------------------------------
     @_entry
     def _begin_recording(self) -> None:

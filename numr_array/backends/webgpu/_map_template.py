@@ -118,8 +118,11 @@ def run_map(client: WebGPUClient, name: str, key, outs: Sequence[Tensor], ins: S
     else:
         dims, strides = collapse(shape, [t._strides for t in tensors])
     ndim = len(dims)
-    raw_desc = tuple((r._dtype, len(r._shape), w) for r, w in raw)
-    pkey = (name, key, ndim, coords, tuple(t._dtype for t in outs), tuple(desc), tuple(w for w, _ in params), raw_desc)
+    # (the common launch, one output and no params or raw tensors, builds no generator: this runs per launch)
+    raw_desc = tuple((r._dtype, len(r._shape), w) for r, w in raw) if raw else ()
+    out_dtypes = (outs[0]._dtype,) if len(outs) == 1 else tuple(t._dtype for t in outs)
+    pkey = (name, key, ndim, coords, out_dtypes, tuple(desc), tuple(w for w, _ in params) if params else (),
+            raw_desc)
     pipe = client.cached_pipeline(pkey)
     if pipe is None:
         pipe = _build(client, pkey, len(outs), body, ndim, coords, [w for w, _ in params],
@@ -134,7 +137,7 @@ def run_map(client: WebGPUClient, name: str, key, outs: Sequence[Tensor], ins: S
     whole = _whole(client, dims, tensors, strides)
     chunks = (whole,) if whole is not None else _chunks(client, dims, tensors, strides)
     record = None
-    if client.capturing and whole is not None and not raw and not coords and fusable:
+    if client._steps is not None and whole is not None and not raw and not coords and fusable:  # capturing
         # captured: what the fusion of element-wise chains (_fuse) needs to merge this launch with others
         # (views, not tensors: holding them would keep the capture arena from reusing their memory)
         views = [(t._buf.handle.serial, t._offset, tuple(st), t._dtype) for t, st in zip(tensors, strides)]
