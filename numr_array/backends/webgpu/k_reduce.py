@@ -134,8 +134,8 @@ def reduce(client: WebGPUClient, kind: str, x: Tensor, axes: tuple[int, ...], o:
            acc_dtype: dt.DType | None = None, arg: ArgIO | None = None) -> None:
     """o (shaped like x's kept dimensions, length-1 ones allowed) = the ``kind`` reduction of x over ``axes``.
     ``mean`` (dev and sqdev only): per-output values subtracted from x (before squaring, for sqdev), shaped
-    like o. ``arg`` (argmax and
-    argmin only): where indices come from and where the extremum's value goes besides its index in o."""
+    like o. ``arg`` (argmax and argmin only): where indices come from and where the extremum's value goes
+    besides its index in o."""
     kept = [d for d in range(len(x._shape)) if d not in axes]
     oshape = [x._shape[d] for d in kept]
     ostr = _kept_strides(o, kept)
@@ -590,6 +590,6 @@ def _diff(client, ins, outs, p):
 
 def kernels() -> dict:
     k = {kind: _reduction(kind) for kind in ("sum", "max", "min", "any", "all") + ARG}
-    k.update(prod=_prod, mean=_mean, var=_moment(False), std=_moment(True), cumulative_sum=_cumulative("cumulative_sum"),
-             cumulative_prod=_cumulative("cumulative_prod"), diff=_diff)
+    k.update(prod=_prod, mean=_mean, var=_moment(False), std=_moment(True),
+             cumulative_sum=_cumulative("cumulative_sum"), cumulative_prod=_cumulative("cumulative_prod"), diff=_diff)
     return k
