@@ -27,6 +27,10 @@ REAL_NUMERIC_KINDS = dt.INTEGER_KINDS + ("real floating",)
 # real or floating to integer inside a sum would silently drop parts of the data
 _KIND_RANK = {"signed integer": 1, "unsigned integer": 1, "real floating": 2, "complex floating": 3}
 _UNSIGNED_OF_BITS = {32: dt.uint32, 64: dt.uint64}
+# products of single-precision floats accumulate in double precision where the device has it: a partial
+# product that overflows float32 (or underflows) would otherwise make 0 * inf = NaN, or inf / 0, of a
+# product whose value is representable, depending on the order the backend multiplies in
+_WIDER_PRODUCT = {dt.float32: dt.float64, dt.complex64: dt.complex128}
 
 Axis = int | tuple[int, ...] | None
 
@@ -137,8 +141,15 @@ def sum(x, /, axis: Axis = None, dtype: dt.DType | None = None, out=None, keepdi
 
 def prod(x, /, axis: Axis = None, dtype: dt.DType | None = None, out=None, keepdims: bool = False) -> Tensor:
     """The product of ``x`` over ``axis`` (dtype rules as :func:`sum`); the empty product is 1. Also NumPy's
-    positional ``(axis, dtype, out, keepdims)``."""
-    return _accumulate(K.prod, x, axis, dtype, keepdims, out)
+    positional ``(axis, dtype, out, keepdims)``. float32 and complex64 products accumulate in float64 and
+    complex128 where the device has them."""
+    axes, keepdims, _ = reduction_args(x, axis, keepdims, "prod")
+    check_kind(x, dt.NUMERIC_KINDS, "numeric", "prod")
+    dtype = _accumulation_dtype(x, dtype, "prod")
+    acc = _WIDER_PRODUCT.get(dtype, dtype)
+    if not x._dev.client.supports_dtype(acc):
+        acc = dtype
+    return reduction(K.prod, x, axes, keepdims, dtype, out, "prod", {"acc": acc})
 
 
 def in_dtype(x, dtype, func: str) -> Tensor:

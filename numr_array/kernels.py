@@ -142,7 +142,8 @@ OTHERS: tuple[Kernel, ...] = (
     Kernel("index_range", "indexing", 1),  # the min and max of an index array, into a (2,) tensor
     # reductions and scans
     Kernel("sum", "statistical", 1, 1, _REDUCE),
-    Kernel("prod", "statistical", 1, 1, _REDUCE),
+    # acc: the dtype the product accumulates in (the output's, or wider), cast to the output's at the end
+    Kernel("prod", "statistical", 1, 1, _REDUCE + ("acc",)),
     Kernel("max", "statistical", 1, 1, _REDUCE),
     Kernel("min", "statistical", 1, 1, _REDUCE),
     Kernel("mean", "statistical", 1, 1, _REDUCE),

@@ -16,7 +16,7 @@ import numr_array as xp
 
 from .strategies import (ALL, COMPLEX, DEVICE, FLOAT, INTEGER, NUMERIC, REAL_FLOAT, REAL_NUMERIC, SIGNED,
                          np_arrays, shapes, supported, to_np, views)
-from .helpers import defaults, device_data, device_dtype
+from .helpers import defaults, device_data, device_dtype, needs_dtype
 
 DEFAULTS = defaults(DEVICE)
 #: the device's default dtypes (int32, float32, complex64 on an adapter without shader-int64/shader-f64)
@@ -152,6 +152,18 @@ def test_sum_prod_match_numpy(name, data):
     with quiet():
         expected = getattr(np, name)(a.astype(rdtype.np), axis=np_axis(axis), keepdims=keepdims)
     assert_result(got, expected, rdtype, magnitude(a) if name == "sum" else product_scale(a))
+
+
+@pytest.mark.parametrize("dtype", [xp.float32, xp.complex64])
+def test_prod_of_zero_and_an_overflowing_rest_is_zero(dtype):
+    """A product whose partial products overflow single precision in some orders: 0 * 139**35 is 0, as
+    NumPy's left-to-right product gives, not 0 * inf = NaN (a tree reduction multiplying the 139s first
+    overflowed float32 on CUDA); single precision accumulates in double precision for this."""
+    needs_dtype(xp.float64 if dtype == xp.float32 else xp.complex128)
+    a = np.full((3, 3, 4), 139, dtype.np)
+    a[0, 0, 0] = 0
+    x = xp.asarray(a, device=DEVICE)
+    np.testing.assert_array_equal(to_np(xp.prod(x)), np.prod(a))
 
 
 def test_sum_prod_empty_and_defaults():

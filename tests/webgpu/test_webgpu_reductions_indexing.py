@@ -85,6 +85,20 @@ def test_statistical_reductions_match_cpu(case, name, keepdims):
     same((got, want))
 
 
+@pytest.mark.parametrize("keepdims", [False, True])
+def test_var_std_of_equal_values_are_zero(keepdims):
+    """The mean is shifted by each reduction's first element, so equal values have an exact mean and a
+    variance of exactly 0 (a plain sum / K gave 2 ulp of 10.28832, and NumPy's float32 std gives 1)."""
+    a = np.empty((2, 12, 3), np.float32)
+    a[...] = np.array([10.28832, 11.0236435, 1e30], np.float32)  # equal along axis 1, and (0, 1)'s column
+    x = xp.asarray(a, device=DEV)
+    for axis in (1, (0, 1)):
+        for f in (xp.var, xp.std):
+            for correction in (0, 1):
+                got = to_np(f(x, axis=axis, keepdims=keepdims, correction=correction))
+                np.testing.assert_array_equal(got, np.zeros_like(np.var(a, axis=axis, keepdims=keepdims)))
+
+
 @given(arrays_and_axes(DTYPES), st.sampled_from(["all", "any", "count_nonzero"]))
 def test_logical_reductions_match_cpu(case, name):
     dtype, a, axis = case

@@ -20,6 +20,13 @@ def kernels(m) -> dict:
                 f(ins[0], axis=p["axis"], keepdims=p["keepdims"], out=o)
         return kernel
 
+    def prod(ins, outs, p):
+        o = outs[0]
+        if p["acc"] == o.dtype:
+            m.prod(ins[0], axis=p["axis"], keepdims=p["keepdims"], dtype=o.dtype, out=o)
+        else:  # accumulated wider (the namespace's choice), then rounded once to o's dtype
+            m.copyto(o, m.prod(ins[0], axis=p["axis"], keepdims=p["keepdims"], dtype=p["acc"].np))
+
     def extremum(f):
         def kernel(ins, outs, p):
             # through a temporary, not out=: CuPy 14's min with out= (cub-accelerated) fails on dtype checks
@@ -47,7 +54,7 @@ def kernels(m) -> dict:
         m.copyto(o, m.diff(x, n=p["n"], axis=axis))
 
     return {
-        "sum": reduction(m.sum, True), "prod": reduction(m.prod, True),
+        "sum": reduction(m.sum, True), "prod": prod,
         "max": extremum(m.max), "min": extremum(m.min), "mean": reduction(m.mean),
         "all": reduction(m.all), "any": reduction(m.any),
         "var": moment(m.var), "std": moment(m.std),

@@ -57,13 +57,13 @@ class ArgIO(NamedTuple):
 def _acc_wt(kind: str, x: dt.DType, o: dt.DType) -> WgslType:
     if kind in ("any", "all"):
         return BOOL
-    if kind in ("max", "min", "sqdev") + ARG:
+    if kind in ("max", "min", "dev", "sqdev") + ARG:
         return COMPUTE[wt(x)]
     return COMPUTE[wt(o)]
 
 
 def _identity(kind: str, a: WgslType, lib: WgslHelpers) -> str:
-    if kind in ("sum", "sqdev", "count_nonzero"):
+    if kind in ("sum", "dev", "sqdev", "count_nonzero"):
         # -0.0, not +0.0, for floats: -0.0 + x is x for every x, so a sum of -0.0 stays -0.0 (as NumPy's)
         return lit(a, {"f": -0.0, "c": complex(-0.0, -0.0)}.get(a.family, 0))
     if kind == "prod":
@@ -89,7 +89,7 @@ def _identity(kind: str, a: WgslType, lib: WgslHelpers) -> str:
 
 
 def _combine(kind: str, a: WgslType, lib: WgslHelpers, x: str, y: str) -> str:
-    if kind in ("sum", "sqdev", "count_nonzero"):
+    if kind in ("sum", "dev", "sqdev", "count_nonzero"):
         return f"({x} + {y})"
     if kind == "prod":
         return f"{lib.fn('cmul', a)}({x}, {y})" if a.family == "c" else f"({x} * {y})"
@@ -133,8 +133,9 @@ def _temp(client: WebGPUClient, shape: tuple[int, ...], dtype: dt.DType) -> Tens
 def reduce(client: WebGPUClient, kind: str, x: Tensor, axes: tuple[int, ...], o: Tensor, mean: Tensor | None = None,
            acc_dtype: dt.DType | None = None, arg: ArgIO | None = None) -> None:
     """o (shaped like x's kept dimensions, length-1 ones allowed) = the ``kind`` reduction of x over ``axes``.
-    ``mean`` (sqdev only): per-output values subtracted before squaring, shaped like o. ``arg`` (argmax and
-    argmin only): where indices come from and where the extremum's value goes besides its index in o."""
+    ``mean`` (dev and sqdev only): per-output values subtracted from x (before squaring, for sqdev), shaped
+    like o. ``arg`` (argmax and argmin only): where indices come from and where the extremum's value goes
+    besides its index in o."""
     kept = [d for d in range(len(x._shape)) if d not in axes]
     oshape = [x._shape[d] for d in kept]
     ostr = _kept_strides(o, kept)
@@ -180,7 +181,7 @@ def reduce(client: WebGPUClient, kind: str, x: Tensor, axes: tuple[int, ...], o:
         return
     _launch(client, kind, "group", x, partial, mean, acc, kshape, kx, [parts * s for s in pk], km, rshape, rx,
             M, K, parts, 1, None)
-    second = "sum" if kind in ("sqdev", "count_nonzero") else kind
+    second = "sum" if kind in ("dev", "sqdev", "count_nonzero") else kind
     reduce(client, second, view(partial), (len(kshape),), ov, acc_dtype=acc.dtype)
 
 
@@ -222,7 +223,7 @@ def _reduce_split(client, kind, x, axes, kept, o, mean, acc, arg) -> None:
             base = arg.base + (0 if arg.index is not None else start * inner)
             reduce(client, kind, _narrow(x, d, start, length), axes, row(pidx, k), None, acc.dtype,
                    ArgIO(narrow(arg.index, d, start, length), row(pieces, k), base))
-    second = "sum" if kind in ("sqdev", "count_nonzero") else kind
+    second = "sum" if kind in ("dev", "sqdev", "count_nonzero") else kind
     reduce(client, second, pieces, (0,), o, acc_dtype=acc.dtype,
            arg=None if arg is None else ArgIO(pidx, arg.value))
 
@@ -305,6 +306,8 @@ def _build(client, key, kind, variant, xw: WgslType, ow: WgslType, acc: WgslType
         val = lambda e, r: cast(cast(f"ld2(u32({e}))", xw, BOOL), BOOL, acc)
     elif kind == "sqdev":
         val = lambda e, r: f"sq({cast(f'ld2(u32({e}))', xw, acc)} - m)"
+    elif kind == "dev":
+        val = lambda e, r: f"({cast(f'ld2(u32({e}))', xw, acc)} - m)"
     elif kind in ARG:
         index = (lambda e, r: f"ld{ib}(u32({e} - {i32(xe_k)} + {i32(ie_k)}))") if has_index else (lambda e, r: r)
         val = lambda e, r: f"AP({cast(f'ld2(u32({e}))', xw, acc)}, {index(e, r)})"
@@ -390,6 +393,11 @@ def _reduction(kind: str):
     return kernel
 
 
+def _prod(client, ins, outs, p):
+    o = outs[0]
+    reduce(client, "prod", ins[0], tuple(p["axis"]), o, acc_dtype=None if p["acc"] == o._dtype else p["acc"])
+
+
 def _mean(client, ins, outs, p):
     x, o = ins[0], outs[0]
     axes = tuple(p["axis"])
@@ -409,9 +417,16 @@ def _moment(std: bool):
         x, o = ins[0], outs[0]
         axes = tuple(p["axis"])
         K = math.prod(x._shape[a] for a in axes)
+        # the mean as c + mean(x - c), c the first element of each reduction: shifted data, so that the
+        # mean of equal values is exact (their variance 0) and nearly equal ones lose no digits to the sum
+        kept = [d for d in range(len(x._shape)) if d not in axes]
+        cstrides = x._strides if len(o._shape) == len(x._shape) else tuple(x._strides[d] for d in kept)
+        c = Tensor(x._buf, x._dtype, o._shape, cstrides, x._offset, x._dev)
         m = _temp(client, o._shape, o._dtype)
-        reduce(client, "sum", x, axes, m)
+        reduce(client, "dev", x, axes, m, mean=c)
         _scale(client, m, "divide", K)
+        from .k_elementwise import _elementwise
+        _elementwise("add")(client, (m, c), (m,), {"dtype": o._dtype})
         reduce(client, "sqdev", x, axes, o, mean=m)
         _scale(client, o, "divide", max(K - p["correction"], 0))
         if std:
@@ -574,7 +589,7 @@ def _diff(client, ins, outs, p):
 
 
 def kernels() -> dict:
-    k = {kind: _reduction(kind) for kind in ("sum", "prod", "max", "min", "any", "all") + ARG}
-    k.update(mean=_mean, var=_moment(False), std=_moment(True), cumulative_sum=_cumulative("cumulative_sum"),
-             cumulative_prod=_cumulative("cumulative_prod"), diff=_diff)
+    k = {kind: _reduction(kind) for kind in ("sum", "max", "min", "any", "all") + ARG}
+    k.update(prod=_prod, mean=_mean, var=_moment(False), std=_moment(True),
+             cumulative_sum=_cumulative("cumulative_sum"), cumulative_prod=_cumulative("cumulative_prod"), diff=_diff)
     return k
