@@ -43,3 +43,18 @@ def fake_backend(monkeypatch):
     monkeypatch.setitem(backends.BACKEND_MODULES, "fake", "tests.fake_backend")
     yield
     backends._runtimes.pop("fake", None)
+
+
+@pytest.fixture
+def requested(monkeypatch):
+    """The bytes the arena is asked for in a block (what it would hold without reuse)."""
+    asked = []
+    from numr_array import _capture
+    allocate = _capture.Arena.allocate
+
+    def counting(self, nbytes):
+        asked.append(nbytes)
+        return allocate(self, nbytes)
+
+    monkeypatch.setattr(_capture.Arena, "allocate", counting)
+    return asked

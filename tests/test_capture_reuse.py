@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 
 import numr_array as xp
-from numr_array import _capture
 from numr_array._device import parse_device
 
 from .strategies import DEVICE, to_np
@@ -20,20 +19,6 @@ F32 = xp.float32
 
 def on(a):
     return xp.asarray(a, device=DEVICE)
-
-
-@pytest.fixture
-def requested(monkeypatch):
-    """The bytes the arena is asked for in a block (what it would hold without reuse)."""
-    asked = []
-    allocate = _capture.Arena.allocate
-
-    def counting(self, nbytes):
-        asked.append(nbytes)
-        return allocate(self, nbytes)
-
-    monkeypatch.setattr(_capture.Arena, "allocate", counting)
-    return asked
 
 
 def same_bits(got, want) -> bool:

@@ -8,7 +8,6 @@ import numpy as np
 import pytest
 
 import numr_array as xp
-from numr_array import _capture
 from numr_array.backends import get_runtime
 
 from ..strategies import to_np
@@ -26,19 +25,6 @@ client = dev.client
 
 def on(a):
     return xp.asarray(a, device=DEV)
-
-
-@pytest.fixture
-def requested(monkeypatch):
-    asked = []
-    allocate = _capture.Arena.allocate
-
-    def counting(self, nbytes):
-        asked.append(nbytes)
-        return allocate(self, nbytes)
-
-    monkeypatch.setattr(_capture.Arena, "allocate", counting)
-    return asked
 
 
 def test_cupy_temporaries_are_reused(requested):
