@@ -13,7 +13,7 @@ computed in float64 where the device has it, else with the builtins.
 from __future__ import annotations
 
 
-from ._types import WgslType, WGSL_TYPES, COMPUTE
+from ._types import WgslType, WGSL_TYPES, COMPUTE, F32, F64
 from ... import _dtypes as dt
 
 #: per real float type: the unsigned type of its bits and the masks of its fields
@@ -124,9 +124,9 @@ _REAL: dict[str, tuple[tuple[str, ...], str]] = {
   return bitcast<{T}>(ux | sx);
 }}"""),
     # NumPy's npy_divmod for finite operands: the quotient floored, the remainder with the divisor's sign
-    "fdivmod": (("fmod", "copysign"), """fn fdivmod_{S}(a: {T}, b: {T}) -> vec2<{T}> {{
+    "fdivmod": (("fmod", "copysign", "fdiv"), """fn fdivmod_{S}(a: {T}, b: {T}) -> vec2<{T}> {{
   var m = fmod_{S}(a, b);
-  var div = (a - m) / b;
+  var div = fdiv_{S}(a - m, b);
   if (m != {T}(0)) {{
     if ((b < {T}(0)) != (m < {T}(0))) {{ m = m + b; div = div - {T}(1); }}
   }} else {{
@@ -137,7 +137,7 @@ _REAL: dict[str, tuple[tuple[str, ...], str]] = {
     fd = floor(div);
     if (div - fd > {T}(0.5)) {{ fd = fd + {T}(1); }}
   }} else {{
-    fd = copysign_{S}({T}(0), a / b);
+    fd = copysign_{S}({T}(0), fdiv_{S}(a, b));
   }}
   return vec2<{T}>(fd, m);
 }}"""),
@@ -183,9 +183,28 @@ _REAL: dict[str, tuple[tuple[str, ...], str]] = {
   return y + log1p_{S}(exp_{S}(t));
 }}"""),
     "sqrt": (("isnan",), "fn sqrt_{S}(x: {T}) -> {T} {{ return sqrt(x); }}"),
-    "reciprocal": ((), "fn reciprocal_{S}(x: {T}) -> {T} {{ return {T}(1) / x; }}"),
+    "reciprocal": (("fdiv",), "fn reciprocal_{S}(x: {T}) -> {T} {{ return fdiv_{S}({T}(1), x); }}"),
+    # a / b correctly rounded (float32 on an adapter with float64: see _F32_VIA_F64)
+    "fdiv": ((), "fn fdiv_{S}(a: {T}, b: {T}) -> {T} {{ return a / b; }}"),
     # float to integer: truncation toward zero (NaN and out-of-range values are unspecified by the
     # standard; WGSL saturates them)
+}
+
+# float32 helpers that an adapter with float64 computes through it. WGSL lets float32 division be off by
+# 2.5 ulp (NVIDIA's is: 1.0856384e8 / 7 came out 15509121, not 15509120); the float64 quotient of two
+# float32 values rounded to float32 is the correctly rounded float32 quotient (53 >= 2 * 24 + 2, so the
+# double rounding cannot go wrong). The operands are widened from their bits, so that an adapter that
+# flushes float32 subnormals still divides by the value stored; ``opq`` keeps the compiler from narrowing
+# the float64 division back to a float32 one.
+_F32_VIA_F64: dict[str, tuple[tuple[tuple[str, WgslType], ...], str]] = {
+    "widen": ((), """fn widen_f32(x: f32) -> f64 {
+  let b = bitcast<u32>(x);
+  if ((b & 0x7f800000u) != 0u) { return f64(x); }
+  let m = f64(b & 0x007fffffu) * bitcast<f64>(0x36a0000000000000lu);
+  return select(m, -m, (b >> 31u) != 0u);
+}"""),
+    "fdiv": ((("widen", F32), ("opq", F64)),
+             "fn fdiv_f32(a: f32, b: f32) -> f32 { return f32(opq_f64(widen_f32(a) / widen_f32(b))); }"),
 }
 
 _INT: dict[str, tuple[tuple[str, ...], str]] = {
@@ -248,6 +267,11 @@ class WgslHelpers:
     def _instantiate(self, name: str, w: WgslType) -> str:
         fam = w.family
         if fam == "f":
+            if w.ct == "f32" and self.has_f64 and name in _F32_VIA_F64:
+                deps, code = _F32_VIA_F64[name]
+                for d, t in deps:
+                    self.fn(d, t)
+                return code
             if name in _REAL:
                 deps, tpl = _REAL[name]
                 for d in deps:
