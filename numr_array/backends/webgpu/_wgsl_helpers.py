@@ -44,13 +44,15 @@ _REAL: dict[str, tuple[tuple[str, ...], str]] = {
     "copysign": ((), "fn copysign_{S}(x: {T}, y: {T}) -> {T} {{\n"
                      "  return bitcast<{T}>((bitcast<{U}>(x) & {ABS}) | (bitcast<{U}>(y) & {SIGN}));\n}}"),
     "fneg": ((), "fn fneg_{S}(x: {T}) -> {T} {{ return bitcast<{T}>(bitcast<{U}>(x) ^ {SIGN}); }}"),
-    # NumPy's maximum/minimum: NaN from either side propagates; ties keep the second operand
+    # NumPy's maximum/minimum: NaN from either side propagates; ties keep the second operand. The choice
+    # moves bits, not floats: NVIDIA's compiler made a float select its own max (max(0, -0) was +0) and
+    # flushed the subnormal it returned
     "fmax": (("isnan",), "fn fmax_{S}(a: {T}, b: {T}) -> {T} {{\n"
                          "  if (isnan_{S}(a)) {{ return a; }}\n  if (isnan_{S}(b)) {{ return b; }}\n"
-                         "  return select(b, a, a > b);\n}}"),
+                         "  return bitcast<{T}>(select(bitcast<{U}>(b), bitcast<{U}>(a), a > b));\n}}"),
     "fmin": (("isnan",), "fn fmin_{S}(a: {T}, b: {T}) -> {T} {{\n"
                          "  if (isnan_{S}(a)) {{ return a; }}\n  if (isnan_{S}(b)) {{ return b; }}\n"
-                         "  return select(b, a, a < b);\n}}"),
+                         "  return bitcast<{T}>(select(bitcast<{U}>(b), bitcast<{U}>(a), a < b));\n}}"),
     "feq": (("isnan",), "fn feq_{S}(a: {T}, b: {T}) -> bool {{ return a == b && !isnan_{S}(a) && !isnan_{S}(b); }}"),
     "flt": (("isnan",), "fn flt_{S}(a: {T}, b: {T}) -> bool {{ return a < b && !isnan_{S}(a) && !isnan_{S}(b); }}"),
     "fle": (("isnan",), "fn fle_{S}(a: {T}, b: {T}) -> bool {{ return a <= b && !isnan_{S}(a) && !isnan_{S}(b); }}"),
@@ -191,11 +193,11 @@ _REAL: dict[str, tuple[tuple[str, ...], str]] = {
 }
 
 # float32 helpers that an adapter with float64 computes through it. WGSL lets float32 division be off by
-# 2.5 ulp (NVIDIA's is: 1.0856384e8 / 7 came out 15509121, not 15509120); the float64 quotient of two
-# float32 values rounded to float32 is the correctly rounded float32 quotient (53 >= 2 * 24 + 2, so the
-# double rounding cannot go wrong). The operands are widened from their bits, so that an adapter that
-# flushes float32 subnormals still divides by the value stored; ``opq`` keeps the compiler from narrowing
-# the float64 division back to a float32 one.
+# 2.5 ulp (NVIDIA's is: 1.0856384e8 / 7 came out 15509121, not 15509120); the float64 result of one
+# operation on float32 values rounded to float32 is the correctly rounded float32 result (53 >= 2 * 24 + 2,
+# so the double rounding cannot go wrong). Operands are widened from their bits and results narrowed to
+# bits (``widen``, ``narrow``), so that an adapter that flushes float32 subnormals (NVIDIA's) still reads
+# and returns them; ``opq`` keeps the compiler from folding the float64 steps back into float32 ones.
 _F32_VIA_F64: dict[str, tuple[tuple[tuple[str, WgslType], ...], str]] = {
     "widen": ((), """fn widen_f32(x: f32) -> f64 {
   let b = bitcast<u32>(x);
@@ -203,8 +205,47 @@ _F32_VIA_F64: dict[str, tuple[tuple[tuple[str, WgslType], ...], str]] = {
   let m = f64(b & 0x007fffffu) * bitcast<f64>(0x36a0000000000000lu);
   return select(m, -m, (b >> 31u) != 0u);
 }"""),
-    "fdiv": ((("widen", F32), ("opq", F64)),
-             "fn fdiv_f32(a: f32, b: f32) -> f32 { return f32(opq_f64(widen_f32(a) / widen_f32(b))); }"),
+    # x rounded to float32's precision and range, kept in float64: below 2^-126 to a multiple of 2^-149
+    # by the float64 addition of 1.5 * 2^-97 (whose ulp that is), ties to even
+    "r32": ((("opq", F64),), """fn r32_f32(x: f64) -> f64 {
+  let ux = bitcast<u64>(x);
+  let ax = bitcast<f64>(ux & 0x7ffffffffffffffflu);
+  if (!(ax < bitcast<f64>(0x3810000000000000lu))) { return f64(f32(x)); }
+  let c = opq_f64(bitcast<f64>(0x39e8000000000000lu));
+  let r = opq_f64(ax + c) - c;
+  return bitcast<f64>(bitcast<u64>(r) | (ux & 0x8000000000000000lu));
+}"""),
+    "narrow": ((("r32", F32),), """fn narrow_f32(x: f64) -> f32 {
+  let r = r32_f32(x);
+  let ar = bitcast<f64>(bitcast<u64>(r) & 0x7ffffffffffffffflu);
+  if (!(ar < bitcast<f64>(0x3810000000000000lu))) { return f32(r); }
+  let sign = u32(bitcast<u64>(r) >> 32u) & 0x80000000u;
+  return bitcast<f32>(u32(ar * bitcast<f64>(0x4940000000000000lu)) | sign);
+}"""),
+    "fdiv": ((("widen", F32), ("narrow", F32)),
+             "fn fdiv_f32(a: f32, b: f32) -> f32 { return narrow_f32(widen_f32(a) / widen_f32(b)); }"),
+    # fdivmod's float32 steps (NumPy's npy_divmodf), each rounded to float32 as NumPy rounds it
+    "fdivmod": ((("fmod", F32), ("widen", F32), ("r32", F32), ("narrow", F32), ("floor", F64)),
+                """fn fdivmod_f32(a: f32, b: f32) -> vec2<f32> {
+  let wa = widen_f32(a);
+  let wb = widen_f32(b);
+  var m = widen_f32(fmod_f32(a, b));
+  var div = r32_f32(r32_f32(wa - m) / wb);
+  let neg0 = bitcast<f64>(0x8000000000000000lu);
+  if (m != f64(0)) {
+    if ((wb < f64(0)) != (m < f64(0))) { m = r32_f32(m + wb); div = r32_f32(div - f64(1)); }
+  } else {
+    m = select(f64(0), neg0, (bitcast<u32>(b) >> 31u) != 0u);
+  }
+  var fd: f64;
+  if (div != f64(0)) {
+    fd = floor_f64(div);
+    if (r32_f32(div - fd) > f64(0.5)) { fd = fd + f64(1); }
+  } else {
+    fd = select(f64(0), neg0, ((bitcast<u32>(a) ^ bitcast<u32>(b)) >> 31u) != 0u);
+  }
+  return vec2<f32>(narrow_f32(fd), narrow_f32(m));
+}"""),
 }
 
 _INT: dict[str, tuple[tuple[str, ...], str]] = {
