@@ -154,11 +154,17 @@ SUBNORMAL_EXACT = {"float32": (LIBM - {"logaddexp"}) | {"divide", "reciprocal", 
                                            "atan", "pow"})}
 
 
+#: the float functions computed on the bits alone (compared as integers, chosen as bits): exact everywhere
+ON_THE_BITS = frozenset({"maximum", "minimum"})
+
+
 def flushes_in(name: str, rdtype, flushes: bool, has_f64: bool) -> bool:
     """Whether element-wise function ``name``, computed in ``rdtype``, flushes float32 subnormal operands
     and results on a device that flushes float32 subnormals (``flushes``): all but the functions it
-    computes through float64 (``has_f64``; SUBNORMAL_EXACT)."""
-    return flushes and not (has_f64 and name in SUBNORMAL_EXACT.get(rdtype.name, ()))
+    computes through float64 (``has_f64``; SUBNORMAL_EXACT) and those on the bits (ON_THE_BITS)."""
+    if not flushes or name in ON_THE_BITS:
+        return False
+    return not (has_f64 and name in SUBNORMAL_EXACT.get(rdtype.name, ()))
 
 
 def flushed_reference(reference, arrays: list, flushing: bool) -> tuple:

@@ -429,7 +429,8 @@ def test_float32_division_goes_through_float64_only_where_there_is_one():
 
 def test_moves_keep_float32_subnormals():
     """where, clip, maximum and minimum move float32 bits (NVIDIA's driver flushed a subnormal moved as a
-    float), and maximum/minimum keep NumPy's tie rule on signed zeros (its max(0, -0) was +0)."""
+    float), and maximum/minimum compare on the bits: NumPy's tie rule on signed zeros (NVIDIA's and Mesa
+    OpenGL's max(0, -0) was +0) and order of subnormals, whether or not the adapter flushes them."""
     s = np.float32([1.293e-42, -1e-45, 1.457e-42, 0.0])
     z = np.float32([0.0, -0.0, 0.0, -0.0])
     for got, want in ((xp.where(on(np.array([True, True, False, False])), on(s), on(z)),
@@ -438,8 +439,10 @@ def test_moves_keep_float32_subnormals():
                       (xp.maximum(on(z), on(-z)), np.maximum(z, -z)),
                       (xp.minimum(on(-z), on(z)), np.minimum(-z, z))):
         np.testing.assert_array_equal(to_np(got).view(np.uint32), want.view(np.uint32))
-    if not FTZ32:  # compared as numbers only where the adapter keeps subnormals through arithmetic
-        np.testing.assert_array_equal(to_np(xp.maximum(on(z), on(s))).view(np.uint32), np.maximum(z, s).view(np.uint32))
+    for f in (xp.maximum, xp.minimum):  # compared as integers: subnormals order as NumPy orders them
+        for x, y in ((s, z), (z, s), (s, s[::-1].copy())):
+            want = getattr(np, f.__name__)(x, y)
+            np.testing.assert_array_equal(to_np(f(on(x), on(y))).view(np.uint32), want.view(np.uint32))
 
 
 def test_subnormal_probe_matches_the_adapter():

@@ -44,15 +44,23 @@ _REAL: dict[str, tuple[tuple[str, ...], str]] = {
     "copysign": ((), "fn copysign_{S}(x: {T}, y: {T}) -> {T} {{\n"
                      "  return bitcast<{T}>((bitcast<{U}>(x) & {ABS}) | (bitcast<{U}>(y) & {SIGN}));\n}}"),
     "fneg": ((), "fn fneg_{S}(x: {T}) -> {T} {{ return bitcast<{T}>(bitcast<{U}>(x) ^ {SIGN}); }}"),
-    # NumPy's maximum/minimum: NaN from either side propagates; ties keep the second operand. The choice
-    # moves bits, not floats: NVIDIA's compiler made a float select its own max (max(0, -0) was +0) and
-    # flushed the subnormal it returned
-    "fmax": (("isnan",), "fn fmax_{S}(a: {T}, b: {T}) -> {T} {{\n"
-                         "  if (isnan_{S}(a)) {{ return a; }}\n  if (isnan_{S}(b)) {{ return b; }}\n"
-                         "  return bitcast<{T}>(select(bitcast<{U}>(b), bitcast<{U}>(a), a > b));\n}}"),
-    "fmin": (("isnan",), "fn fmin_{S}(a: {T}, b: {T}) -> {T} {{\n"
-                         "  if (isnan_{S}(a)) {{ return a; }}\n  if (isnan_{S}(b)) {{ return b; }}\n"
-                         "  return bitcast<{T}>(select(bitcast<{U}>(b), bitcast<{U}>(a), a < b));\n}}"),
+    # NumPy's maximum/minimum: NaN from either side propagates; ties (signed zeros too) keep the second
+    # operand. Compared and chosen on the bits (ordered as integers): compilers made a float compare and
+    # select their own max (NVIDIA's and Mesa OpenGL's max(0, -0) was +0), and NVIDIA's flushed the
+    # subnormal it returned
+    "fgt": ((), """fn fgt_{S}(a: {T}, b: {T}) -> bool {{
+  let ua = bitcast<{U}>(a);
+  let ub = bitcast<{U}>(b);
+  let ka = select(ua | {SIGN}, ~ua, (ua & {SIGN}) != 0{U_SUFFIX});
+  let kb = select(ub | {SIGN}, ~ub, (ub & {SIGN}) != 0{U_SUFFIX});
+  return ka > kb && ((ua | ub) & {ABS}) != 0{U_SUFFIX};
+}}"""),
+    "fmax": (("isnan", "fgt"), "fn fmax_{S}(a: {T}, b: {T}) -> {T} {{\n"
+                               "  if (isnan_{S}(a)) {{ return a; }}\n  if (isnan_{S}(b)) {{ return b; }}\n"
+                               "  return bitcast<{T}>(select(bitcast<{U}>(b), bitcast<{U}>(a), fgt_{S}(a, b)));\n}}"),
+    "fmin": (("isnan", "fgt"), "fn fmin_{S}(a: {T}, b: {T}) -> {T} {{\n"
+                               "  if (isnan_{S}(a)) {{ return a; }}\n  if (isnan_{S}(b)) {{ return b; }}\n"
+                               "  return bitcast<{T}>(select(bitcast<{U}>(b), bitcast<{U}>(a), fgt_{S}(b, a)));\n}}"),
     "feq": (("isnan",), "fn feq_{S}(a: {T}, b: {T}) -> bool {{ return a == b && !isnan_{S}(a) && !isnan_{S}(b); }}"),
     "flt": (("isnan",), "fn flt_{S}(a: {T}, b: {T}) -> bool {{ return a < b && !isnan_{S}(a) && !isnan_{S}(b); }}"),
     "fle": (("isnan",), "fn fle_{S}(a: {T}, b: {T}) -> bool {{ return a <= b && !isnan_{S}(a) && !isnan_{S}(b); }}"),
