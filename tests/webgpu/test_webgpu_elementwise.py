@@ -379,8 +379,11 @@ def _hard_float32_pairs(rng, n=20000):
     tiny = lambda k: (np.float32(2) ** rng.integers(-149, -120, k).astype(np.float32)) * rng.choice(
         np.float32([-1, 1]), k)
     a = np.concatenate([bits(n), ints(n) * np.float32(2) ** rng.integers(-8, 8, n).astype(np.float32), tiny(n),
-                        np.float32([1.0856384e8, 161000.0, 0.0, 0.0, 3e-45])])
-    b = np.concatenate([bits(n), ints(n) % 97 + 1, ints(n), np.float32([7, 1000, 1e-45, 1.457e-42, 1e-45])])
+                        np.float32([1.0856384e8, 161000.0, 0.0, 0.0, 3e-45, 1.0, -2e-45, 1e-45, -1e-45, 0.0]),
+                        np.float32([-1e-45, 5.0])])
+    b = np.concatenate([bits(n), ints(n) % 97 + 1, ints(n), np.float32([7, 1000, 1e-45, 1.457e-42, 1e-45, 1e-45,
+                                                                       1e-45, np.inf, -np.inf, -np.inf]),
+                        np.float32([0.0, -1e-45])])
     return a, b
 
 

@@ -153,17 +153,18 @@ _REAL: dict[str, tuple[tuple[str, ...], str]] = {
 }}"""),
     # NaN and infinities first (compilers may treat float compares as if NaN did not exist): the
     # standard's floor(a / b) where an infinity is involved, a / b for a zero divisor
-    "ffloordiv": (("fdivmod", "isnan", "isinf", "nan"), """fn ffloordiv_{S}(a: {T}, b: {T}) -> {T} {{
+    # (zero and sign tests on the bits: an adapter that flushes float32 subnormals compares 1e-45 == 0)
+    "ffloordiv": (("fdivmod", "isnan", "isinf", "nan", "fdiv"), """fn ffloordiv_{S}(a: {T}, b: {T}) -> {T} {{
   if (isnan_{S}(a) || isnan_{S}(b)) {{ return nan_{S}(); }}
   if (isinf_{S}(a) || isinf_{S}(b)) {{ return floor(a / b); }}
-  if (b == {T}(0)) {{ return a / b; }}
+  if ((bitcast<{U}>(b) & {ABS}) == {U}(0)) {{ return fdiv_{S}(a, b); }}
   return fdivmod_{S}(a, b).x;
 }}"""),
     "fremainder": (("fdivmod", "isinf", "isnan", "nan", "copysign"), """fn fremainder_{S}(a: {T}, b: {T}) -> {T} {{
-  if (isnan_{S}(a) || isnan_{S}(b) || isinf_{S}(a) || b == {T}(0)) {{ return nan_{S}(); }}
+  if (isnan_{S}(a) || isnan_{S}(b) || isinf_{S}(a) || (bitcast<{U}>(b) & {ABS}) == {U}(0)) {{ return nan_{S}(); }}
   if (isinf_{S}(b)) {{
-    if (a == {T}(0)) {{ return copysign_{S}({T}(0), b); }}
-    return select(a, b, (a < {T}(0)) != (b < {T}(0)));
+    if ((bitcast<{U}>(a) & {ABS}) == {U}(0)) {{ return copysign_{S}({T}(0), b); }}
+    return select(a, b, ((bitcast<{U}>(a) ^ bitcast<{U}>(b)) & {SIGN}) != {U}(0));
   }}
   return fdivmod_{S}(a, b).y;
 }}"""),
