@@ -123,3 +123,55 @@ def needs_libm(name: str, device=DEVICE) -> None:
     reason = missing_libm(name, device=device)
     if reason:
         pytest.skip(reason)
+
+
+def flushes_subnormals(device=DEVICE) -> bool:
+    """Whether ``device``'s float32 arithmetic flushes subnormals to zero (a WebGPU adapter's probe,
+    ``flushes_f32_subnormals``; CPU and CUDA devices keep them)."""
+    return bool(getattr(xp._device.parse_device(device).client, "flushes_f32_subnormals", False))
+
+
+def flush(a: np.ndarray) -> np.ndarray:
+    """``a`` with its float32 subnormals (real and imaginary parts of complex64) flushed to zeros of the
+    same sign; other dtypes unchanged."""
+    a = np.asarray(a)
+    if a.dtype == np.complex64:  # part by part: re + 1j * im would turn an infinite part into NaN
+        out = np.empty_like(a)
+        out.real, out.imag = flush(a.real.copy()), flush(a.imag.copy())
+        return out
+    if a.dtype != np.float32:
+        return a
+    with np.errstate(invalid="ignore"):
+        return np.where(np.abs(a) < np.finfo(np.float32).tiny, np.copysign(np.float32(0), a), a).astype(a.dtype)
+
+
+#: the float32 (and complex64) functions that an adapter with float64 computes through it, reading float32
+#: operands from their bits and writing results as bits: they keep subnormals even where the adapter's
+#: float32 arithmetic flushes them (docs/devices.md, "Subnormals")
+SUBNORMAL_EXACT = {"float32": (LIBM - {"logaddexp"}) | {"divide", "reciprocal", "floor_divide", "remainder"},
+                   "complex64": frozenset({"abs", "sign", "exp", "log", "sqrt", "sin", "cos", "sinh", "cosh", "tanh",
+                                           "tan", "expm1", "log1p", "asinh", "asin", "acos", "acosh", "atanh",
+                                           "atan", "pow"})}
+
+
+#: the float functions computed on the bits alone (compared as integers, chosen as bits): exact everywhere
+ON_THE_BITS = frozenset({"maximum", "minimum"})
+
+
+def flushes_in(name: str, rdtype, flushes: bool, has_f64: bool) -> bool:
+    """Whether element-wise function ``name``, computed in ``rdtype``, flushes float32 subnormal operands
+    and results on a device that flushes float32 subnormals (``flushes``): all but the functions it
+    computes through float64 (``has_f64``; SUBNORMAL_EXACT) and those on the bits (ON_THE_BITS)."""
+    if not flushes or name in ON_THE_BITS:
+        return False
+    return not (has_f64 and name in SUBNORMAL_EXACT.get(rdtype.name, ()))
+
+
+def flushed_reference(reference, arrays: list, flushing: bool) -> tuple:
+    """(the reference of ``arrays``, a function to apply to the device's result before comparing them):
+    where the function flushes (``flushing``, from :func:`flushes_in`), the reference is computed from the
+    operands with float32/complex64 subnormals flushed, and float32/complex64 subnormal results of either
+    side count as zeros; else the plain reference and the identity."""
+    if not flushing:
+        return reference(arrays), lambda r: r
+    return flush(reference([None if a is None else flush(a) for a in arrays])), flush

@@ -20,7 +20,7 @@ from hypothesis.extra import numpy as hnp
 import numr_array as xp
 from numr_array import _elementwise as ew
 from numr_array.kernels import OPS
-from .helpers import needs_dtype, needs_libm, supported_promotion
+from .helpers import flushed_reference, flushes_in, flushes_subnormals, missing, needs_dtype, needs_libm, supported_promotion
 from .strategies import ALL, DEVICE, np_arrays, shapes, supported, to_np, views
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
@@ -170,7 +170,11 @@ def check(op, res, arrays, rdtype):
     assert type(res) is xp.Tensor
     assert res.dtype == standard_result_dtype(op, rdtype)
     assert res.device == xp._device.parse_device(DEVICE)
-    ref = reference(op, arrays, rdtype)
+    # an adapter that flushes float32 subnormals (docs/devices.md) reads them as zeros and may return
+    # subnormal results as zeros: its documented semantics are checked, exactly, on that footing
+    flushing = flushes_in(op.name, rdtype, flushes_subnormals(), missing("shader-f64", "shader-int64") is None)
+    ref, as_compared = flushed_reference(lambda ops: reference(op, ops, rdtype), arrays, flushing)
+    got = as_compared(to_np(res))
     approximate = op.name in APPROXIMATE or (rdtype.kind == "complex floating" and op.name in APPROXIMATE_COMPLEX)
     where = None
     if op.name in FINITE_COMPLEX_ONLY and rdtype.kind == "complex floating":
@@ -186,7 +190,7 @@ def check(op, res, arrays, rdtype):
         with np.errstate(all="ignore"):
             conditioned = np.abs(expo * np.log(np.abs(base))) < 16
         where = conditioned if where is None else where & conditioned
-    assert_matches(to_np(res), ref, approximate, where)
+    assert_matches(got, ref, approximate, where)
 
 
 # --- strategies ---------------------------------------------------------------------------------
@@ -674,3 +678,34 @@ def test_complex_log_of_subnormal_parts(dtype):
         ref = np.log(a.astype(np.complex128)).astype(dtype.np)  # rounded once from a wider result
     np.testing.assert_allclose(res.real, ref.real, rtol=_tolerance(dtype.np), atol=0)
     np.testing.assert_allclose(res.imag, ref.imag, rtol=_tolerance(dtype.np), atol=0)
+
+
+def test_flushed_reference_models_a_flushing_device():
+    """The reference for a device that flushes float32 subnormals (tests/helpers.py): NumPy on operands
+    with their subnormals flushed, results' subnormals counted as zeros; unchanged where nothing flushes
+    (a fake flag: CPU and lavapipe keep subnormals)."""
+    from .helpers import flush, flushed_reference
+    rem = lambda ops: np.remainder(*ops)
+    a, b = np.float32([0.0, 3.0, -2e-45]), np.float32([1e-45, 2e-40, 1.0])
+    with np.errstate(all="ignore"):
+        ref, compared = flushed_reference(rem, [a, b], True)
+        np.testing.assert_array_equal(ref, np.float32([np.nan, np.nan, 0.0]))  # remainder(0, 0) is NaN
+        assert np.signbit(ref[2]) == np.signbit(np.remainder(np.float32(-0.0), np.float32(1)))
+        ref, compared = flushed_reference(rem, [a, b], False)
+        np.testing.assert_array_equal(ref, np.remainder(a, b))
+    assert compared(a) is a
+    want = np.complex64([1j, np.inf])
+    want.imag[1] = -0.0  # (inf - 0j in Python arithmetic has a +0 imaginary part)
+    np.testing.assert_array_equal(flush(np.complex64([1e-45 + 1j, complex(np.inf, -2e-42)])).view(np.uint32),
+                                  want.view(np.uint32))
+    np.testing.assert_array_equal(flush(np.float64([1e-310])), np.float64([1e-310]))
+
+
+def test_flushing_applies_to_the_float32_arithmetic_the_device_does():
+    from .helpers import flushes_in
+    assert flushes_in("add", xp.float32, True, True) and flushes_in("multiply", xp.complex64, True, True)
+    assert not flushes_in("maximum", xp.float32, True, False)  # compared and chosen on the bits
+    assert not flushes_in("divide", xp.float32, True, True)  # through float64, from the bits
+    assert flushes_in("divide", xp.float32, True, False)  # without float64: the driver's division
+    assert not flushes_in("log", xp.complex64, True, True)
+    assert not flushes_in("add", xp.float32, False, True)

@@ -366,6 +366,37 @@ class WebGPUClient(Client):
             return self.has_i64
         return True
 
+    @functools.cached_property
+    def flushes_f32_subnormals(self) -> bool:
+        """Whether the adapter's float32 arithmetic flushes subnormals to zero (WebGPU allows it; NVIDIA's
+        Vulkan driver does, lavapipe does not): a one-thread probe, run on first use, multiplies the
+        smallest subnormals by 1 and adds 0 (operands read from memory, so nothing is folded)."""
+        with self._lock:
+            self.flush()
+            dev = self.wdevice
+            src = ("@group(0) @binding(0) var<storage, read_write> v: array<u32, 4>;\n"
+                   "@compute @workgroup_size(1) fn main() {\n"
+                   "  let one = bitcast<f32>(v[2]);\n"
+                   "  v[0] = bitcast<u32>(bitcast<f32>(v[0]) * one);\n"
+                   "  v[1] = bitcast<u32>(bitcast<f32>(v[1]) + bitcast<f32>(v[3]));\n}\n")
+            data = np.array([1, 0x00400000, 0x3f800000, 0], np.uint32)
+            buf = dev.create_buffer_with_data(data=data.tobytes(), usage=wgpu.BufferUsage.STORAGE
+                                              | wgpu.BufferUsage.COPY_SRC)
+            pipe = dev.create_compute_pipeline(layout="auto", compute=dict(
+                module=dev.create_shader_module(code=src), entry_point="main"))
+            bg = dev.create_bind_group(layout=pipe.get_bind_group_layout(0),
+                                       entries=[dict(binding=0, resource=dict(buffer=buf))])
+            enc = dev.create_command_encoder()
+            cp = enc.begin_compute_pass()
+            cp.set_pipeline(pipe)
+            cp.set_bind_group(0, bg)
+            cp.dispatch_workgroups(1)
+            cp.end()
+            self.queue.submit([enc.finish()])
+            out = np.frombuffer(self.queue.read_buffer(buf), np.uint32)
+            buf.destroy()
+        return bool(out[0] != 1 or out[1] != 0x00400000)
+
     @property
     @_entry
     def raw_handle(self):

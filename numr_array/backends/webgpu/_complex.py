@@ -365,12 +365,15 @@ def instantiate(lib, name: str, w: WgslType) -> str:
     T, R, S = w.ct, w.real.ct, w.suffix
     if name in _WIDEN and S == "c64" and lib.has_f64:
         wide = lib.fn(name, WGSL_TYPES[dt.complex128])
+        # parts widened from and narrowed to the bits: an adapter that flushes float32 subnormals keeps them
+        wd, nr = lib.fn("widen", w.real), lib.fn("narrow", w.real)
+        a, b = (f"vec2<f64>({wd}({v}.x), {wd}({v}.y))" for v in ("a", "b"))
         if name == "cabs":
-            return f"fn cabs_c64(a: vec2<f32>) -> f32 {{ return f32({wide}(vec2<f64>(a))); }}"
-        if name == "cpow":
-            return (f"fn cpow_c64(a: vec2<f32>, b: vec2<f32>) -> vec2<f32> "
-                    f"{{ return vec2<f32>({wide}(vec2<f64>(a), vec2<f64>(b))); }}")
-        return f"fn {name}_c64(a: vec2<f32>) -> vec2<f32> {{ return vec2<f32>({wide}(vec2<f64>(a))); }}"
+            return f"fn cabs_c64(a: vec2<f32>) -> f32 {{ return {nr}({wide}({a})); }}"
+        call = f"{wide}({a}, {b})" if name == "cpow" else f"{wide}({a})"
+        params = "a: vec2<f32>, b: vec2<f32>" if name == "cpow" else "a: vec2<f32>"
+        return (f"fn {name}_c64({params}) -> vec2<f32> {{\n  let r = {call};\n"
+                f"  return vec2<f32>({nr}(r.x), {nr}(r.y));\n}}")
     real_deps, cdeps, tpl = _C[name]
     for d in real_deps:
         lib.fn(d, w.real)

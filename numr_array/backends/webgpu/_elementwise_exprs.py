@@ -73,11 +73,13 @@ def expr(name: str, c: WgslType, args: list[str], lib: WgslHelpers) -> tuple[str
         return f"{lib.fn(name, c)}({', '.join(args)})", c
     if name in _BINARY_FLOAT_FN:
         return f"{lib.fn(_BINARY_FLOAT_FN[name], c)}({a}, {b})", c
+    if name in ("divide", "reciprocal"):  # correctly rounded (float32 through float64 where there is one)
+        num, den = (a, b) if name == "divide" else (f"{T}(1)", a)
+        return f"{lib.fn('fdiv', c)}({num}, {den})", c
     simple = {
         "abs": f"{lib.fn('fabs', c)}({a})", "negative": f"{lib.fn('fneg', c)}({a})", "positive": a,
         "ceil": f"{lib.fn('ceil', c)}({a})", "floor": f"{lib.fn('floor', c)}({a})",
         "trunc": f"{lib.fn('trunc', c)}({a})", "conj": a, "real": a,
-        "reciprocal": f"({T}(1) / {a})", "square": f"({a} * {a})", "multiply": f"({a} * {b})",
-        "divide": f"({a} / {b})",
+        "square": f"({a} * {a})", "multiply": f"({a} * {b})",
     }
     return simple[name], c

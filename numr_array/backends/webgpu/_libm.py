@@ -1124,12 +1124,15 @@ def instantiate(lib, name: str, w: WgslType) -> str:
     if name == "fmaex":
         return _fma_f32(lib, w)
     if lib.has_f64:
+        # widened from and narrowed to the bits: an adapter that flushes float32 subnormals keeps them
         f = lib.fn(name, F64)
+        wd, nr = lib.fn("widen", w), lib.fn("narrow", w)
         if name == "sincos":
-            return f"fn sincos_f32(x: f32) -> vec2<f32> {{ return vec2<f32>({f}(f64(x))); }}"
+            return (f"fn sincos_f32(x: f32) -> vec2<f32> {{\n  let r = {f}({wd}(x));\n"
+                    f"  return vec2<f32>({nr}(r.x), {nr}(r.y));\n}}")
         if name in BINARY:
-            return f"fn {name}_f32(x: f32, y: f32) -> f32 {{ return f32({f}(f64(x), f64(y))); }}"
-        return f"fn {name}_f32(x: f32) -> f32 {{ return f32({f}(f64(x))); }}"
+            return f"fn {name}_f32(x: f32, y: f32) -> f32 {{ return {nr}({f}({wd}(x), {wd}(y))); }}"
+        return f"fn {name}_f32(x: f32) -> f32 {{ return {nr}({f}({wd}(x))); }}"
     return _builtin_f32(lib, name, w)
 
 

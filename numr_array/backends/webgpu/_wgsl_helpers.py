@@ -13,7 +13,7 @@ computed in float64 where the device has it, else with the builtins.
 from __future__ import annotations
 
 
-from ._types import WgslType, WGSL_TYPES, COMPUTE
+from ._types import WgslType, WGSL_TYPES, COMPUTE, F32, F64
 from ... import _dtypes as dt
 
 #: per real float type: the unsigned type of its bits and the masks of its fields
@@ -44,13 +44,23 @@ _REAL: dict[str, tuple[tuple[str, ...], str]] = {
     "copysign": ((), "fn copysign_{S}(x: {T}, y: {T}) -> {T} {{\n"
                      "  return bitcast<{T}>((bitcast<{U}>(x) & {ABS}) | (bitcast<{U}>(y) & {SIGN}));\n}}"),
     "fneg": ((), "fn fneg_{S}(x: {T}) -> {T} {{ return bitcast<{T}>(bitcast<{U}>(x) ^ {SIGN}); }}"),
-    # NumPy's maximum/minimum: NaN from either side propagates; ties keep the second operand
-    "fmax": (("isnan",), "fn fmax_{S}(a: {T}, b: {T}) -> {T} {{\n"
-                         "  if (isnan_{S}(a)) {{ return a; }}\n  if (isnan_{S}(b)) {{ return b; }}\n"
-                         "  return select(b, a, a > b);\n}}"),
-    "fmin": (("isnan",), "fn fmin_{S}(a: {T}, b: {T}) -> {T} {{\n"
-                         "  if (isnan_{S}(a)) {{ return a; }}\n  if (isnan_{S}(b)) {{ return b; }}\n"
-                         "  return select(b, a, a < b);\n}}"),
+    # NumPy's maximum/minimum: NaN from either side propagates; ties (signed zeros too) keep the second
+    # operand. Compared and chosen on the bits (ordered as integers): compilers made a float compare and
+    # select their own max (NVIDIA's and Mesa OpenGL's max(0, -0) was +0), and NVIDIA's flushed the
+    # subnormal it returned
+    "fgt": ((), """fn fgt_{S}(a: {T}, b: {T}) -> bool {{
+  let ua = bitcast<{U}>(a);
+  let ub = bitcast<{U}>(b);
+  let ka = select(ua | {SIGN}, ~ua, (ua & {SIGN}) != 0{U_SUFFIX});
+  let kb = select(ub | {SIGN}, ~ub, (ub & {SIGN}) != 0{U_SUFFIX});
+  return ka > kb && ((ua | ub) & {ABS}) != 0{U_SUFFIX};
+}}"""),
+    "fmax": (("isnan", "fgt"), "fn fmax_{S}(a: {T}, b: {T}) -> {T} {{\n"
+                               "  if (isnan_{S}(a)) {{ return a; }}\n  if (isnan_{S}(b)) {{ return b; }}\n"
+                               "  return bitcast<{T}>(select(bitcast<{U}>(b), bitcast<{U}>(a), fgt_{S}(a, b)));\n}}"),
+    "fmin": (("isnan", "fgt"), "fn fmin_{S}(a: {T}, b: {T}) -> {T} {{\n"
+                               "  if (isnan_{S}(a)) {{ return a; }}\n  if (isnan_{S}(b)) {{ return b; }}\n"
+                               "  return bitcast<{T}>(select(bitcast<{U}>(b), bitcast<{U}>(a), fgt_{S}(b, a)));\n}}"),
     "feq": (("isnan",), "fn feq_{S}(a: {T}, b: {T}) -> bool {{ return a == b && !isnan_{S}(a) && !isnan_{S}(b); }}"),
     "flt": (("isnan",), "fn flt_{S}(a: {T}, b: {T}) -> bool {{ return a < b && !isnan_{S}(a) && !isnan_{S}(b); }}"),
     "fle": (("isnan",), "fn fle_{S}(a: {T}, b: {T}) -> bool {{ return a <= b && !isnan_{S}(a) && !isnan_{S}(b); }}"),
@@ -124,9 +134,9 @@ _REAL: dict[str, tuple[tuple[str, ...], str]] = {
   return bitcast<{T}>(ux | sx);
 }}"""),
     # NumPy's npy_divmod for finite operands: the quotient floored, the remainder with the divisor's sign
-    "fdivmod": (("fmod", "copysign"), """fn fdivmod_{S}(a: {T}, b: {T}) -> vec2<{T}> {{
+    "fdivmod": (("fmod", "copysign", "fdiv"), """fn fdivmod_{S}(a: {T}, b: {T}) -> vec2<{T}> {{
   var m = fmod_{S}(a, b);
-  var div = (a - m) / b;
+  var div = fdiv_{S}(a - m, b);
   if (m != {T}(0)) {{
     if ((b < {T}(0)) != (m < {T}(0))) {{ m = m + b; div = div - {T}(1); }}
   }} else {{
@@ -137,23 +147,24 @@ _REAL: dict[str, tuple[tuple[str, ...], str]] = {
     fd = floor(div);
     if (div - fd > {T}(0.5)) {{ fd = fd + {T}(1); }}
   }} else {{
-    fd = copysign_{S}({T}(0), a / b);
+    fd = copysign_{S}({T}(0), fdiv_{S}(a, b));
   }}
   return vec2<{T}>(fd, m);
 }}"""),
     # NaN and infinities first (compilers may treat float compares as if NaN did not exist): the
     # standard's floor(a / b) where an infinity is involved, a / b for a zero divisor
-    "ffloordiv": (("fdivmod", "isnan", "isinf", "nan"), """fn ffloordiv_{S}(a: {T}, b: {T}) -> {T} {{
+    # (zero and sign tests on the bits: an adapter that flushes float32 subnormals compares 1e-45 == 0)
+    "ffloordiv": (("fdivmod", "isnan", "isinf", "nan", "fdiv"), """fn ffloordiv_{S}(a: {T}, b: {T}) -> {T} {{
   if (isnan_{S}(a) || isnan_{S}(b)) {{ return nan_{S}(); }}
   if (isinf_{S}(a) || isinf_{S}(b)) {{ return floor(a / b); }}
-  if (b == {T}(0)) {{ return a / b; }}
+  if ((bitcast<{U}>(b) & {ABS}) == {U}(0)) {{ return fdiv_{S}(a, b); }}
   return fdivmod_{S}(a, b).x;
 }}"""),
     "fremainder": (("fdivmod", "isinf", "isnan", "nan", "copysign"), """fn fremainder_{S}(a: {T}, b: {T}) -> {T} {{
-  if (isnan_{S}(a) || isnan_{S}(b) || isinf_{S}(a) || b == {T}(0)) {{ return nan_{S}(); }}
+  if (isnan_{S}(a) || isnan_{S}(b) || isinf_{S}(a) || (bitcast<{U}>(b) & {ABS}) == {U}(0)) {{ return nan_{S}(); }}
   if (isinf_{S}(b)) {{
-    if (a == {T}(0)) {{ return copysign_{S}({T}(0), b); }}
-    return select(a, b, (a < {T}(0)) != (b < {T}(0)));
+    if ((bitcast<{U}>(a) & {ABS}) == {U}(0)) {{ return copysign_{S}({T}(0), b); }}
+    return select(a, b, ((bitcast<{U}>(a) ^ bitcast<{U}>(b)) & {SIGN}) != {U}(0));
   }}
   return fdivmod_{S}(a, b).y;
 }}"""),
@@ -183,9 +194,67 @@ _REAL: dict[str, tuple[tuple[str, ...], str]] = {
   return y + log1p_{S}(exp_{S}(t));
 }}"""),
     "sqrt": (("isnan",), "fn sqrt_{S}(x: {T}) -> {T} {{ return sqrt(x); }}"),
-    "reciprocal": ((), "fn reciprocal_{S}(x: {T}) -> {T} {{ return {T}(1) / x; }}"),
+    "reciprocal": (("fdiv",), "fn reciprocal_{S}(x: {T}) -> {T} {{ return fdiv_{S}({T}(1), x); }}"),
+    # a / b correctly rounded (float32 on an adapter with float64: see _F32_VIA_F64)
+    "fdiv": ((), "fn fdiv_{S}(a: {T}, b: {T}) -> {T} {{ return a / b; }}"),
     # float to integer: truncation toward zero (NaN and out-of-range values are unspecified by the
     # standard; WGSL saturates them)
+}
+
+# float32 helpers that an adapter with float64 computes through it. WGSL lets float32 division be off by
+# 2.5 ulp (NVIDIA's is: 1.0856384e8 / 7 came out 15509121, not 15509120); the float64 result of one
+# operation on float32 values rounded to float32 is the correctly rounded float32 result (53 >= 2 * 24 + 2,
+# so the double rounding cannot go wrong). Operands are widened from their bits and results narrowed to
+# bits (``widen``, ``narrow``), so that an adapter that flushes float32 subnormals (NVIDIA's) still reads
+# and returns them; ``opq`` keeps the compiler from folding the float64 steps back into float32 ones.
+_F32_VIA_F64: dict[str, tuple[tuple[tuple[str, WgslType], ...], str]] = {
+    "widen": ((), """fn widen_f32(x: f32) -> f64 {
+  let b = bitcast<u32>(x);
+  if ((b & 0x7f800000u) != 0u) { return f64(x); }
+  let m = f64(b & 0x007fffffu) * bitcast<f64>(0x36a0000000000000lu);
+  return select(m, -m, (b >> 31u) != 0u);
+}"""),
+    # x rounded to float32's precision and range, kept in float64: below 2^-126 to a multiple of 2^-149
+    # by the float64 addition of 1.5 * 2^-97 (whose ulp that is), ties to even
+    "r32": ((("opq", F64),), """fn r32_f32(x: f64) -> f64 {
+  let ux = bitcast<u64>(x);
+  let ax = bitcast<f64>(ux & 0x7ffffffffffffffflu);
+  if (!(ax < bitcast<f64>(0x3810000000000000lu))) { return f64(f32(x)); }
+  let c = opq_f64(bitcast<f64>(0x39e8000000000000lu));
+  let r = opq_f64(ax + c) - c;
+  return bitcast<f64>(bitcast<u64>(r) | (ux & 0x8000000000000000lu));
+}"""),
+    "narrow": ((("r32", F32),), """fn narrow_f32(x: f64) -> f32 {
+  let r = r32_f32(x);
+  let ar = bitcast<f64>(bitcast<u64>(r) & 0x7ffffffffffffffflu);
+  if (!(ar < bitcast<f64>(0x3810000000000000lu))) { return f32(r); }
+  let sign = u32(bitcast<u64>(r) >> 32u) & 0x80000000u;
+  return bitcast<f32>(u32(ar * bitcast<f64>(0x4940000000000000lu)) | sign);
+}"""),
+    "fdiv": ((("widen", F32), ("narrow", F32)),
+             "fn fdiv_f32(a: f32, b: f32) -> f32 { return narrow_f32(widen_f32(a) / widen_f32(b)); }"),
+    # fdivmod's float32 steps (NumPy's npy_divmodf), each rounded to float32 as NumPy rounds it
+    "fdivmod": ((("fmod", F32), ("widen", F32), ("r32", F32), ("narrow", F32), ("floor", F64)),
+                """fn fdivmod_f32(a: f32, b: f32) -> vec2<f32> {
+  let wa = widen_f32(a);
+  let wb = widen_f32(b);
+  var m = widen_f32(fmod_f32(a, b));
+  var div = r32_f32(r32_f32(wa - m) / wb);
+  let neg0 = bitcast<f64>(0x8000000000000000lu);
+  if (m != f64(0)) {
+    if ((wb < f64(0)) != (m < f64(0))) { m = r32_f32(m + wb); div = r32_f32(div - f64(1)); }
+  } else {
+    m = select(f64(0), neg0, (bitcast<u32>(b) >> 31u) != 0u);
+  }
+  var fd: f64;
+  if (div != f64(0)) {
+    fd = floor_f64(div);
+    if (r32_f32(div - fd) > f64(0.5)) { fd = fd + f64(1); }
+  } else {
+    fd = select(f64(0), neg0, ((bitcast<u32>(a) ^ bitcast<u32>(b)) >> 31u) != 0u);
+  }
+  return vec2<f32>(narrow_f32(fd), narrow_f32(m));
+}"""),
 }
 
 _INT: dict[str, tuple[tuple[str, ...], str]] = {
@@ -248,6 +317,11 @@ class WgslHelpers:
     def _instantiate(self, name: str, w: WgslType) -> str:
         fam = w.family
         if fam == "f":
+            if w.ct == "f32" and self.has_f64 and name in _F32_VIA_F64:
+                deps, code = _F32_VIA_F64[name]
+                for d, t in deps:
+                    self.fn(d, t)
+                return code
             if name in _REAL:
                 deps, tpl = _REAL[name]
                 for d in deps:

@@ -35,6 +35,8 @@ def _where(client, ins, outs, p):
     def body(g: MapCodegen) -> str:
         a = cast(g.val(1), g.wt_in(1), ow)
         b = cast(g.val(2), g.wt_in(2), ow)
+        if ow.ct == "f32":  # the bits, not a float move (NVIDIA's driver flushed subnormals through one)
+            return g.store(0, f"bitcast<f32>(select(bitcast<u32>({b}), bitcast<u32>({a}), {g.val(0)}))")
         return g.store(0, f"select({b}, {a}, {g.val(0)})")
 
     run_map(client, "where", None, outs, ins, body)
