@@ -466,7 +466,7 @@ WIDEN_BITS = np.array([0xFFC00000, 0x7FC12345, 0xFF812345, 0x80000000, 0x0000000
                        0x00800000, 0x3F800001, 0xC2F6E979, 0x7F7FFFFF, 0x7F800000, 0xFF800000], np.uint32)
 
 
-@pytest.mark.skipif(NO_F64, reason="adapter lacks shader-f64/shader-int64")
+@pytest.mark.skipif(xp.float64 not in DTYPES, reason=NO_F64 or "")
 def test_float32_widens_to_float64_bit_for_bit():
     """float32 -> float64 (astype, a mixed float64/float32 copysign, complex64 -> complex128 part by
     part) is built from the float32's bits, so each result matches NumPy's widening bit for bit."""
