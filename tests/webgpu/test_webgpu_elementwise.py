@@ -458,3 +458,30 @@ def test_subnormal_probe_matches_the_adapter():
     assert FTZ32 == bool((kept == 0).all())
     if "llvmpipe" in client.adapter.info.get("device", "").lower():
         assert FTZ32 is False
+
+
+#: float32 values whose float64 widening NVIDIA's f64(f32) got wrong (NaN sign, subnormals) and their
+#: neighbours: -NaN, NaNs with payloads (one signalling, which widens quieted), signed zeros, the smallest and largest subnormals, normals, infs
+WIDEN_BITS = np.array([0xFFC00000, 0x7FC12345, 0xFF812345, 0x80000000, 0x00000000, 0x00000001, 0x807FFFFF,
+                       0x00800000, 0x3F800001, 0xC2F6E979, 0x7F7FFFFF, 0x7F800000, 0xFF800000], np.uint32)
+
+
+@pytest.mark.skipif(xp.float64 not in DTYPES, reason=NO_F64 or "")
+def test_float32_widens_to_float64_bit_for_bit():
+    """float32 -> float64 (astype, a mixed float64/float32 copysign, complex64 -> complex128 part by
+    part) is built from the float32's bits, so each result matches NumPy's widening bit for bit."""
+    from numr_array.backends.webgpu._types import F32, F64, WGSL_TYPES, cast
+    from numr_array import _dtypes as dt
+    assert cast("v", F32, F64).startswith("bitcast<f64>(")  # not f64(v), which NVIDIA's driver gets wrong
+    c64, c128 = WGSL_TYPES[dt.complex64], WGSL_TYPES[dt.complex128]
+    assert cast("v", c64, c128).count("bitcast<f64>(") >= 2
+    f = WIDEN_BITS.view(np.float32)
+    want = f.astype(np.float64)
+    np.testing.assert_array_equal(to_np(xp.astype(on(f), xp.float64)).view(np.uint64), want.view(np.uint64))
+    ones = np.ones(f.shape, np.float64)
+    got = to_np(xp.copysign(on(ones), on(f)))
+    np.testing.assert_array_equal(got.view(np.uint64), np.copysign(ones, f).view(np.uint64))
+    z = (f + 1j * f[::-1]).astype(np.complex64)
+    z.view(np.uint32)[0::2], z.view(np.uint32)[1::2] = WIDEN_BITS, WIDEN_BITS[::-1]
+    got = to_np(xp.astype(on(z), xp.complex128))
+    np.testing.assert_array_equal(got.view(np.uint64), z.astype(np.complex128).view(np.uint64))

@@ -155,6 +155,8 @@ def cast(expr: str, src: WgslType, dst: WgslType) -> str:
         return f"select({d}(0), {d}(1), {expr})"
     if df == "c":
         if sf == "c":
+            if s == "vec2<f32>" and d == "vec2<f64>":
+                return f"{d}({f32_to_f64(f'({expr}).x')}, {f32_to_f64(f'({expr}).y')})"
             return f"{d}({expr})"
         return f"{d}({cast(expr, src, dst.real)}, {_runtime_zero(dst.real)})"
     if sf == "c":
@@ -165,7 +167,23 @@ def cast(expr: str, src: WgslType, dst: WgslType) -> str:
         return f"select({d}({expr}), bitcast<{d}>({signed}({expr})), {expr} < {s}(0))"
     if sf in "iu" and df in "iu":
         return _int_cast(expr, src, dst)
+    if s == "f32" and d == "f64":
+        return f32_to_f64(expr)
     return f"{d}({expr})"
+
+
+def f32_to_f64(expr: str) -> str:
+    """A float32 widened to float64 exactly, built from its bits: NVIDIA's f64(f32) drops a NaN's sign and
+    flushes subnormals. Finite normals, infinities and NaNs (payload kept) are the magnitude bits shifted
+    by 29 with the exponent rebiased (+896, or +1792 to make 0xff 0x7ff); zero and subnormals are
+    f64(mantissa) * 2^-149 (exact); a signalling NaN is quieted, as NumPy's (the CPU's) widening does;
+    the sign is or-ed in last."""
+    a = f"(bitcast<u32>({expr}) & 0x7fffffffu)"
+    big = f"((u64({a}) << 29u) + select(0x3800000000000000lu, 0x7000000000000000lu, {a} >= 0x7f800000u))"
+    small = f"bitcast<u64>(f64({a}) * bitcast<f64>(0x36a0000000000000lu))"
+    sign = f"(u64(bitcast<u32>({expr}) >> 31u) << 63u)"
+    quiet = f"select(0lu, 0x0008000000000000lu, {a} > 0x7f800000u)"
+    return f"bitcast<f64>(select({small}, {big}, {a} >= 0x00800000u) | {quiet} | {sign})"
 
 
 def _runtime_zero(w: WgslType) -> str:

@@ -13,7 +13,7 @@ computed in float64 where the device has it, else with the builtins.
 from __future__ import annotations
 
 
-from ._types import WgslType, WGSL_TYPES, COMPUTE, F32, F64
+from ._types import WgslType, WGSL_TYPES, COMPUTE, F32, F64, f32_to_f64
 from ... import _dtypes as dt
 
 #: per real float type: the unsigned type of its bits and the masks of its fields
@@ -208,12 +208,7 @@ _REAL: dict[str, tuple[tuple[str, ...], str]] = {
 # bits (``widen``, ``narrow``), so that an adapter that flushes float32 subnormals (NVIDIA's) still reads
 # and returns them; ``opq`` keeps the compiler from folding the float64 steps back into float32 ones.
 _F32_VIA_F64: dict[str, tuple[tuple[tuple[str, WgslType], ...], str]] = {
-    "widen": ((), """fn widen_f32(x: f32) -> f64 {
-  let b = bitcast<u32>(x);
-  if ((b & 0x7f800000u) != 0u) { return f64(x); }
-  let m = f64(b & 0x007fffffu) * bitcast<f64>(0x36a0000000000000lu);
-  return select(m, -m, (b >> 31u) != 0u);
-}"""),
+    "widen": ((), f"fn widen_f32(x: f32) -> f64 {{ return {f32_to_f64('x')}; }}"),
     # x rounded to float32's precision and range, kept in float64: below 2^-126 to a multiple of 2^-149
     # by the float64 addition of 1.5 * 2^-97 (whose ulp that is), ties to even
     "r32": ((("opq", F64),), """fn r32_f32(x: f64) -> f64 {
