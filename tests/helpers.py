@@ -161,9 +161,12 @@ ON_THE_BITS = frozenset({"maximum", "minimum"})
 def flushes_in(name: str, rdtype, flushes: bool, has_f64: bool) -> bool:
     """Whether element-wise function ``name``, computed in ``rdtype``, flushes float32 subnormal operands
     and results on a device that flushes float32 subnormals (``flushes``): all but the functions it
-    computes through float64 (``has_f64``; SUBNORMAL_EXACT) and those on the bits (ON_THE_BITS)."""
+    computes through float64 (``has_f64``; SUBNORMAL_EXACT), those on the bits (ON_THE_BITS), and those
+    whose result is float64 or complex128 (their float32 operands are widened from the bits)."""
     if not flushes or name in ON_THE_BITS:
         return False
+    if has_f64 and rdtype.name in ("float64", "complex128"):
+        return False  # float32 operands are widened from their bits (subnormals kept), float64 is not flushed
     return not (has_f64 and name in SUBNORMAL_EXACT.get(rdtype.name, ()))
 
 

@@ -705,6 +705,7 @@ def test_flushing_applies_to_the_float32_arithmetic_the_device_does():
     from .helpers import flushes_in
     assert flushes_in("add", xp.float32, True, True) and flushes_in("multiply", xp.complex64, True, True)
     assert not flushes_in("maximum", xp.float32, True, False)  # compared and chosen on the bits
+    assert not flushes_in("atan2", xp.float64, True, True)  # float32 subnormals widened from the bits (H200 soak)
     assert not flushes_in("divide", xp.float32, True, True)  # through float64, from the bits
     assert flushes_in("divide", xp.float32, True, False)  # without float64: the driver's division
     assert not flushes_in("log", xp.complex64, True, True)
