@@ -43,6 +43,7 @@ Errors, the part of the contract the namespace and users rely on (each backend's
 
 from __future__ import annotations
 
+import functools
 import threading
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
@@ -247,6 +248,13 @@ class Client(ABC):
     #: error poisons the process's context; the CPU is never lost)
     recoverable: bool = True
 
+    def raise_if_lost(self, e: BaseException) -> None:
+        """Raise DeviceLostError from the backend error ``e`` (marking this client lost) if ``e`` means the
+        device is lost, or it was already; else return, and the caller re-raises ``e``. Backends whose
+        devices can be lost override this; the base class knows no such error."""
+        if self.lost is not None:
+            raise renewed(self.lost) from e
+
     def mark_lost(self, reason: str) -> DeviceLostError:
         """Record that the device is lost (the first reason is kept) and return the error to raise: from now
         on this client, its allocator's buffers and its graphs refuse all work, and a recoverable device
@@ -381,6 +389,26 @@ class CudaInterop(Interop):
 
 #: how many clients have been lost in this process: while 0, the namespace skips the per-tensor check_live
 lost_count = 0
+
+
+def entry_point(errors: tuple[type[BaseException], ...]):
+    """Decorator of a Client entry point: DeviceLostError before any work once the device is lost, and in
+    place of a backend error of type ``errors`` that ``Client.raise_if_lost`` finds means a lost device."""
+
+    def decorate(method):
+        @functools.wraps(method)
+        def entry(self, *args, **kwargs):
+            if self.lost is not None:
+                raise renewed(self.lost)
+            try:
+                return method(self, *args, **kwargs)
+            except errors as e:
+                self.raise_if_lost(e)
+                raise
+
+        return entry
+
+    return decorate
 
 
 def renewed(err: DeviceLostError) -> DeviceLostError:

@@ -3,7 +3,7 @@ for device-to-host copies that overlap compute, CuPy's memory pool with a releas
 capture of the compute stream into a CUDA graph.
 
 Device loss: a sticky CUDA error (an illegal address or a trap inside a kernel, ...) leaves the process's
-context unusable for good. The entry points hand every CuPy CUDA error to ``raise_if_sticky``, which
+context unusable for good. The entry points hand every CuPy CUDA error to ``raise_if_lost``, which
 marks the client lost (not recoverable) and raises DeviceLostError; other devices are not affected.
 
 Threads: every thread's work goes to the one compute stream (made current on each thread as it first
@@ -19,7 +19,6 @@ argument slots are per thread.
 from __future__ import annotations
 
 import contextlib
-import functools
 import gc
 import os
 import threading
@@ -34,7 +33,7 @@ from cupy.cuda import runtime
 from ... import errors
 from ... import _dtypes as dt
 from ..._tensor import Tensor
-from ...runtime import Allocator, Buffer, Client, CudaInterop, Graph, renewed
+from ...runtime import Allocator, Buffer, Client, CudaInterop, Graph, entry_point, renewed
 from ..array_module_kernels import make_kernels, native_views
 from ._blas import WORKSPACE_BYTES, Cublas
 from ._direct_elementwise import BINARY as DIRECT_BINARY, DirectLauncher, FusedRun
@@ -73,21 +72,9 @@ def release_threshold_bytes() -> int:
     return int(max(mib, 0) * 1024 * 1024)
 
 
-def _entry(method):
-    """A client entry point: DeviceLostError before any work once the device is lost, and in place of a
-    sticky CUDA error. (launch and alloc_tensor, the per-op path, do the same inline.)"""
-
-    @functools.wraps(method)
-    def entry(self, *args, **kwargs):
-        if self.lost is not None:
-            raise renewed(self.lost)
-        try:
-            return method(self, *args, **kwargs)
-        except _CUDA_ERRORS as e:
-            self.raise_if_sticky(e)
-            raise
-
-    return entry
+#: a client entry point: DeviceLostError before any work once the device is lost, and in place of a sticky
+#: CUDA error (launch and alloc_tensor, the per-op path, do the same inline)
+_entry = entry_point(_CUDA_ERRORS)
 
 
 class CudaAllocator(Allocator):
@@ -132,7 +119,7 @@ class CudaGraph(Graph):
             with c._lock, c.on_device():
                 self._graph.launch(c.stream)
         except _CUDA_ERRORS as e:
-            c.raise_if_sticky(e)
+            c.raise_if_lost(e)
             raise
 
     def release(self) -> None:
@@ -191,7 +178,7 @@ class CudaClient(Client, CudaInterop):
     def supports_dtype(self, dtype) -> bool:
         return True
 
-    def raise_if_sticky(self, e: BaseException) -> None:
+    def raise_if_lost(self, e: BaseException) -> None:
         """Raise DeviceLostError from ``e`` (marking this client lost for good) if the device is lost: already
         known, or ``e`` is a sticky CUDA error. The one place CUDA errors become DeviceLostError."""
         if self.lost is None:
@@ -254,7 +241,7 @@ class CudaClient(Client, CudaInterop):
             except _OOM:
                 pass
             except _CUDA_ERRORS as e:
-                self.raise_if_sticky(e)
+                self.raise_if_lost(e)
                 raise
         if mp is None:  # another stream is current, or out of memory: the path that switches and retries
             mp = self.malloc(n)
@@ -359,7 +346,7 @@ class CudaClient(Client, CudaInterop):
             else:
                 self.run(fn, ins, outs, params)
         except _CUDA_ERRORS as e:
-            self.raise_if_sticky(e)
+            self.raise_if_lost(e)
             raise
         finally:
             lock.release()
@@ -370,7 +357,7 @@ class CudaClient(Client, CudaInterop):
         except errors.CaptureError:
             raise
         except (NotImplementedError, RuntimeError) as e:
-            self.raise_if_sticky(e)
+            self.raise_if_lost(e)
             # CuPy refuses cuSOLVER/cuRAND/... on a capturing stream (NotImplementedError), and a CUDA call that
             # would synchronise invalidates the capture (CUDARuntimeError): either way this op has no graph form
             why = f"{kernel} cannot be captured on {self.device} ({type(e).__name__}: {e})"
@@ -455,7 +442,7 @@ class CudaClient(Client, CudaInterop):
                 self._flush_run()
                 g = self._stop_capture()
             except runtime.CUDARuntimeError as e:
-                self.raise_if_sticky(e)
+                self.raise_if_lost(e)
                 raise errors.CaptureError(f"capture: the CUDA stream capture on {self.device} failed ({e})") from e
             finally:
                 if self._capturing:  # the pending run could not be captured: end the capture all the same

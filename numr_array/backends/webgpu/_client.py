@@ -46,7 +46,7 @@ import numpy as np
 import wgpu
 
 from ...errors import DeviceLostError
-from ...runtime import Allocator, Buffer, Client, Graph, renewed
+from ...runtime import Allocator, Buffer, Client, Graph, entry_point, renewed
 from ..._tensor import Tensor
 from ... import _dtypes as dt
 
@@ -102,21 +102,9 @@ def _reason(message: str) -> str:
     return "wgpu: " + ": ".join(line.strip() for line in message.splitlines() if line.strip() not in ("", "Caused by:"))
 
 
-def _entry(method):
-    """A client entry point: DeviceLostError before any work once the device is lost, and in place of the
-    wgpu error of a call that finds it lost."""
-
-    @functools.wraps(method)
-    def entry(self, *args, **kwargs):
-        if self.lost is not None:
-            raise renewed(self.lost)
-        try:
-            return method(self, *args, **kwargs)
-        except wgpu.GPUError as e:
-            self.raise_if_lost(e)
-            raise
-
-    return entry
+#: a client entry point: DeviceLostError before any work once the device is lost, and in place of the wgpu
+#: error of a call that finds it lost
+_entry = entry_point((wgpu.GPUError,))
 
 
 class WBuf:
