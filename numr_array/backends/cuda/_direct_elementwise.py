@@ -18,7 +18,7 @@ import threading
 
 import cupy
 import numpy as np
-from cupy.cuda import driver
+from cupy.cuda import driver, runtime
 
 from ..._tensor import Tensor, contiguous_strides
 
@@ -66,6 +66,17 @@ def _source(op: str, ctype: str, rtype: str, form: str) -> str:
             "}\n")
 
 
+#: the largest host upload written by a kernel whose arguments carry the bytes (``DirectLauncher.store``)
+STORE_MAX = 16
+
+# one thread writes the n (<= STORE_MAX) bytes of w0, w1 (little-endian, as on the host) to d
+_STORE_SOURCE = r"""
+extern "C" __global__ void k(unsigned char* d, unsigned long long w0, unsigned long long w1, long long n) {
+  for (int i = 0; i < n; ++i) d[i] = (unsigned char)((i < 8 ? w0 >> (8 * i) : w1 >> (8 * (i - 8))) & 0xff);
+}
+"""
+
+
 class _Args(threading.local):
     """Per-thread argument slots for cuLaunchKernel: four 8-byte values and the array of their addresses."""
 
@@ -92,6 +103,7 @@ class DirectLauncher:
         self._fused: dict = {}  # run structure -> compiled kernel
         self._kernels: list = []  # the RawKernels whose functions are in use (their modules must stay loaded)
         self._args = _Args()
+        self._store = None  # the store kernel's function, compiled on first use
 
     def _function(self, op: str, npdtype: np.dtype, form: str) -> int:
         key = (op, npdtype, form)
@@ -123,6 +135,42 @@ class DirectLauncher:
         driver.launchKernel(f, (n + BLOCK - 1) // BLOCK, 1, 1, BLOCK, 1, 1, 0, self._stream, args.params, 0)
         return True
 
+    def try_copy(self, src, dst: Tensor) -> bool:
+        """Copy ``src`` into ``dst`` with one cudaMemcpyAsync when both are dense in C order with one dtype and
+        shape and do not overlap; False (nothing done) otherwise. No CuPy view of either is made."""
+        if type(src) is not Tensor or src._dtype is not dst._dtype or src._shape != dst._shape:
+            return False
+        shape = dst._shape
+        if not (_dense(shape, src._strides) and _dense(shape, dst._strides)):
+            return False
+        n = dst._dtype.itemsize
+        for d in shape:
+            n *= d
+        if n == 0:
+            return False
+        s, d = address(src), address(dst)
+        if s < d + n and d < s + n:
+            return False
+        runtime.memcpyAsync(d, s, n, runtime.memcpyDeviceToDevice, self._stream)
+        return True
+
+    def store(self, ptr: int, host: np.ndarray) -> None:
+        """Write the bytes of the C-contiguous ``host`` (at most STORE_MAX) to device address ``ptr`` with a
+        kernel that gets them as arguments: no staging of pageable memory, and the bytes are taken at the call."""
+        f = self._store
+        if f is None:
+            k = cupy.RawKernel(_STORE_SOURCE, "k")
+            self._kernels.append(k)
+            f = self._store = k.kernel.ptr
+        args = self._args
+        words = args.words
+        words[0] = ptr
+        words[1] = words[2] = 0
+        n = host.nbytes
+        words.view(np.uint8)[8:8 + n] = host.reshape(-1).view(np.uint8)
+        words[3] = n
+        driver.launchKernel(f, 1, 1, 1, 1, 1, 1, 0, self._stream, args.params, 0)
+
     def launch_run(self, run: "FusedRun") -> None:
         """One kernel doing every step of ``run`` (compiled once per run structure)."""
         source, key, words = run.kernel()
@@ -140,6 +188,17 @@ class DirectLauncher:
 
 def address(t: Tensor) -> int:
     return t._buf.handle.ptr + t._offset * t._dtype.itemsize
+
+
+def _dense(shape, strides) -> bool:
+    """Whether a view of ``shape`` and element ``strides`` covers one block in C order (length-1 axes'
+    strides do not matter)."""
+    expected = 1
+    for n, s in zip(reversed(shape), reversed(strides)):
+        if n != 1 and s != expected:
+            return False
+        expected *= n
+    return True
 
 
 def qualify(op: str, ins, outs):

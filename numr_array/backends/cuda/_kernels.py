@@ -1,0 +1,98 @@
+"""CUDA's own kernels for a few declared names, in place of the shared NumPy-API ones (array_module_kernels).
+
+Bound to CuPy, the shared kernels of these names cost several kernels and a temporary each: CuPy's sum, max and
+min go through CUB's device-wide reduction, which reduces into a scratch array and then copies it into ``out``;
+argmin and argmax needed three more reductions and a ``where`` to find the first NaN; ``where`` was two
+copies; ``count_nonzero`` summed a temporary boolean array. Here each is one kernel of CuPy's reduction (or
+element-wise) machinery writing straight into ``out``, along any axes and for any layout, with the kernel
+arguments deciding the types: a reduction accumulates in the output's dtype (what the namespace chose: the
+standard's accumulation rules), and Python-scalar operands of ``where`` are kernel arguments, not arrays.
+
+The reductions are made with ``cupy._core.create_reduction_func``, the constructor of CuPy's own reductions
+(sum, argmin, ...; public in ``cupy._core`` since CuPy 9), so they take CuPy's block sizes and its CUB
+block-reduction path where that applies; they differ from CuPy's only in their reduce expressions.
+"""
+
+from __future__ import annotations
+
+#: every dtype numr has, as NumPy type characters: one op per input dtype, so no operand is ever cast
+_CHARS = "?bBhHiIlLqQfdFD"
+
+_PREAMBLE = r"""
+template <typename T>
+struct numr_pick {  // a value and its index along the reduced axes; index -1: nothing yet (the identity)
+    T value;
+    IndexT index;
+    __device__ numr_pick() : index(-1) { }
+    __device__ numr_pick(T v, IndexT i) : value(v), index(i) { }
+};
+
+template <typename T> __device__ bool numr_isnan(const T& v) { return v != v; }  // false for integers
+
+// NaN wins (the first NaN: NumPy's answer); of equal values, the first index
+template <typename T, bool LARGEST>
+__device__ numr_pick<T> numr_arg(const numr_pick<T>& a, const numr_pick<T>& b) {
+    if (a.index == -1) return b;
+    if (b.index == -1) return a;
+    bool an = numr_isnan(a.value), bn = numr_isnan(b.value);
+    if (an || bn) {
+        if (an && bn) return a.index < b.index ? a : b;
+        return an ? a : b;
+    }
+    if (a.value == b.value) return a.index < b.index ? a : b;
+    return (LARGEST ? a.value > b.value : a.value < b.value) ? a : b;
+}
+
+// max/min: NaN propagates (of equal values either: as in CuPy's max, only a zero's sign could tell)
+template <typename T, bool LARGEST>
+__device__ numr_pick<T> numr_extreme(const numr_pick<T>& a, const numr_pick<T>& b) {
+    if (a.index == -1) return b;
+    if (b.index == -1) return a;
+    if (numr_isnan(a.value)) return a;
+    if (numr_isnan(b.value)) return b;
+    return (LARGEST ? b.value > a.value : b.value < a.value) ? b : a;
+}
+"""
+
+
+def kernels(cupy) -> dict:
+    """The CUDA kernels replacing the shared ones of the same names."""
+    reduction = cupy._core.create_reduction_func
+
+    def make(name: str, routine: tuple, identity=None, sort_axes: bool = True):
+        return reduction(name, tuple(f"{c}->{c}" for c in _CHARS), routine, identity, _PREAMBLE, sort_axes)
+
+    # accumulated in the output's dtype (type_out0_raw is out's when out is given, as it always is here)
+    k_sum = make("numr_sum", ("in0", "a + b", "out0 = a", "type_out0_raw"), "0")
+    # "mean" in the name: CuPy's CUB path then rewrites the count for its segments, as for its own mean
+    k_mean = make("numr_mean", ("in0", "a + b", "out0 = a / _type_reduce(_in_ind.size() / _out_ind.size())",
+                                "type_out0_raw"), "0")
+    k_count = make("numr_count_nonzero", ("in0 != type_in0_raw(0)", "a + b", "out0 = a", "type_out0_raw"), "0")
+    pick = "numr_pick<type_in0_raw>"
+    k_max = make("numr_max", (f"{pick}(in0, 0)", "numr_extreme<type_in0_raw, true>(a, b)", "out0 = a.value", pick))
+    k_min = make("numr_min", (f"{pick}(in0, 0)", "numr_extreme<type_in0_raw, false>(a, b)", "out0 = a.value", pick))
+    # _J is the index in the C-order flattening of the reduced axes, which must therefore keep their order
+    k_argmax = make("numr_argmax", (f"{pick}(in0, _J)", "numr_arg<type_in0_raw, true>(a, b)", "out0 = a.index",
+                                    pick), sort_axes=False)
+    k_argmin = make("numr_argmin", (f"{pick}(in0, _J)", "numr_arg<type_in0_raw, false>(a, b)", "out0 = a.index",
+                                    pick), sort_axes=False)
+    k_where = cupy.ElementwiseKernel("C c, X a, Y b", "O o", "o = c ? (O)a : (O)b", "numr_where")
+
+    def reduce(f):
+        def kernel(ins, outs, p):
+            f(ins[0], axis=p["axis"], out=outs[0], keepdims=p["keepdims"])
+        return kernel
+
+    def arg(f):
+        def kernel(ins, outs, p):
+            # one axis, or all of them (the flattened array); the output's shape already has keepdims
+            axes = p["axis"]
+            f(ins[0], axis=axes[0] if len(axes) == 1 else None, out=outs[0], keepdims=p["keepdims"])
+        return kernel
+
+    def where(ins, outs, p):
+        k_where(*ins, outs[0])
+
+    return {"sum": reduce(k_sum), "mean": reduce(k_mean), "count_nonzero": reduce(k_count),
+            "max": reduce(k_max), "min": reduce(k_min), "argmax": arg(k_argmax), "argmin": arg(k_argmin),
+            "where": where}
