@@ -235,11 +235,11 @@ def _product_2d(blas: Cublas, a, b, out) -> bool:
     if a.ndim == 2 and b.ndim == 2:
         sa, sb, so = _elements(a), _elements(b), _elements(out)
         la, lb = _operand(M, K, sa[0], sa[1]), _operand(K, N, sb[0], sb[1])
-        lc = _operand(M, N, so[0], so[1])
-        if la is None or lb is None or lc is None or lc[0] != _OP_N:
+        ldc = so[0] if M > 1 else N  # out read column-major is C^T (N x M): unit stride along N
+        if la is None or lb is None or (N > 1 and so[1] != 1) or ldc < N:
             return False
         # row-major C = A B is column-major C^T = B^T A^T
-        blas.gemm(lb[0], la[0], N, M, K, _address(b), lb[1], 0, _address(a), la[1], 0, _address(out), lc[1], 0,
+        blas.gemm(lb[0], la[0], N, M, K, _address(b), lb[1], 0, _address(a), la[1], 0, _address(out), ldc, 0,
                   1, dtype)
         return True
     # a vector: y = A v (matrix @ vector) or y = B^T v (vector @ matrix)
