@@ -193,21 +193,29 @@ def _address(x) -> int:
     return x.data.ptr
 
 
-def _overlaps(a, b) -> bool:
-    """Whether two CuPy arrays' byte extents intersect (a conservative may-share-memory test)."""
-    def extent(x):
-        lo = hi = _address(x)
-        for n, s in zip(x.shape, x.strides):
-            if n > 1:
-                if s < 0:
-                    lo += s * (n - 1)
-                else:
-                    hi += s * (n - 1)
-        return lo, hi + x.itemsize
-    if a.size == 0 or b.size == 0:
+def _extent(x) -> tuple[int, int]:
+    """The byte range [lo, hi) a CuPy array's elements lie in."""
+    lo = hi = _address(x)
+    for n, s in zip(x.shape, x.strides):
+        if n > 1:
+            if s < 0:
+                lo += s * (n - 1)
+            else:
+                hi += s * (n - 1)
+    return lo, hi + x.itemsize
+
+
+def _overlaps(out, *operands) -> bool:
+    """Whether ``out``'s byte extent intersects any operand's (a conservative may-share-memory test)."""
+    if out.size == 0:
         return False
-    (alo, ahi), (blo, bhi) = extent(a), extent(b)
-    return alo < bhi and blo < ahi
+    olo, ohi = _extent(out)
+    for x in operands:
+        if x.size:
+            lo, hi = _extent(x)
+            if lo < ohi and olo < hi:
+                return True
+    return False
 
 
 def _elements(x) -> list[int]:
@@ -229,7 +237,7 @@ def _product_2d(blas: Cublas, a, b, out) -> bool:
     else:
         M, K = a.shape
         N = b.shape[1] if b.ndim == 2 else 1
-    if K == 0 or _overlaps(out, a) or _overlaps(out, b):
+    if K == 0 or _overlaps(out, a, b):
         return False
     dtype = out.dtype
     if a.ndim == 2 and b.ndim == 2:
@@ -280,7 +288,7 @@ def matmul_into(cp, blas: Cublas, a, b, out) -> None:
     batch_shape = out.shape[:out.ndim - (not a1) - (not b1)]
     full = batch_shape + (M, N)
     # write straight into ``out`` when it is C-contiguous and no operand aliases it
-    direct = out.flags.c_contiguous and not _overlaps(out, a) and not _overlaps(out, b)
+    direct = out.flags.c_contiguous and not _overlaps(out, a, b)
     c = out.reshape(full) if direct else cp.empty(full, dtype)
     if c.size == 0:
         return

@@ -164,11 +164,11 @@ class DirectLauncher:
             f = self._store = k.kernel.ptr
         args = self._args
         words = args.words
+        w = int.from_bytes(host.tobytes(), "little")
         words[0] = ptr
-        words[1] = words[2] = 0
-        n = host.nbytes
-        words.view(np.uint8)[8:8 + n] = host.reshape(-1).view(np.uint8)
-        words[3] = n
+        words[1] = w & 0xFFFF_FFFF_FFFF_FFFF
+        words[2] = w >> 64
+        words[3] = host.nbytes
         driver.launchKernel(f, 1, 1, 1, 1, 1, 1, 0, self._stream, args.params, 0)
 
     def launch_run(self, run: "FusedRun") -> None:
