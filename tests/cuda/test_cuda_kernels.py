@@ -251,10 +251,31 @@ def test_max_and_min_propagate_nan_and_integer_sums_widen():
     assert int(to_np(xp.sum(put(big)))) == 5000 * 2 ** 30
 
 
-def test_small_sums_of_every_float_dtype():
-    for dtype in (np.float32, np.float64, np.complex64, np.complex128):
-        a = data((8,), dtype)
-        np.testing.assert_allclose(to_np(xp.sum(put(a))), a.sum(), rtol=1e-6)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.uint8, np.int64, np.complex64])
+def test_sums_of_small_and_large_arrays(dtype):
+    from numr_array.backends.cuda._direct_elementwise import SMALL_SUM
+    for n in (1, 8, 257, SMALL_SUM, SMALL_SUM + 1):
+        a = data((n,), dtype)
+        want = a.sum()  # NumPy's integer sums widen as the standard's do
+        for x, ref in ((put(a), want), (put(a)[::2], a[::2].sum()), (xp.reshape(put(a), (1, n)), want)):
+            got = to_np(xp.sum(x))
+            assert got.dtype == np.asarray(ref).dtype
+            np.testing.assert_allclose(got, ref, rtol=1e-5 if dtype in (np.float32, np.complex64) else 1e-12)
+        o = xp.empty((1, 1), dtype=xp.float64, device=DEV) if dtype == np.float64 else None
+        if o is not None:
+            xp.sum(xp.reshape(put(a), (1, n)), keepdims=True, out=o)
+            np.testing.assert_allclose(to_np(o)[0, 0], want, rtol=1e-12)
+
+
+def test_a_captured_small_sum_gives_the_eager_bits():
+    a = rng.standard_normal(3000).astype(np.float32)
+    x = put(a)
+    eager = to_np(xp.sum(x))
+    with xp.capture(DEV) as g:
+        s = xp.sum(x)
+    g.replay()
+    assert to_np(s).tobytes() == eager.tobytes()
+    np.testing.assert_allclose(eager, a.astype(np.float64).sum(), rtol=1e-5)
 
 
 # --- where --------------------------------------------------------------------------------------------

@@ -163,8 +163,8 @@ class CudaClient(Client, CudaInterop):
         self._arena_allocator = None
         #: whether CuPy's kernels keep float32 subnormals (as the CPU does); see _subnormals
         self.keeps_float32_subnormals = keep_float32_subnormals()
-        self.kernels = make_kernels(make_module(cupy, self.blas), cuda_kernels(cupy))
         self._direct = DirectLauncher(self.stream)
+        self.kernels = make_kernels(make_module(cupy, self.blas), cuda_kernels(cupy, self._direct))
         self._run: FusedRun | None = None  # direct ops captured but not yet put into the graph
 
     # --- device, streams, memory --------------------------------------------------------------------
@@ -340,6 +340,9 @@ class CudaClient(Client, CudaInterop):
                     return
             elif kernel == "copy" and not self._capturing and _current_stream() is self.stream \
                     and self._direct.try_copy(inputs[0], outputs[0]):
+                return
+            elif kernel == "sum" and not self._capturing and _current_stream() is self.stream \
+                    and self._direct.try_sum(inputs[0], outputs[0], params["axis"]):
                 return
             if self._run is not None:
                 self._flush_run()

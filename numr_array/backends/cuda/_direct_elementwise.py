@@ -77,6 +77,28 @@ extern "C" __global__ void k(unsigned char* d, unsigned long long w0, unsigned l
 """
 
 
+#: the largest sum over all of a contiguous array done by one block of ``_sum_source`` (beyond it CuPy's
+#: reduction, whose launch cost no longer matters)
+SMALL_SUM = 1 << 14
+
+
+def _sum_source(ctype: str, otype: str) -> str:
+    """One block of BLOCK threads: each sums a strided share of x in the output's type, then a tree."""
+    return (f"typedef {ctype} T;\ntypedef {otype} O;\n"
+            "extern \"C\" __global__ void k(const T* x, O* o, long long n) {\n"
+            f"  __shared__ O s[{BLOCK}];\n"
+            "  O acc = 0;\n"
+            f"  for (long long i = threadIdx.x; i < n; i += {BLOCK}) acc += (O)x[i];\n"
+            "  s[threadIdx.x] = acc;\n"
+            "  __syncthreads();\n"
+            f"  for (int w = {BLOCK} / 2; w > 0; w >>= 1) {{\n"
+            "    if (threadIdx.x < w) s[threadIdx.x] += s[threadIdx.x + w];\n"
+            "    __syncthreads();\n"
+            "  }\n"
+            "  if (threadIdx.x == 0) *o = s[0];\n"
+            "}\n")
+
+
 class _Args(threading.local):
     """Per-thread argument slots for cuLaunchKernel: four 8-byte values and the array of their addresses."""
 
@@ -170,6 +192,42 @@ class DirectLauncher:
         words[2] = w >> 64
         words[3] = host.nbytes
         driver.launchKernel(f, 1, 1, 1, 1, 1, 1, 0, self._stream, args.params, 0)
+
+    def try_sum(self, x, o: Tensor, axes: tuple) -> bool:
+        """The sum of all of ``x`` (a dense tensor of at most SMALL_SUM elements) into ``o`` by one kernel of one
+        block; False (nothing done) otherwise. ``small_sum`` takes the same cases (and gives the same bits)."""
+        if type(x) is not Tensor or len(axes) != len(x._shape):
+            return False
+        n = 1
+        for d in x._shape:
+            n *= d
+        if n == 0 or n > SMALL_SUM or not _dense(x._shape, x._strides):
+            return False
+        return self.sum_at(address(x), address(o), n, x._dtype.np, o._dtype.np)
+
+    def small_sum(self, x, o) -> bool:
+        """``try_sum`` for CuPy arrays (the table's sum kernel: in a capture, or with another stream current)."""
+        n = x.size
+        if n == 0 or n > SMALL_SUM or not x.flags.c_contiguous:
+            return False
+        return self.sum_at(x.data.ptr, o.data.ptr, n, x.dtype, o.dtype)
+
+    def sum_at(self, x: int, o: int, n: int, xdtype: np.dtype, odtype: np.dtype) -> bool:
+        if xdtype not in _DIRECT_DTYPES or odtype not in _DIRECT_DTYPES or odtype.kind == "b":
+            return False
+        key = ("sum", xdtype, odtype)
+        f = self._functions.get(key)
+        if f is None:
+            k = cupy.RawKernel(_sum_source(_CTYPE[xdtype.name], _CTYPE[odtype.name]), "k")
+            self._kernels.append(k)
+            f = self._functions[key] = k.kernel.ptr
+        args = self._args
+        words = args.words
+        words[0] = x
+        words[1] = o
+        words[2] = n
+        driver.launchKernel(f, 1, 1, 1, BLOCK, 1, 1, 0, self._stream, args.params, 0)
+        return True
 
     def launch_run(self, run: "FusedRun") -> None:
         """One kernel doing every step of ``run`` (compiled once per run structure)."""

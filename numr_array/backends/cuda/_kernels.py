@@ -55,8 +55,10 @@ __device__ numr_pick<T> numr_extreme(const numr_pick<T>& a, const numr_pick<T>& 
 """
 
 
-def kernels(cupy) -> dict:
-    """The CUDA kernels replacing the shared ones of the same names."""
+def kernels(cupy, direct) -> dict:
+    """The CUDA kernels replacing the shared ones of the same names; ``direct``: the client's DirectLauncher,
+    whose one-block sum of a small array the sum kernel uses as the client's eager path does (so that a
+    captured sum gives the eager bits)."""
     reduction = cupy._core.create_reduction_func
 
     def make(name: str, routine: tuple, identity=None, sort_axes: bool = True):
@@ -90,9 +92,14 @@ def kernels(cupy) -> dict:
             f(ins[0], axis=axes[0] if len(axes) == 1 else None, out=outs[0], keepdims=p["keepdims"])
         return kernel
 
+    def sum_(ins, outs, p):
+        x, o = ins[0], outs[0]
+        if len(p["axis"]) != x.ndim or not direct.small_sum(x, o):
+            k_sum(x, axis=p["axis"], out=o, keepdims=p["keepdims"])
+
     def where(ins, outs, p):
         k_where(*ins, outs[0])
 
-    return {"sum": reduce(k_sum), "mean": reduce(k_mean), "count_nonzero": reduce(k_count),
+    return {"sum": sum_, "mean": reduce(k_mean), "count_nonzero": reduce(k_count),
             "max": reduce(k_max), "min": reduce(k_min), "argmax": arg(k_argmax), "argmin": arg(k_argmin),
             "where": where}
