@@ -27,7 +27,10 @@ struct numr_pick {  // a value and its index along the reduced axes; index -1: n
     __device__ numr_pick(T v, IndexT i) : value(v), index(i) { }
 };
 
-template <typename T> __device__ bool numr_isnan(const T& v) { return v != v; }  // false for integers
+// (not v != v: that is no test under fast-math options); the reductions using it take real types only
+template <typename T> __device__ bool numr_isnan(const T& v) { return false; }
+__device__ bool numr_isnan(const float& v) { return isnan(v); }
+__device__ bool numr_isnan(const double& v) { return isnan(v); }
 
 // NaN wins (the first NaN: NumPy's answer); of equal values, the first index
 template <typename T, bool LARGEST>
