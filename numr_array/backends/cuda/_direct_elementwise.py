@@ -5,7 +5,10 @@ resolution, broadcasting, argument packing) around a kernel that runs for two. F
 functions whose meaning is one C operator (arithmetic, comparisons, bitwise and logical ops) on operands
 that already have one dtype and one contiguous layout, this module launches a kernel of its own through
 ``cuLaunchKernel`` with the arguments packed into a preallocated buffer. Everything else, and every array
-larger than ``SMALL`` elements (where the launch cost no longer matters), goes to CuPy.
+larger than ``SMALL`` elements (where the launch cost no longer matters), goes to CuPy. The same launcher
+sums a small dense array with one block of one kernel (``try_sum``), copies between dense tensors of one dtype
+with one ``cudaMemcpyAsync`` (``try_copy``), and writes a host upload of a few bytes with a kernel whose
+arguments carry them (``store``), none of which makes a CuPy view.
 
 Inside a capture the same ops are not launched one by one: consecutive ones are recorded as a
 ``FusedRun`` and become a single kernel node of the CUDA graph, which a replay runs at the cost of one
