@@ -359,3 +359,21 @@ def test_bind_runs_direct_ops_and_falls_back_for_the_rest():
     np.testing.assert_array_equal(to_np(o), a[::-1] + b)
     client.bind("exp", {"dtype": xp.float32})((x,), (o,))  # not a direct op
     np.testing.assert_allclose(to_np(o), np.exp(a), rtol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_direct_unary_ops_give_cupys_bits(dtype):
+    from numr_array.backends.cuda._direct_elementwise import UNARY
+    a = (rng.standard_normal(300) * 3).astype(dtype)
+    a[:8] = [np.nan, np.inf, -np.inf, -0.0, 0.0, np.finfo(dtype).tiny / 4, -1.0, 1e-30]
+    x = put(a)
+    for name in UNARY:
+        got = to_np(getattr(xp, name)(x))
+        assert (name, np.dtype(dtype), "u") in client._direct._functions, name
+        with np.errstate(all="ignore"):
+            want = cupy.asnumpy(getattr(cupy, {"abs": "absolute"}.get(name, name))(cupy.asarray(a)))
+        np.testing.assert_array_equal(got, want, strict=True, err_msg=name)  # the bits a capture records
+        with np.errstate(all="ignore"):
+            ref = getattr(np, name)(a)
+        np.testing.assert_allclose(got, ref, rtol=4e-6 if dtype == np.float32 else 1e-14, equal_nan=True,
+                                   err_msg=name)

@@ -36,7 +36,7 @@ from ..._tensor import Tensor
 from ...runtime import Allocator, Buffer, Client, CudaInterop, Graph, entry_point, renewed
 from ..array_module_kernels import make_kernels, native_views
 from ._blas import WORKSPACE_BYTES, Cublas
-from ._direct_elementwise import BINARY as DIRECT_BINARY, STORE_MAX, DirectLauncher, FusedRun
+from ._direct_elementwise import BINARY as DIRECT_BINARY, STORE_MAX, UNARY as DIRECT_UNARY, DirectLauncher, FusedRun
 from ._cupy_module import make_module
 from ._kernels import kernels as cuda_kernels
 from ._subnormals import keep_float32_subnormals
@@ -338,6 +338,9 @@ class CudaClient(Client, CudaInterop):
                         return
                 elif _current_stream() is self.stream and self._direct.try_binary(kernel, inputs, outputs):
                     return
+            elif kernel in DIRECT_UNARY and not self._capturing and _current_stream() is self.stream \
+                    and self._direct.try_unary(kernel, inputs, outputs):
+                return
             elif kernel == "copy" and not self._capturing and _current_stream() is self.stream \
                     and self._direct.try_copy(inputs[0], outputs[0]):
                 return
@@ -365,16 +368,17 @@ class CudaClient(Client, CudaInterop):
         plans (eager calls only). An op the direct launcher takes is tried there first, without the dispatch on
         the kernel's name; anything else, or an op it refuses, goes through ``launch``."""
         launch = self.launch
-        if kernel not in DIRECT_BINARY:
+        direct = self._direct.try_binary if kernel in DIRECT_BINARY else \
+            self._direct.try_unary if kernel in DIRECT_UNARY else None
+        if direct is None:
             return lambda inputs, outputs: launch(kernel, inputs, outputs, params)
-        try_binary = self._direct.try_binary
         lock = self._lock
         stream = self.stream
 
         def run(inputs: Sequence, outputs: Sequence[Tensor]) -> None:
             lock.acquire()
             try:
-                if not self._capturing and _current_stream() is stream and try_binary(kernel, inputs, outputs):
+                if not self._capturing and _current_stream() is stream and direct(kernel, inputs, outputs):
                     return
             except _CUDA_ERRORS as e:
                 self.raise_if_lost(e)

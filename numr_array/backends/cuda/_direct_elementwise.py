@@ -5,7 +5,8 @@ resolution, broadcasting, argument packing) around a kernel that runs for two. F
 functions whose meaning is one C operator (arithmetic, comparisons, bitwise and logical ops) on operands
 that already have one dtype and one contiguous layout, this module launches a kernel of its own through
 ``cuLaunchKernel`` with the arguments packed into a preallocated buffer. Everything else, and every array
-larger than ``SMALL`` elements (where the launch cost no longer matters), goes to CuPy. The same launcher
+larger than ``SMALL`` elements (where the launch cost no longer matters), goes to CuPy; so do the common
+unary functions of float32 and float64 (``UNARY``), outside a capture. The same launcher
 sums a small dense array with one block of one kernel (``try_sum``), copies between dense tensors of one dtype
 with one ``cudaMemcpyAsync`` (``try_copy``), and writes a host upload of a few bytes with a kernel whose
 arguments carry them (``store``), none of which makes a CuPy view.
@@ -37,6 +38,13 @@ BINARY = {
     "bitwise_and": "a & b", "bitwise_or": "a | b", "bitwise_xor": "a ^ b",
     "logical_and": "a && b", "logical_or": "a || b", "logical_xor": "a != b",
 }
+#: kernel name -> C expression of a, for float32 and float64 operands: the expressions CuPy's ufuncs use (the
+#: same CUDA math functions, so a direct result has the bits of CuPy's, which a capture records)
+UNARY = {
+    "negative": "-a", "abs": "fabs(a)", "square": "a * a", "sqrt": "sqrt(a)", "exp": "exp(a)",
+    "expm1": "expm1(a)", "log": "log(a)", "log1p": "log1p(a)", "sin": "sin(a)", "cos": "cos(a)",
+    "tanh": "tanh(a)",
+}
 _BOOL_RESULT = {"equal", "not_equal", "less", "less_equal", "greater", "greater_equal"}
 
 #: NumPy dtype name -> C type (complex goes to CuPy: it needs CuPy's complex headers)
@@ -48,6 +56,7 @@ _CTYPE = {
 
 #: the dtypes launched directly (np.dtype keys: ``np.dtype.name`` is a slow Python property)
 _DIRECT_DTYPES = frozenset(np.dtype(name) for name in _CTYPE)
+_UNARY_DTYPES = frozenset((np.dtype(np.float32), np.dtype(np.float64)))
 
 # operand forms: both arrays, array with a scalar second, a scalar first with an array
 _FORMS = {"tt": ("const T* a_", "const T* b_", "a_[i]", "b_[i]"),
@@ -66,6 +75,14 @@ def _source(op: str, ctype: str, rtype: str, form: str) -> str:
             f"extern \"C\" __global__ void k({pa}, {pb}, {rtype}* o, long long n) {{\n"
             "  long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;\n"
             f"  if (i < n) {_step(op, 'T', rtype, ea, eb, 'o[i]')}\n"
+            "}\n")
+
+
+def _unary_source(op: str, ctype: str) -> str:
+    return (f"typedef {ctype} T;\n"
+            "extern \"C\" __global__ void k(const T* a_, T* o, long long n) {\n"
+            "  long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;\n"
+            f"  if (i < n) {{ T a = a_[i]; o[i] = (T)({UNARY[op]}); }}\n"
             "}\n")
 
 
@@ -157,6 +174,38 @@ class DirectLauncher:
         words[2] = address(outs[0])
         words[3] = n
         f = self._function(op, npdtype, form)
+        driver.launchKernel(f, (n + BLOCK - 1) // BLOCK, 1, 1, BLOCK, 1, 1, 0, self._stream, args.params, 0)
+        return True
+
+    def try_unary(self, op: str, ins, outs) -> bool:
+        """Launch the unary ``op`` on ins[0] into outs[0] if both are float32 or float64 of one contiguous shape
+        of at most SMALL elements; False (nothing done) otherwise."""
+        x, o = ins[0], outs[0]
+        if type(x) is not Tensor:
+            return False
+        npdtype = x._dtype.np
+        if npdtype not in _UNARY_DTYPES or o._dtype.np is not npdtype:
+            return False
+        shape = o._shape
+        n = 1
+        for d in shape:
+            n *= d
+        if n > SMALL or n == 0:
+            return False
+        strides = contiguous_strides(shape)
+        if o._strides != strides or x._strides != strides or x._shape != shape:
+            return False
+        key = (op, npdtype, "u")
+        f = self._functions.get(key)
+        if f is None:
+            k = cupy.RawKernel(_unary_source(op, _CTYPE[npdtype.name]), "k")
+            self._kernels.append(k)
+            f = self._functions[key] = k.kernel.ptr
+        args = self._args
+        words = args.words
+        words[0] = address(x)
+        words[1] = address(o)
+        words[2] = n
         driver.launchKernel(f, (n + BLOCK - 1) // BLOCK, 1, 1, BLOCK, 1, 1, 0, self._stream, args.params, 0)
         return True
 
