@@ -377,3 +377,18 @@ def test_direct_unary_ops_give_cupys_bits(dtype):
             ref = getattr(np, name)(a)
         np.testing.assert_allclose(got, ref, rtol=4e-6 if dtype == np.float32 else 1e-14, equal_nan=True,
                                    err_msg=name)
+
+
+def test_binary_ops_with_one_broadcast_element_launch_directly():
+    a = rng.standard_normal(1000).astype(np.float32)
+    s = np.float32(0.75)
+    x, t = put(a), put(np.array(s))
+    np.testing.assert_array_equal(to_np(t * x), s * a)
+    np.testing.assert_array_equal(to_np(x - t), a - s)
+    np.testing.assert_array_equal(to_np(x / put(np.array([s]))), a / s)  # a (1,) array broadcast too
+    np.testing.assert_array_equal(to_np(x > t), a > s)
+    keys = client._direct._functions
+    assert {("multiply", np.dtype(np.float32), "pt"), ("subtract", np.dtype(np.float32), "tp"),
+            ("greater", np.dtype(np.float32), "tp")} <= set(keys)
+    xs = put(rng.standard_normal((4, 5)))
+    np.testing.assert_allclose(to_np(xs + put(np.ones((4, 1)))), to_np(xs) + 1)  # a column: CuPy's way

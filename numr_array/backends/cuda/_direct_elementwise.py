@@ -61,7 +61,10 @@ _UNARY_DTYPES = frozenset((np.dtype(np.float32), np.dtype(np.float64)))
 # operand forms: both arrays, array with a scalar second, a scalar first with an array
 _FORMS = {"tt": ("const T* a_", "const T* b_", "a_[i]", "b_[i]"),
           "ts": ("const T* a_", "T b_", "a_[i]", "b_"),
-          "st": ("T a_", "const T* b_", "a_", "b_[i]")}
+          "st": ("T a_", "const T* b_", "a_", "b_[i]"),
+          # one operand a single element broadcast (a 0-D array beside a vector): read through its pointer
+          "tp": ("const T* a_", "const T* b_", "a_[i]", "b_[0]"),
+          "pt": ("const T* a_", "const T* b_", "a_[0]", "b_[i]")}
 
 
 def _step(op: str, ctype: str, rtype: str, ea: str, eb: str, target: str) -> str:
@@ -160,7 +163,7 @@ class DirectLauncher:
 
     def try_binary(self, op: str, ins, outs) -> bool:
         """Launch ``op`` on (x1, x2) into outs[0] if every operand qualifies; False (nothing done) otherwise."""
-        plan = qualify(op, ins, outs)
+        plan = qualify(op, ins, outs) or _qualify_broadcast_element(op, ins, outs)
         if plan is None:
             return False
         npdtype, form, n = plan
@@ -350,6 +353,34 @@ def qualify(op: str, ins, outs):
     if op not in _BOOL_RESULT and o._dtype.np is not npdtype:
         return None
     return npdtype, form, n
+
+
+def _qualify_broadcast_element(op: str, ins, outs):
+    """(dtype, "tp" or "pt", element count) when one operand of ``op`` is one element broadcast (all strides 0)
+    and the other is as ``qualify`` takes it (eager launches only: a FusedRun reads every operand per element)."""
+    x1, x2 = ins
+    if type(x1) is not Tensor or type(x2) is not Tensor:
+        return None
+    o = outs[0]
+    shape = o._shape
+    npdtype = x1._dtype.np
+    if x2._dtype.np is not npdtype or npdtype not in _DIRECT_DTYPES or x1._shape != shape or x2._shape != shape:
+        return None
+    if op not in _BOOL_RESULT and o._dtype.np is not npdtype:
+        return None
+    n = 1
+    for d in shape:
+        n *= d
+    if n > SMALL or n == 0:
+        return None
+    strides = contiguous_strides(shape)
+    if o._strides != strides:
+        return None
+    if x1._strides == strides and not any(x2._strides):
+        return npdtype, "tp", n
+    if x2._strides == strides and not any(x1._strides):
+        return npdtype, "pt", n
+    return None
 
 
 class FusedRun:
