@@ -116,3 +116,16 @@ def test_an_out_that_overlaps_an_operand_is_refused():
     v = rng.standard_normal(4)
     assert not _blas._product_2d(ModelBlas(), Device(a), Device(v), Device(v))
     assert not _blas._product_2d(ModelBlas(), Device(a), Device(a), Device(a))
+
+
+def test_a_dot_product_is_one_gemv_of_a_one_row_matrix():
+    """matmul_into's form of two vectors: ``a[None, :]`` times ``b`` into the 0-D result seen as (1,)."""
+    taken = 0
+    for (na, a), (nb, b) in itertools.product(layouts((9,)), layouts((9,))):
+        o = np.full((), np.nan)
+        blas = ModelBlas()
+        if _blas._product_2d(blas, Device(a[None, :]), Device(b), Device(o.reshape(1))):
+            assert blas.calls == ["gemv"]
+            np.testing.assert_allclose(o, a @ b, rtol=1e-12, err_msg=f"{na} . {nb}")
+            taken += 1
+    assert taken == 4  # contiguous and step, each way; a reversed vector has no BLAS form

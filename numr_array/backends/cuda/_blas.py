@@ -276,8 +276,12 @@ def matmul_into(cp, blas: Cublas, a, b, out) -> None:
         a = a.astype(dtype)
     if b.dtype != dtype:
         b = b.astype(dtype)
-    if a.ndim <= 2 and b.ndim <= 2 and a.ndim + b.ndim > 2 and out.size and _product_2d(blas, a, b, out):
-        return
+    if a.ndim <= 2 and b.ndim <= 2 and out.size:
+        if a.ndim + b.ndim > 2:
+            if _product_2d(blas, a, b, out):
+                return
+        elif _product_2d(blas, a[None, :], b, out.reshape(1)):  # a dot product: a 1 x K matrix times b
+            return
     a1, b1 = a.ndim == 1, b.ndim == 1
     if a1:
         a = a[None, :]

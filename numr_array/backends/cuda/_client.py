@@ -164,7 +164,8 @@ class CudaClient(Client, CudaInterop):
         #: whether CuPy's kernels keep float32 subnormals (as the CPU does); see _subnormals
         self.keeps_float32_subnormals = keep_float32_subnormals()
         self._direct = DirectLauncher(self.stream)
-        self.kernels = make_kernels(make_module(cupy, self.blas), cuda_kernels(cupy, self._direct))
+        m = make_module(cupy, self.blas)
+        self.kernels = make_kernels(m, cuda_kernels(m, self._direct))
         self._run: FusedRun | None = None  # direct ops captured but not yet put into the graph
 
     # --- device, streams, memory --------------------------------------------------------------------

@@ -4,7 +4,8 @@ Bound to CuPy, the shared kernels of these names cost several kernels and a temp
 min go through CUB's device-wide reduction, which reduces into a scratch array and then copies it into ``out``;
 argmin and argmax needed three more reductions and a ``where`` to find the first NaN; ``where`` was two
 copies; ``count_nonzero`` summed a temporary boolean array. Here each is one kernel of CuPy's reduction (or
-element-wise) machinery writing straight into ``out``, along any axes and for any layout, with the kernel
+element-wise) machinery writing straight into ``out``, along any axes and for any layout (and ``vecdot`` of two
+vectors one gemv into the 0-D result, where the shared kernel made a 1 x 1 product and copied it), with the kernel
 arguments deciding the types: a reduction accumulates in the output's dtype (what the namespace chose: the
 standard's accumulation rules), and Python-scalar operands of ``where`` are kernel arguments, not arrays.
 
@@ -14,6 +15,8 @@ block-reduction path where that applies; they differ from CuPy's only in their r
 """
 
 from __future__ import annotations
+
+from ..array_module_kernels import linalg as shared_linalg
 
 #: every dtype numr has, as NumPy type characters: one op per input dtype, so no operand is ever cast
 _CHARS = "?bBhHiIlLqQfdFD"
@@ -58,11 +61,12 @@ __device__ numr_pick<T> numr_extreme(const numr_pick<T>& a, const numr_pick<T>& 
 """
 
 
-def kernels(cupy, direct) -> dict:
-    """The CUDA kernels replacing the shared ones of the same names; ``direct``: the client's DirectLauncher,
-    whose one-block sum of a small array the sum kernel uses as the client's eager path does (so that a
-    captured sum gives the eager bits)."""
-    reduction = cupy._core.create_reduction_func
+def kernels(m, direct) -> dict:
+    """The CUDA kernels replacing the shared ones of the same names, over ``m`` (CuPy as _cupy_module gives it:
+    capturable matrix products); ``direct``: the client's DirectLauncher, whose one-block sum of a small array
+    the sum kernel uses as the client's eager path does (so that a captured sum gives the eager bits)."""
+    reduction = m._core.create_reduction_func
+    shared_vecdot = shared_linalg.kernels(m)["vecdot"]
 
     def make(name: str, routine: tuple, identity=None, sort_axes: bool = True):
         return reduction(name, tuple(f"{c}->{c}" for c in _CHARS), routine, identity, _PREAMBLE, sort_axes)
@@ -81,7 +85,7 @@ def kernels(cupy, direct) -> dict:
                                     pick), sort_axes=False)
     k_argmin = make("numr_argmin", (f"{pick}(in0, _J)", "numr_arg<type_in0_raw, false>(a, b)", "out0 = a.index",
                                     pick), sort_axes=False)
-    k_where = cupy.ElementwiseKernel("C c, X a, Y b", "O o", "o = c ? (O)a : (O)b", "numr_where")
+    k_where = m.ElementwiseKernel("C c, X a, Y b", "O o", "o = c ? (O)a : (O)b", "numr_where")
 
     def reduce(f):
         def kernel(ins, outs, p):
@@ -100,9 +104,18 @@ def kernels(cupy, direct) -> dict:
         if len(p["axis"]) != x.ndim or not direct.small_sum(x, o):
             k_sum(x, axis=p["axis"], out=o, keepdims=p["keepdims"])
 
+    def vecdot(ins, outs, p):
+        # two vectors of the result's dtype: one product (gemv) straight into the 0-D result
+        a, b = ins
+        o = outs[0]
+        if a.ndim == 1 and b.ndim == 1 and a.dtype == b.dtype == o.dtype and o.dtype.kind in "fc":
+            m.matmul(m.conj(a) if a.dtype.kind == "c" else a, b, out=o)
+        else:
+            shared_vecdot(ins, outs, p)
+
     def where(ins, outs, p):
         k_where(*ins, outs[0])
 
     return {"sum": sum_, "mean": reduce(k_mean), "count_nonzero": reduce(k_count),
             "max": reduce(k_max), "min": reduce(k_min), "argmax": arg(k_argmax), "argmin": arg(k_argmin),
-            "where": where}
+            "where": where, "vecdot": vecdot}
