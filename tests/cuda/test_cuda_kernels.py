@@ -392,3 +392,36 @@ def test_binary_ops_with_one_broadcast_element_launch_directly():
             ("greater", np.dtype(np.float32), "tp")} <= set(keys)
     xs = put(rng.standard_normal((4, 5)))
     np.testing.assert_allclose(to_np(xs + put(np.ones((4, 1)))), to_np(xs) + 1)  # a column: CuPy's way
+
+
+@pytest.mark.parametrize("norm", ["backward", "ortho", "forward"])
+def test_one_dim_transforms_written_into_the_result(norm):
+    r = rng.standard_normal((3, 40))
+    z = r + 1j * rng.standard_normal((3, 40))
+    tol = {np.float32: 2e-5, np.float64: 1e-12, np.complex64: 2e-5, np.complex128: 1e-12}
+    for a in (r.astype(np.float32), r, z.astype(np.complex64), z):
+        t = put(a)
+        scale = np.abs(a).max() * a.shape[-1]
+        for n in (None, 40, 57, 25):
+            for axis in (-1, 0):
+                if a.dtype.kind == "f":
+                    got, want = xp.fft.rfft(t, n=n, axis=axis, norm=norm), np.fft.rfft(a, n=n, axis=axis, norm=norm)
+                    assert to_np(got).dtype == np.result_type(a.dtype, np.complex64)
+                    np.testing.assert_allclose(to_np(got), want, atol=tol[a.dtype.type] * scale)
+                    back = xp.fft.irfft(got, n=n, axis=axis, norm=norm)
+                    np.testing.assert_allclose(to_np(back), np.fft.irfft(want, n=n, axis=axis, norm=norm),
+                                               atol=tol[a.dtype.type] * scale)
+                for f, g in ((xp.fft.fft, np.fft.fft), (xp.fft.ifft, np.fft.ifft)):
+                    got = to_np(f(t, n=n, axis=axis, norm=norm))
+                    assert got.dtype == np.result_type(a.dtype, np.complex64)
+                    np.testing.assert_allclose(got, g(a, n=n, axis=axis, norm=norm), atol=tol[a.dtype.type] * scale)
+
+
+def test_fft_convolution_of_the_workload():
+    x = rng.standard_normal(5000).astype(np.float32)
+    h = (rng.standard_normal(65) / 65).astype(np.float32)
+    n = x.size + h.size - 1
+    tx, th = put(x), put(h)
+    got = to_np(xp.fft.irfft(xp.fft.rfft(tx, n=n) * xp.fft.rfft(th, n=n), n=n))
+    np.testing.assert_allclose(got, np.convolve(x.astype(np.float64), h), atol=1e-5)
+    assert to_np(tx).tobytes() == x.tobytes()  # the inputs are left as they were

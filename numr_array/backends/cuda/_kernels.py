@@ -5,7 +5,8 @@ min go through CUB's device-wide reduction, which reduces into a scratch array a
 argmin and argmax needed three more reductions and a ``where`` to find the first NaN; ``where`` was two
 copies; ``count_nonzero`` summed a temporary boolean array. Here each is one kernel of CuPy's reduction (or
 element-wise) machinery writing straight into ``out``, along any axes and for any layout (and ``vecdot`` of two
-vectors one gemv into the 0-D result, where the shared kernel made a 1 x 1 product and copied it), with the kernel
+vectors one gemv into the 0-D result, where the shared kernel made a 1 x 1 product and copied it; fft, ifft,
+rfft and irfft along the last axis written by cuFFT into ``out``, where the shared kernels copied a result), with the kernel
 arguments deciding the types: a reduction accumulates in the output's dtype (what the namespace chose: the
 standard's accumulation rules), and Python-scalar operands of ``where`` are kernel arguments, not arrays.
 
@@ -16,7 +17,11 @@ block-reduction path where that applies; they differ from CuPy's only in their r
 
 from __future__ import annotations
 
-from ..array_module_kernels import linalg as shared_linalg
+import numpy as np
+from cupy.cuda import cufft
+from cupy.fft import _fft as cupy_fft
+
+from ..array_module_kernels import fft as shared_fft, linalg as shared_linalg
 
 #: every dtype numr has, as NumPy type characters: one op per input dtype, so no operand is ever cast
 _CHARS = "?bBhHiIlLqQfdFD"
@@ -67,6 +72,7 @@ def kernels(m, direct) -> dict:
     the sum kernel uses as the client's eager path does (so that a captured sum gives the eager bits)."""
     reduction = m._core.create_reduction_func
     shared_vecdot = shared_linalg.kernels(m)["vecdot"]
+    shared_transforms = shared_fft.kernels(m)
 
     def make(name: str, routine: tuple, identity=None, sort_axes: bool = True):
         return reduction(name, tuple(f"{c}->{c}" for c in _CHARS), routine, identity, _PREAMBLE, sort_axes)
@@ -113,9 +119,33 @@ def kernels(m, direct) -> dict:
         else:
             shared_vecdot(ins, outs, p)
 
+    def transform(name: str, direction: int, value_type: str):
+        """A 1-D transform along the last axis written by cuFFT straight into a C-contiguous ``out`` (cupy.fft's
+        own steps, whose last takes an ``out``; the shared kernel copied cupy.fft's result into it)."""
+        shared = shared_transforms[name]
+
+        def kernel(ins, outs, p):
+            x, o = ins[0], outs[0]
+            if p["axis"] != x.ndim - 1 or not o.flags.c_contiguous:
+                return shared(ins, outs, p)
+            a = cupy_fft._convert_dtype(x, value_type)
+            # the dtype cuFFT makes: a's real counterpart (C2R), a's own (C2C) or its complex one (R2C)
+            made = np.dtype(a.dtype.char.lower()) if value_type == "C2R" else a.dtype if value_type == "C2C" \
+                else np.result_type(a.dtype, np.complex64)
+            if made != o.dtype:
+                return shared(ins, outs, p)
+            n = p["n"]
+            a = cupy_fft._cook_shape(a, (n,), (x.ndim - 1,), value_type)
+            cupy_fft._exec_fft(a, direction, value_type, p["norm"], x.ndim - 1, False,
+                               out_size=n if value_type == "C2R" else None, out=o)
+        return kernel
+
     def where(ins, outs, p):
         k_where(*ins, outs[0])
 
     return {"sum": sum_, "mean": reduce(k_mean), "count_nonzero": reduce(k_count),
             "max": reduce(k_max), "min": reduce(k_min), "argmax": arg(k_argmax), "argmin": arg(k_argmin),
-            "where": where, "vecdot": vecdot}
+            "where": where, "vecdot": vecdot,
+            "fft": transform("fft", cufft.CUFFT_FORWARD, "C2C"), "ifft": transform("ifft", cufft.CUFFT_INVERSE, "C2C"),
+            "rfft": transform("rfft", cufft.CUFFT_FORWARD, "R2C"),
+            "irfft": transform("irfft", cufft.CUFFT_INVERSE, "C2R")}
