@@ -425,3 +425,21 @@ def test_fft_convolution_of_the_workload():
     got = to_np(xp.fft.irfft(xp.fft.rfft(tx, n=n) * xp.fft.rfft(th, n=n), n=n))
     np.testing.assert_allclose(got, np.convolve(x.astype(np.float64), h), atol=1e-5)
     assert to_np(tx).tobytes() == x.tobytes()  # the inputs are left as they were
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.uint8])
+def test_sorting_a_few_long_rows(dtype):
+    from numr_array.backends.cuda._kernels import SORT_ROW_MIN
+    n = SORT_ROW_MIN + 5
+    a = data((n, 3), dtype)
+    if np.dtype(dtype).kind == "f":
+        a[[5, 77, 9000], [0, 1, 2]] = np.nan
+        a[100:110, 0] = -0.0
+        a[110:120, 0] = 0.0
+    x = put(a)
+    for axis, v, ref in ((0, x, a), (1, x, a), (-1, x.T, a.T), (0, x.T, a.T), (0, x[:, ::2], a[:, ::2])):
+        got = to_np(xp.sort(v, axis=axis))
+        np.testing.assert_array_equal(got, np.sort(ref, axis=axis, kind="stable"), strict=True)
+        if np.dtype(dtype).kind == "f":  # signed zeros keep their order (a stable sort), as in NumPy
+            assert np.array_equal(np.signbit(got), np.signbit(np.sort(ref, axis=axis, kind="stable")))
+    np.testing.assert_array_equal(to_np(xp.sort(x, axis=0, descending=True)), np.flip(np.sort(np.flip(a, 0), axis=0, kind="stable"), 0))

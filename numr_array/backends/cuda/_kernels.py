@@ -6,7 +6,8 @@ argmin and argmax needed three more reductions and a ``where`` to find the first
 copies; ``count_nonzero`` summed a temporary boolean array. Here each is one kernel of CuPy's reduction (or
 element-wise) machinery writing straight into ``out``, along any axes and for any layout (and ``vecdot`` of two
 vectors one gemv into the 0-D result, where the shared kernel made a 1 x 1 product and copied it; fft, ifft,
-rfft and irfft along the last axis written by cuFFT into ``out``, where the shared kernels copied a result), with the kernel
+rfft and irfft along the last axis written by cuFFT into ``out``, where the shared kernels copied a result;
+``sort`` of a few long rows as one 1-D sort each), with the kernel
 arguments deciding the types: a reduction accumulates in the output's dtype (what the namespace chose: the
 standard's accumulation rules), and Python-scalar operands of ``where`` are kernel arguments, not arrays.
 
@@ -21,10 +22,13 @@ import numpy as np
 from cupy.cuda import cufft
 from cupy.fft import _fft as cupy_fft
 
-from ..array_module_kernels import fft as shared_fft, linalg as shared_linalg
+from ..array_module_kernels import fft as shared_fft, linalg as shared_linalg, searching as shared_searching
 
 #: every dtype numr has, as NumPy type characters: one op per input dtype, so no operand is ever cast
 _CHARS = "?bBhHiIlLqQfdFD"
+
+#: sort: at most this many rows of at least this length are sorted one by one (1-D sorts)
+SORT_ROWS_MAX, SORT_ROW_MIN = 64, 1 << 15
 
 _PREAMBLE = r"""
 template <typename T>
@@ -73,6 +77,7 @@ def kernels(m, direct) -> dict:
     reduction = m._core.create_reduction_func
     shared_vecdot = shared_linalg.kernels(m)["vecdot"]
     shared_transforms = shared_fft.kernels(m)
+    shared_sort = shared_searching.kernels(m)["sort"]
 
     def make(name: str, routine: tuple, identity=None, sort_axes: bool = True):
         return reduction(name, tuple(f"{c}->{c}" for c in _CHARS), routine, identity, _PREAMBLE, sort_axes)
@@ -140,12 +145,34 @@ def kernels(m, direct) -> dict:
                                out_size=n if value_type == "C2R" else None, out=o)
         return kernel
 
+    def sort(ins, outs, p):
+        # a few long rows (sort(X, axis=0) of a tall X): one 1-D sort of each, in place in a contiguous copy;
+        # CuPy sorts a stack of rows as one keyed sort, several passes with an int64 key per element
+        x, o = ins[0], outs[0]
+        axis = p["axis"]
+        n = x.shape[axis] if x.ndim else 0
+        rows = x.size // n if n else 0
+        if p["descending"] or x.ndim < 2 or x.dtype.kind not in "iuf" or not o.flags.c_contiguous \
+                or not (0 < rows <= SORT_ROWS_MAX and n >= SORT_ROW_MIN):
+            return shared_sort(ins, outs, p)
+        last = axis == x.ndim - 1
+        if last:
+            m.copyto(o, x)
+            work = o
+        else:
+            work = m.ascontiguousarray(m.moveaxis(x, axis, -1))
+        flat = work.reshape(rows, n)
+        for r in range(rows):
+            flat[r].sort()  # CuPy's sort is stable: equal values keep their order, as NumPy's stable sort
+        if not last:
+            m.copyto(o, m.moveaxis(work, -1, axis))
+
     def where(ins, outs, p):
         k_where(*ins, outs[0])
 
     return {"sum": sum_, "mean": reduce(k_mean), "count_nonzero": reduce(k_count),
             "max": reduce(k_max), "min": reduce(k_min), "argmax": arg(k_argmax), "argmin": arg(k_argmin),
-            "where": where, "vecdot": vecdot,
+            "where": where, "vecdot": vecdot, "sort": sort,
             "fft": transform("fft", cufft.CUFFT_FORWARD, "C2C"), "ifft": transform("ifft", cufft.CUFFT_INVERSE, "C2C"),
             "rfft": transform("rfft", cufft.CUFFT_FORWARD, "R2C"),
             "irfft": transform("irfft", cufft.CUFFT_INVERSE, "C2R")}
