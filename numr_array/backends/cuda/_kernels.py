@@ -146,15 +146,20 @@ def kernels(m, direct) -> dict:
         return kernel
 
     def sort(ins, outs, p):
-        # a few long rows (sort(X, axis=0) of a tall X): one 1-D sort of each, in place in a contiguous copy;
-        # CuPy sorts a stack of rows as one keyed sort, several passes with an int64 key per element
+        # CuPy's sorts are all stable (equal values keep their order, as NumPy's stable sort); ndarray.sort takes
+        # no kind before CuPy 14
         x, o = ins[0], outs[0]
         axis = p["axis"]
-        n = x.shape[axis] if x.ndim else 0
-        rows = x.size // n if n else 0
-        if p["descending"] or x.ndim < 2 or x.dtype.kind not in "iuf" or not o.flags.c_contiguous \
-                or not (0 < rows <= SORT_ROWS_MAX and n >= SORT_ROW_MIN):
+        if p["descending"] or x.ndim == 0 or not o.flags.c_contiguous:
             return shared_sort(ins, outs, p)
+        n = x.shape[axis]
+        rows = x.size // n if n else 0
+        if x.ndim < 2 or x.dtype.kind not in "iuf" or not 0 < rows <= SORT_ROWS_MAX or n < SORT_ROW_MIN:
+            m.copyto(o, x)  # sorted in place in the output: no temporary of x's size
+            o.sort(axis=axis)
+            return
+        # a few long rows (sort(X, axis=0) of a tall X): one 1-D sort of each, in place in a contiguous copy;
+        # CuPy sorts a stack of rows as one keyed sort, several passes with an int64 key per element
         last = axis == x.ndim - 1
         if last:
             m.copyto(o, x)
@@ -163,7 +168,7 @@ def kernels(m, direct) -> dict:
             work = m.ascontiguousarray(m.moveaxis(x, axis, -1))
         flat = work.reshape(rows, n)
         for r in range(rows):
-            flat[r].sort()  # CuPy's sort is stable: equal values keep their order, as NumPy's stable sort
+            flat[r].sort()
         if not last:
             m.copyto(o, m.moveaxis(work, -1, axis))
 
