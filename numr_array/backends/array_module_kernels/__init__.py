@@ -15,9 +15,10 @@ from ..._tensor import Tensor
 from ...kernels import check_table
 
 
-def make_kernels(m) -> dict:
+def make_kernels(m, own: dict | None = None) -> dict:
     """Every kernel of every family module in this package, bound to the array module ``m``: exactly the
-    kernels numr_array/kernels.py declares (RuntimeError otherwise)."""
+    kernels numr_array/kernels.py declares (RuntimeError otherwise). ``own``: a backend's own kernels for
+    some of those names, which replace the shared ones (RuntimeError for a name the families lack)."""
     table: dict = {}
     for info in sorted(pkgutil.iter_modules(__path__), key=lambda i: i.name):
         family = importlib.import_module(f"{__name__}.{info.name}")
@@ -25,6 +26,11 @@ def make_kernels(m) -> dict:
             if name in table:
                 raise RuntimeError(f"kernel {name!r} is defined by two family modules")
             table[name] = kernel
+    if own:
+        unknown = sorted(set(own) - set(table))
+        if unknown:
+            raise RuntimeError(f"{m.__name__}: own kernels for names no family defines: {unknown}")
+        table.update(own)
     check_table(table, f"{m.__name__} kernels")
     return table
 

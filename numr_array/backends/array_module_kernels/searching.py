@@ -31,12 +31,16 @@ def kernels(m) -> dict:
         axis = p["axis"]
         # kind=None is NumPy's fastest sort (CuPy's only sort is stable)
         kind = "stable" if p["stable"] else None
+        o = outs[0]
         if p["descending"]:
             # sorting the reversed array ascending and reversing back keeps equal elements in order
-            r = m.flip(m.sort(m.flip(x, axis), axis=axis, kind=kind), axis)
+            m.copyto(o, m.flip(m.sort(m.flip(x, axis), axis=axis, kind=kind), axis))
+        elif o.flags.c_contiguous:
+            # sorted in place in the output (which sort(x) would have copied x into): no temporary of x's size
+            m.copyto(o, x)
+            o.sort(axis=axis, kind=kind)
         else:
-            r = m.sort(x, axis=axis, kind=kind)
-        m.copyto(outs[0], r)
+            m.copyto(o, m.sort(x, axis=axis, kind=kind))
 
     def argsort(ins, outs, p):
         x = ins[0]

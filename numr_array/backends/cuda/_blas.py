@@ -7,7 +7,9 @@ then a GEMM records one or two kernel nodes and allocates nothing. So each CUDA 
 own, made through ``ctypes`` from the same libcublas CuPy loaded, bound once to the client's compute stream
 with a fixed workspace, and calls ``cublasGemmEx`` / ``cublasGemmStridedBatchedEx`` on it directly: the
 same routines and compute types CuPy's eager matmul uses, so captured and eager products run the same
-kernels at the same speed.
+kernels at the same speed. A matrix-vector product calls ``cublas?gemv``, and a product of at most 2-D
+operands is set up from their shapes and strides alone (no CuPy views, no copies): transposed and strided
+matrices are read through the transpose flags and leading dimensions.
 """
 
 from __future__ import annotations
@@ -104,8 +106,15 @@ class Cublas:
             gemm_b.argtypes = [vp, i32, i32, i32, i32, i32, vp, vp, i32, i32, i64, vp, i32, i32, i64, vp,
                                vp, i32, i32, i64, i32, i32, i32]
             gemm_b.restype = i32
-            Cublas._lib = (create, set_stream, set_ws, destroy, gemm, gemm_b)
-        create, set_stream, set_ws, self._destroy, self._gemm, self._gemm_batched = Cublas._lib
+            gemv = {}
+            for ch, name in (("f", "cublasSgemv_v2"), ("d", "cublasDgemv_v2"), ("F", "cublasCgemv_v2"),
+                             ("D", "cublasZgemv_v2")):
+                f = _fn(lib, name, name[:-3])
+                f.argtypes = [vp, i32, i32, i32, vp, vp, i32, vp, i32, vp, vp, i32]
+                f.restype = i32
+                gemv[ch] = f
+            Cublas._lib = (create, set_stream, set_ws, destroy, gemm, gemm_b, gemv)
+        create, set_stream, set_ws, self._destroy, self._gemm, self._gemm_batched, self._gemv = Cublas._lib
         h = ctypes.c_void_p()
         _check(create(ctypes.byref(h)), "cublasCreate")
         self.handle = h
@@ -129,6 +138,14 @@ class Cublas:
             st = self._gemm_batched(self.handle, ta, tb, m, n, k, ctypes.byref(one), a, dt, lda, sa, b, dt, ldb,
                                     sb, ctypes.byref(zero), c, dt, ldc, sc, batch, compute, _GEMM_DEFAULT)
         _check(st, "cublasGemmEx")
+
+    def gemv(self, trans: int, m: int, n: int, a: int, lda: int, x: int, incx: int, y: int, incy: int,
+             dtype: np.dtype) -> None:
+        """y = op(A) x for the column-major ``m x n`` matrix A (leading dimension ``lda``)."""
+        _, _, one, zero = _types(dtype)
+        st = self._gemv[dtype.char](self.handle, trans, m, n, ctypes.byref(one), a, lda, x, incx,
+                                    ctypes.byref(zero), y, incy)
+        _check(st, "cublas gemv")
 
 
 _STATUS = {1: "NOT_INITIALIZED", 3: "ALLOC_FAILED", 7: "INVALID_VALUE", 8: "ARCH_MISMATCH",
@@ -176,21 +193,80 @@ def _address(x) -> int:
     return x.data.ptr
 
 
-def _overlaps(a, b) -> bool:
-    """Whether two CuPy arrays' byte extents intersect (a conservative may-share-memory test)."""
-    def extent(x):
-        lo = hi = _address(x)
-        for n, s in zip(x.shape, x.strides):
-            if n > 1:
-                if s < 0:
-                    lo += s * (n - 1)
-                else:
-                    hi += s * (n - 1)
-        return lo, hi + x.itemsize
-    if a.size == 0 or b.size == 0:
+def _extent(x) -> tuple[int, int]:
+    """The byte range [lo, hi) a CuPy array's elements lie in."""
+    lo = hi = _address(x)
+    for n, s in zip(x.shape, x.strides):
+        if n > 1:
+            if s < 0:
+                lo += s * (n - 1)
+            else:
+                hi += s * (n - 1)
+    return lo, hi + x.itemsize
+
+
+def _overlaps(out, *operands) -> bool:
+    """Whether ``out``'s byte extent intersects any operand's (a conservative may-share-memory test)."""
+    if out.size == 0:
         return False
-    (alo, ahi), (blo, bhi) = extent(a), extent(b)
-    return alo < bhi and blo < ahi
+    olo, ohi = _extent(out)
+    for x in operands:
+        if x.size:
+            lo, hi = _extent(x)
+            if lo < ohi and olo < hi:
+                return True
+    return False
+
+
+def _elements(x) -> list[int]:
+    """``x``'s strides in elements."""
+    item = x.itemsize
+    return [s // item for s in x.strides]
+
+
+def _product_2d(blas: Cublas, a, b, out) -> bool:
+    """``out[...] = a @ b`` with one cuBLAS call for operands of at most two dimensions (not both 1-D) in
+    ``out``'s dtype, written straight into ``out``: gemv when one operand is a vector, else gemm. False
+    (nothing done) where a layout has no cuBLAS form (then the general path copies it) or out aliases an
+    operand."""
+    if a.ndim == 1:
+        if b.ndim != 2:
+            return False
+        K, N = b.shape
+        M = 1
+    else:
+        M, K = a.shape
+        N = b.shape[1] if b.ndim == 2 else 1
+    if K == 0 or _overlaps(out, a, b):
+        return False
+    dtype = out.dtype
+    if a.ndim == 2 and b.ndim == 2:
+        sa, sb, so = _elements(a), _elements(b), _elements(out)
+        la, lb = _operand(M, K, sa[0], sa[1]), _operand(K, N, sb[0], sb[1])
+        ldc = so[0] if M > 1 else N  # out read column-major is C^T (N x M): unit stride along N
+        if la is None or lb is None or (N > 1 and so[1] != 1) or ldc < N:
+            return False
+        # row-major C = A B is column-major C^T = B^T A^T
+        blas.gemm(lb[0], la[0], N, M, K, _address(b), lb[1], 0, _address(a), la[1], 0, _address(out), ldc, 0,
+                  1, dtype)
+        return True
+    # a vector: y = A v (matrix @ vector) or y = B^T v (vector @ matrix)
+    if a.ndim == 2:
+        mat, vec, rows, cols, vector_first = a, b, M, K, False
+    else:
+        mat, vec, rows, cols, vector_first = b, a, K, N, True
+    sm = _elements(mat)
+    layout = _operand(rows, cols, sm[0], sm[1])
+    incx = _elements(vec)[0] if vec.shape[0] > 1 else 1
+    incy = _elements(out)[0] if out.shape[0] > 1 else 1
+    if layout is None or incx <= 0 or incy <= 0:
+        return False
+    op, ld = layout
+    # the memory read column-major is the matrix itself (op T, rows x cols) or its transpose (op N, cols x rows)
+    m, n = (rows, cols) if op == _OP_T else (cols, rows)
+    trans = op if vector_first else (_OP_T if op == _OP_N else _OP_N)
+    blas.gemv(trans, m, n, _address(mat), ld, _address(vec), incx, _address(out), incy, dtype)
+    return True
 
 
 def matmul_into(cp, blas: Cublas, a, b, out) -> None:
@@ -200,6 +276,12 @@ def matmul_into(cp, blas: Cublas, a, b, out) -> None:
         a = a.astype(dtype)
     if b.dtype != dtype:
         b = b.astype(dtype)
+    if a.ndim <= 2 and b.ndim <= 2 and out.size:
+        if a.ndim + b.ndim > 2:
+            if _product_2d(blas, a, b, out):
+                return
+        elif _product_2d(blas, a[None, :], b, out.reshape(1)):  # a dot product: a 1 x K matrix times b
+            return
     a1, b1 = a.ndim == 1, b.ndim == 1
     if a1:
         a = a[None, :]
@@ -210,7 +292,7 @@ def matmul_into(cp, blas: Cublas, a, b, out) -> None:
     batch_shape = out.shape[:out.ndim - (not a1) - (not b1)]
     full = batch_shape + (M, N)
     # write straight into ``out`` when it is C-contiguous and no operand aliases it
-    direct = out.flags.c_contiguous and not _overlaps(out, a) and not _overlaps(out, b)
+    direct = out.flags.c_contiguous and not _overlaps(out, a, b)
     c = out.reshape(full) if direct else cp.empty(full, dtype)
     if c.size == 0:
         return

@@ -36,8 +36,9 @@ from ..._tensor import Tensor
 from ...runtime import Allocator, Buffer, Client, CudaInterop, Graph, entry_point, renewed
 from ..array_module_kernels import make_kernels, native_views
 from ._blas import WORKSPACE_BYTES, Cublas
-from ._direct_elementwise import BINARY as DIRECT_BINARY, DirectLauncher, FusedRun
+from ._direct_elementwise import BINARY as DIRECT_BINARY, STORE_MAX, UNARY as DIRECT_UNARY, DirectLauncher, FusedRun
 from ._cupy_module import make_module
+from ._kernels import kernels as cuda_kernels
 from ._subnormals import keep_float32_subnormals
 
 _get_device = runtime.getDevice
@@ -162,8 +163,9 @@ class CudaClient(Client, CudaInterop):
         self._arena_allocator = None
         #: whether CuPy's kernels keep float32 subnormals (as the CPU does); see _subnormals
         self.keeps_float32_subnormals = keep_float32_subnormals()
-        self.kernels = make_kernels(make_module(cupy, self.blas))
         self._direct = DirectLauncher(self.stream)
+        m = make_module(cupy, self.blas)
+        self.kernels = make_kernels(m, cuda_kernels(m, self._direct))
         self._run: FusedRun | None = None  # direct ops captured but not yet put into the graph
 
     # --- device, streams, memory --------------------------------------------------------------------
@@ -307,6 +309,8 @@ class CudaClient(Client, CudaInterop):
                 # the graph, written now on the copy stream (begin_capture left no eager work in flight)
                 runtime.memcpyAsync(ptr, host.ctypes.data, n, runtime.memcpyHostToDevice, self.copy_stream.ptr)
                 self.copy_stream.synchronize()
+            elif n <= STORE_MAX:  # (a scalar) its bytes as kernel arguments: cheaper than staging pageable memory
+                self._direct.store(ptr, host)
             else:
                 # pageable source: returns once the bytes are staged, ordered after the compute stream's work
                 runtime.memcpyAsync(ptr, host.ctypes.data, n, runtime.memcpyHostToDevice, self.stream.ptr)
@@ -335,6 +339,15 @@ class CudaClient(Client, CudaInterop):
                         return
                 elif _current_stream() is self.stream and self._direct.try_binary(kernel, inputs, outputs):
                     return
+            elif kernel in DIRECT_UNARY and not self._capturing and _current_stream() is self.stream \
+                    and self._direct.try_unary(kernel, inputs, outputs):
+                return
+            elif kernel == "copy" and not self._capturing and _current_stream() is self.stream \
+                    and self._direct.try_copy(inputs[0], outputs[0]):
+                return
+            elif kernel == "sum" and not self._capturing and _current_stream() is self.stream \
+                    and self._direct.try_sum(inputs[0], outputs[0], params["axis"]):
+                return
             if self._run is not None:
                 self._flush_run()
             fn = self.kernels[kernel]
@@ -350,6 +363,32 @@ class CudaClient(Client, CudaInterop):
             raise
         finally:
             lock.release()
+
+    def bind(self, kernel: str, params: dict):
+        """``run(inputs, outputs)``: ``launch(kernel, inputs, outputs, params)`` for the namespace's per-signature
+        plans (eager calls only). An op the direct launcher takes is tried there first, without the dispatch on
+        the kernel's name; anything else, or an op it refuses, goes through ``launch``."""
+        launch = self.launch
+        direct = self._direct.try_binary if kernel in DIRECT_BINARY else \
+            self._direct.try_unary if kernel in DIRECT_UNARY else None
+        if direct is None:
+            return lambda inputs, outputs: launch(kernel, inputs, outputs, params)
+        lock = self._lock
+        stream = self.stream
+
+        def run(inputs: Sequence, outputs: Sequence[Tensor]) -> None:
+            lock.acquire()
+            try:
+                if not self._capturing and _current_stream() is stream and direct(kernel, inputs, outputs):
+                    return
+            except _CUDA_ERRORS as e:
+                self.raise_if_lost(e)
+                raise
+            finally:
+                lock.release()
+            launch(kernel, inputs, outputs, params)
+
+        return run
 
     def _launch_captured(self, kernel: str, fn, ins, outs, params) -> None:
         try:

@@ -132,17 +132,6 @@ def make_module(cupy, blas_of) -> types.ModuleType:
         src = np.repeat(np.arange(a.shape[axis]), repeats)
         return cupy.take(a, cupy.asarray(src), axis=axis)
 
-    def first_nan(f):
-        # CuPy's argmin/argmax need not pick the first of several NaNs (argmin([0, nan, nan]) gave 2); NumPy's
-        # answer, where a NaN is present, is the first NaN
-        def call(a, axis=None):
-            r = f(a, axis=axis)
-            if a.dtype.kind not in "fc":
-                return r
-            nan = cupy.isnan(a)
-            return cupy.where(cupy.any(nan, axis=axis), cupy.argmax(nan, axis=axis), r)
-        return call
-
     real = _numpy_real(cupy)
     divide, sign, log, log1p, tanh, tan, arccosh = _numpy_complex(cupy)
     hypot = real["hypot"]
@@ -152,7 +141,6 @@ def make_module(cupy, blas_of) -> types.ModuleType:
             return cupy.absolute(a, out=out, **kwargs)
         return hypot(a.real, a.imag, out=out)  # |z| below the largest float does not overflow (CuPy's did)
 
-    m.argmin, m.argmax = first_nan(cupy.argmin), first_nan(cupy.argmax)
     m.absolute = m.abs = absolute
     m.repeat = repeat
     m.tanh, m.tan, m.arccosh, m.acosh = tanh, tan, arccosh, arccosh

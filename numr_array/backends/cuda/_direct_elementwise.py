@@ -5,7 +5,11 @@ resolution, broadcasting, argument packing) around a kernel that runs for two. F
 functions whose meaning is one C operator (arithmetic, comparisons, bitwise and logical ops) on operands
 that already have one dtype and one contiguous layout, this module launches a kernel of its own through
 ``cuLaunchKernel`` with the arguments packed into a preallocated buffer. Everything else, and every array
-larger than ``SMALL`` elements (where the launch cost no longer matters), goes to CuPy.
+larger than ``SMALL`` elements (where the launch cost no longer matters), goes to CuPy; so do the common
+unary functions of float32 and float64 (``UNARY``), outside a capture. The same launcher
+sums a small dense array with one block of one kernel (``try_sum``), copies between dense tensors of one dtype
+with one ``cudaMemcpyAsync`` (``try_copy``), and writes a host upload of a few bytes with a kernel whose
+arguments carry them (``store``), none of which makes a CuPy view.
 
 Inside a capture the same ops are not launched one by one: consecutive ones are recorded as a
 ``FusedRun`` and become a single kernel node of the CUDA graph, which a replay runs at the cost of one
@@ -18,7 +22,7 @@ import threading
 
 import cupy
 import numpy as np
-from cupy.cuda import driver
+from cupy.cuda import driver, runtime
 
 from ..._tensor import Tensor, contiguous_strides
 
@@ -34,6 +38,13 @@ BINARY = {
     "bitwise_and": "a & b", "bitwise_or": "a | b", "bitwise_xor": "a ^ b",
     "logical_and": "a && b", "logical_or": "a || b", "logical_xor": "a != b",
 }
+#: kernel name -> C expression of a, for float32 and float64 operands: the expressions CuPy's ufuncs use (the
+#: same CUDA math functions, so a direct result has the bits of CuPy's, which a capture records)
+UNARY = {
+    "negative": "-a", "abs": "fabs(a)", "square": "a * a", "sqrt": "sqrt(a)", "exp": "exp(a)",
+    "expm1": "expm1(a)", "log": "log(a)", "log1p": "log1p(a)", "sin": "sin(a)", "cos": "cos(a)",
+    "tanh": "tanh(a)",
+}
 _BOOL_RESULT = {"equal", "not_equal", "less", "less_equal", "greater", "greater_equal"}
 
 #: NumPy dtype name -> C type (complex goes to CuPy: it needs CuPy's complex headers)
@@ -45,11 +56,15 @@ _CTYPE = {
 
 #: the dtypes launched directly (np.dtype keys: ``np.dtype.name`` is a slow Python property)
 _DIRECT_DTYPES = frozenset(np.dtype(name) for name in _CTYPE)
+_UNARY_DTYPES = frozenset((np.dtype(np.float32), np.dtype(np.float64)))
 
 # operand forms: both arrays, array with a scalar second, a scalar first with an array
 _FORMS = {"tt": ("const T* a_", "const T* b_", "a_[i]", "b_[i]"),
           "ts": ("const T* a_", "T b_", "a_[i]", "b_"),
-          "st": ("T a_", "const T* b_", "a_", "b_[i]")}
+          "st": ("T a_", "const T* b_", "a_", "b_[i]"),
+          # one operand a single element broadcast (a 0-D array beside a vector): read through its pointer
+          "tp": ("const T* a_", "const T* b_", "a_[i]", "b_[0]"),
+          "pt": ("const T* a_", "const T* b_", "a_[0]", "b_[i]")}
 
 
 def _step(op: str, ctype: str, rtype: str, ea: str, eb: str, target: str) -> str:
@@ -63,6 +78,47 @@ def _source(op: str, ctype: str, rtype: str, form: str) -> str:
             f"extern \"C\" __global__ void k({pa}, {pb}, {rtype}* o, long long n) {{\n"
             "  long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;\n"
             f"  if (i < n) {_step(op, 'T', rtype, ea, eb, 'o[i]')}\n"
+            "}\n")
+
+
+def _unary_source(op: str, ctype: str) -> str:
+    return (f"typedef {ctype} T;\n"
+            "extern \"C\" __global__ void k(const T* a_, T* o, long long n) {\n"
+            "  long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;\n"
+            f"  if (i < n) {{ T a = a_[i]; o[i] = (T)({UNARY[op]}); }}\n"
+            "}\n")
+
+
+#: the largest host upload written by a kernel whose arguments carry the bytes (``DirectLauncher.store``)
+STORE_MAX = 16
+
+# one thread writes the n (<= STORE_MAX) bytes of w0, w1 (little-endian, as on the host) to d
+_STORE_SOURCE = r"""
+extern "C" __global__ void k(unsigned char* d, unsigned long long w0, unsigned long long w1, long long n) {
+  for (int i = 0; i < n; ++i) d[i] = (unsigned char)((i < 8 ? w0 >> (8 * i) : w1 >> (8 * (i - 8))) & 0xff);
+}
+"""
+
+
+#: the largest sum over all of a contiguous array done by one block of ``_sum_source`` (beyond it CuPy's
+#: reduction, whose launch cost no longer matters)
+SMALL_SUM = 1 << 14
+
+
+def _sum_source(ctype: str, otype: str) -> str:
+    """One block of BLOCK threads: each sums a strided share of x in the output's type, then a tree."""
+    return (f"typedef {ctype} T;\ntypedef {otype} O;\n"
+            "extern \"C\" __global__ void k(const T* x, O* o, long long n) {\n"
+            f"  __shared__ O s[{BLOCK}];\n"
+            "  O acc = 0;\n"
+            f"  for (long long i = threadIdx.x; i < n; i += {BLOCK}) acc += (O)x[i];\n"
+            "  s[threadIdx.x] = acc;\n"
+            "  __syncthreads();\n"
+            f"  for (int w = {BLOCK} / 2; w > 0; w >>= 1) {{\n"
+            "    if (threadIdx.x < w) s[threadIdx.x] += s[threadIdx.x + w];\n"
+            "    __syncthreads();\n"
+            "  }\n"
+            "  if (threadIdx.x == 0) *o = s[0];\n"
             "}\n")
 
 
@@ -92,6 +148,7 @@ class DirectLauncher:
         self._fused: dict = {}  # run structure -> compiled kernel
         self._kernels: list = []  # the RawKernels whose functions are in use (their modules must stay loaded)
         self._args = _Args()
+        self._store = None  # the store kernel's function, compiled on first use
 
     def _function(self, op: str, npdtype: np.dtype, form: str) -> int:
         key = (op, npdtype, form)
@@ -106,7 +163,7 @@ class DirectLauncher:
 
     def try_binary(self, op: str, ins, outs) -> bool:
         """Launch ``op`` on (x1, x2) into outs[0] if every operand qualifies; False (nothing done) otherwise."""
-        plan = qualify(op, ins, outs)
+        plan = qualify(op, ins, outs) or _qualify_broadcast_element(op, ins, outs)
         if plan is None:
             return False
         npdtype, form, n = plan
@@ -121,6 +178,110 @@ class DirectLauncher:
         words[3] = n
         f = self._function(op, npdtype, form)
         driver.launchKernel(f, (n + BLOCK - 1) // BLOCK, 1, 1, BLOCK, 1, 1, 0, self._stream, args.params, 0)
+        return True
+
+    def try_unary(self, op: str, ins, outs) -> bool:
+        """Launch the unary ``op`` on ins[0] into outs[0] if both are float32 or float64 of one contiguous shape
+        of at most SMALL elements; False (nothing done) otherwise."""
+        x, o = ins[0], outs[0]
+        if type(x) is not Tensor:
+            return False
+        npdtype = x._dtype.np
+        if npdtype not in _UNARY_DTYPES or o._dtype.np is not npdtype:
+            return False
+        shape = o._shape
+        n = 1
+        for d in shape:
+            n *= d
+        if n > SMALL or n == 0:
+            return False
+        strides = contiguous_strides(shape)
+        if o._strides != strides or x._strides != strides or x._shape != shape:
+            return False
+        key = (op, npdtype, "u")
+        f = self._functions.get(key)
+        if f is None:
+            k = cupy.RawKernel(_unary_source(op, _CTYPE[npdtype.name]), "k")
+            self._kernels.append(k)
+            f = self._functions[key] = k.kernel.ptr
+        args = self._args
+        words = args.words
+        words[0] = address(x)
+        words[1] = address(o)
+        words[2] = n
+        driver.launchKernel(f, (n + BLOCK - 1) // BLOCK, 1, 1, BLOCK, 1, 1, 0, self._stream, args.params, 0)
+        return True
+
+    def try_copy(self, src, dst: Tensor) -> bool:
+        """Copy ``src`` into ``dst`` with one cudaMemcpyAsync when both are dense in C order with one dtype and
+        shape and do not overlap; False (nothing done) otherwise. No CuPy view of either is made."""
+        if type(src) is not Tensor or src._dtype is not dst._dtype or src._shape != dst._shape:
+            return False
+        shape = dst._shape
+        if not (_dense(shape, src._strides) and _dense(shape, dst._strides)):
+            return False
+        n = dst._dtype.itemsize
+        for d in shape:
+            n *= d
+        if n == 0:
+            return False
+        s, d = address(src), address(dst)
+        if s < d + n and d < s + n:
+            return False
+        runtime.memcpyAsync(d, s, n, runtime.memcpyDeviceToDevice, self._stream)
+        return True
+
+    def store(self, ptr: int, host: np.ndarray) -> None:
+        """Write the bytes of the C-contiguous ``host`` (at most STORE_MAX) to device address ``ptr`` with a
+        kernel that gets them as arguments: no staging of pageable memory, and the bytes are taken at the call."""
+        f = self._store
+        if f is None:
+            k = cupy.RawKernel(_STORE_SOURCE, "k")
+            self._kernels.append(k)
+            f = self._store = k.kernel.ptr
+        args = self._args
+        words = args.words
+        w = int.from_bytes(host.tobytes(), "little")
+        words[0] = ptr
+        words[1] = w & 0xFFFF_FFFF_FFFF_FFFF
+        words[2] = w >> 64
+        words[3] = host.nbytes
+        driver.launchKernel(f, 1, 1, 1, 1, 1, 1, 0, self._stream, args.params, 0)
+
+    def try_sum(self, x, o: Tensor, axes: tuple) -> bool:
+        """The sum of all of ``x`` (a dense tensor of at most SMALL_SUM elements) into ``o`` by one kernel of one
+        block; False (nothing done) otherwise. ``small_sum`` takes the same cases (and gives the same bits)."""
+        if type(x) is not Tensor or len(axes) != len(x._shape):
+            return False
+        n = 1
+        for d in x._shape:
+            n *= d
+        if n == 0 or n > SMALL_SUM or not _dense(x._shape, x._strides):
+            return False
+        return self.sum_at(address(x), address(o), n, x._dtype.np, o._dtype.np)
+
+    def small_sum(self, x, o) -> bool:
+        """``try_sum`` for CuPy arrays (the table's sum kernel: in a capture, or with another stream current)."""
+        n = x.size
+        if n == 0 or n > SMALL_SUM or not x.flags.c_contiguous:
+            return False
+        return self.sum_at(x.data.ptr, o.data.ptr, n, x.dtype, o.dtype)
+
+    def sum_at(self, x: int, o: int, n: int, xdtype: np.dtype, odtype: np.dtype) -> bool:
+        if xdtype not in _DIRECT_DTYPES or odtype not in _DIRECT_DTYPES or odtype.kind == "b":
+            return False
+        key = ("sum", xdtype, odtype)
+        f = self._functions.get(key)
+        if f is None:
+            k = cupy.RawKernel(_sum_source(_CTYPE[xdtype.name], _CTYPE[odtype.name]), "k")
+            self._kernels.append(k)
+            f = self._functions[key] = k.kernel.ptr
+        args = self._args
+        words = args.words
+        words[0] = x
+        words[1] = o
+        words[2] = n
+        driver.launchKernel(f, 1, 1, 1, BLOCK, 1, 1, 0, self._stream, args.params, 0)
         return True
 
     def launch_run(self, run: "FusedRun") -> None:
@@ -140,6 +301,17 @@ class DirectLauncher:
 
 def address(t: Tensor) -> int:
     return t._buf.handle.ptr + t._offset * t._dtype.itemsize
+
+
+def _dense(shape, strides) -> bool:
+    """Whether a view of ``shape`` and element ``strides`` covers one block in C order (length-1 axes'
+    strides do not matter)."""
+    expected = 1
+    for n, s in zip(reversed(shape), reversed(strides)):
+        if n != 1 and s != expected:
+            return False
+        expected *= n
+    return True
 
 
 def qualify(op: str, ins, outs):
@@ -181,6 +353,34 @@ def qualify(op: str, ins, outs):
     if op not in _BOOL_RESULT and o._dtype.np is not npdtype:
         return None
     return npdtype, form, n
+
+
+def _qualify_broadcast_element(op: str, ins, outs):
+    """(dtype, "tp" or "pt", element count) when one operand of ``op`` is one element broadcast (all strides 0)
+    and the other is as ``qualify`` takes it (eager launches only: a FusedRun reads every operand per element)."""
+    x1, x2 = ins
+    if type(x1) is not Tensor or type(x2) is not Tensor:
+        return None
+    o = outs[0]
+    shape = o._shape
+    npdtype = x1._dtype.np
+    if x2._dtype.np is not npdtype or npdtype not in _DIRECT_DTYPES or x1._shape != shape or x2._shape != shape:
+        return None
+    if op not in _BOOL_RESULT and o._dtype.np is not npdtype:
+        return None
+    n = 1
+    for d in shape:
+        n *= d
+    if n > SMALL or n == 0:
+        return None
+    strides = contiguous_strides(shape)
+    if o._strides != strides:
+        return None
+    if x1._strides == strides and not any(x2._strides):
+        return npdtype, "tp", n
+    if x2._strides == strides and not any(x1._strides):
+        return npdtype, "pt", n
+    return None
 
 
 class FusedRun:

@@ -1,0 +1,183 @@
+"""CUDA's own kernels for a few declared names, in place of the shared NumPy-API ones (array_module_kernels).
+
+Bound to CuPy, the shared kernels of these names cost several kernels and a temporary each: CuPy's sum, max and
+min go through CUB's device-wide reduction, which reduces into a scratch array and then copies it into ``out``;
+argmin and argmax needed three more reductions and a ``where`` to find the first NaN; ``where`` was two
+copies; ``count_nonzero`` summed a temporary boolean array. Here each is one kernel of CuPy's reduction (or
+element-wise) machinery writing straight into ``out``, along any axes and for any layout (and ``vecdot`` of two
+vectors one gemv into the 0-D result, where the shared kernel made a 1 x 1 product and copied it; fft, ifft,
+rfft and irfft along the last axis written by cuFFT into ``out``, where the shared kernels copied a result;
+``sort`` of a few long rows as one 1-D sort each), with the kernel
+arguments deciding the types: a reduction accumulates in the output's dtype (what the namespace chose: the
+standard's accumulation rules), and Python-scalar operands of ``where`` are kernel arguments, not arrays.
+
+The reductions are made with ``cupy._core.create_reduction_func``, the constructor of CuPy's own reductions
+(sum, argmin, ...; public in ``cupy._core`` since CuPy 9), so they take CuPy's block sizes and its CUB
+block-reduction path where that applies; they differ from CuPy's only in their reduce expressions.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from cupy.cuda import cufft
+from cupy.fft import _fft as cupy_fft
+
+from ..array_module_kernels import fft as shared_fft, linalg as shared_linalg, searching as shared_searching
+
+#: every dtype numr has, as NumPy type characters: one op per input dtype, so no operand is ever cast
+_CHARS = "?bBhHiIlLqQfdFD"
+
+#: sort: at most this many rows of at least this length are sorted one by one (1-D sorts)
+SORT_ROWS_MAX, SORT_ROW_MIN = 64, 1 << 15
+
+_PREAMBLE = r"""
+template <typename T>
+struct numr_pick {  // a value and its index along the reduced axes; index -1: nothing yet (the identity)
+    T value;
+    IndexT index;
+    __device__ numr_pick() : index(-1) { }
+    __device__ numr_pick(T v, IndexT i) : value(v), index(i) { }
+};
+
+// (not v != v: that is no test under fast-math options); the reductions using it take real types only
+template <typename T> __device__ bool numr_isnan(const T& v) { return false; }
+__device__ bool numr_isnan(const float& v) { return isnan(v); }
+__device__ bool numr_isnan(const double& v) { return isnan(v); }
+
+// NaN wins (the first NaN: NumPy's answer); of equal values, the first index
+template <typename T, bool LARGEST>
+__device__ numr_pick<T> numr_arg(const numr_pick<T>& a, const numr_pick<T>& b) {
+    if (a.index == -1) return b;
+    if (b.index == -1) return a;
+    bool an = numr_isnan(a.value), bn = numr_isnan(b.value);
+    if (an || bn) {
+        if (an && bn) return a.index < b.index ? a : b;
+        return an ? a : b;
+    }
+    if (a.value == b.value) return a.index < b.index ? a : b;
+    return (LARGEST ? a.value > b.value : a.value < b.value) ? a : b;
+}
+
+// max/min: NaN propagates (of equal values either: as in CuPy's max, only a zero's sign could tell)
+template <typename T, bool LARGEST>
+__device__ numr_pick<T> numr_extreme(const numr_pick<T>& a, const numr_pick<T>& b) {
+    if (a.index == -1) return b;
+    if (b.index == -1) return a;
+    if (numr_isnan(a.value)) return a;
+    if (numr_isnan(b.value)) return b;
+    return (LARGEST ? b.value > a.value : b.value < a.value) ? b : a;
+}
+"""
+
+
+def kernels(m, direct) -> dict:
+    """The CUDA kernels replacing the shared ones of the same names, over ``m`` (CuPy as _cupy_module gives it:
+    capturable matrix products); ``direct``: the client's DirectLauncher, whose one-block sum of a small array
+    the sum kernel uses as the client's eager path does (so that a captured sum gives the eager bits)."""
+    reduction = m._core.create_reduction_func
+    shared_vecdot = shared_linalg.kernels(m)["vecdot"]
+    shared_transforms = shared_fft.kernels(m)
+    shared_sort = shared_searching.kernels(m)["sort"]
+
+    def make(name: str, routine: tuple, identity=None, sort_axes: bool = True):
+        return reduction(name, tuple(f"{c}->{c}" for c in _CHARS), routine, identity, _PREAMBLE, sort_axes)
+
+    # accumulated in the output's dtype (type_out0_raw is out's when out is given, as it always is here)
+    k_sum = make("numr_sum", ("in0", "a + b", "out0 = a", "type_out0_raw"), "0")
+    # "mean" in the name: CuPy's CUB path then rewrites the count for its segments, as for its own mean
+    k_mean = make("numr_mean", ("in0", "a + b", "out0 = a / _type_reduce(_in_ind.size() / _out_ind.size())",
+                                "type_out0_raw"), "0")
+    k_count = make("numr_count_nonzero", ("in0 != type_in0_raw(0)", "a + b", "out0 = a", "type_out0_raw"), "0")
+    pick = "numr_pick<type_in0_raw>"
+    k_max = make("numr_max", (f"{pick}(in0, 0)", "numr_extreme<type_in0_raw, true>(a, b)", "out0 = a.value", pick))
+    k_min = make("numr_min", (f"{pick}(in0, 0)", "numr_extreme<type_in0_raw, false>(a, b)", "out0 = a.value", pick))
+    # _J is the index in the C-order flattening of the reduced axes, which must therefore keep their order
+    k_argmax = make("numr_argmax", (f"{pick}(in0, _J)", "numr_arg<type_in0_raw, true>(a, b)", "out0 = a.index",
+                                    pick), sort_axes=False)
+    k_argmin = make("numr_argmin", (f"{pick}(in0, _J)", "numr_arg<type_in0_raw, false>(a, b)", "out0 = a.index",
+                                    pick), sort_axes=False)
+    k_where = m.ElementwiseKernel("C c, X a, Y b", "O o", "o = c ? (O)a : (O)b", "numr_where")
+
+    def reduce(f):
+        def kernel(ins, outs, p):
+            f(ins[0], axis=p["axis"], out=outs[0], keepdims=p["keepdims"])
+        return kernel
+
+    def arg(f):
+        def kernel(ins, outs, p):
+            # one axis, or all of them (the flattened array); the output's shape already has keepdims
+            axes = p["axis"]
+            f(ins[0], axis=axes[0] if len(axes) == 1 else None, out=outs[0], keepdims=p["keepdims"])
+        return kernel
+
+    def sum_(ins, outs, p):
+        x, o = ins[0], outs[0]
+        if len(p["axis"]) != x.ndim or not direct.small_sum(x, o):
+            k_sum(x, axis=p["axis"], out=o, keepdims=p["keepdims"])
+
+    def vecdot(ins, outs, p):
+        # two vectors of the result's dtype: one product (gemv) straight into the 0-D result
+        a, b = ins
+        o = outs[0]
+        if a.ndim == 1 and b.ndim == 1 and a.dtype == b.dtype == o.dtype and o.dtype.kind in "fc":
+            m.matmul(m.conj(a) if a.dtype.kind == "c" else a, b, out=o)
+        else:
+            shared_vecdot(ins, outs, p)
+
+    def transform(name: str, direction: int, value_type: str):
+        """A 1-D transform along the last axis written by cuFFT straight into a C-contiguous ``out`` (cupy.fft's
+        own steps, whose last takes an ``out``; the shared kernel copied cupy.fft's result into it)."""
+        shared = shared_transforms[name]
+
+        def kernel(ins, outs, p):
+            x, o = ins[0], outs[0]
+            if p["axis"] != x.ndim - 1 or not o.flags.c_contiguous:
+                return shared(ins, outs, p)
+            a = cupy_fft._convert_dtype(x, value_type)
+            # the dtype cuFFT makes: a's real counterpart (C2R), a's own (C2C) or its complex one (R2C)
+            made = np.dtype(a.dtype.char.lower()) if value_type == "C2R" else a.dtype if value_type == "C2C" \
+                else np.result_type(a.dtype, np.complex64)
+            if made != o.dtype:
+                return shared(ins, outs, p)
+            n = p["n"]
+            a = cupy_fft._cook_shape(a, (n,), (x.ndim - 1,), value_type)
+            cupy_fft._exec_fft(a, direction, value_type, p["norm"], x.ndim - 1, False,
+                               out_size=n if value_type == "C2R" else None, out=o)
+        return kernel
+
+    def sort(ins, outs, p):
+        # CuPy's sorts are all stable (equal values keep their order, as NumPy's stable sort); ndarray.sort takes
+        # no kind before CuPy 14
+        x, o = ins[0], outs[0]
+        axis = p["axis"]
+        if p["descending"] or x.ndim == 0 or not o.flags.c_contiguous:
+            return shared_sort(ins, outs, p)
+        n = x.shape[axis]
+        rows = x.size // n if n else 0
+        if x.ndim < 2 or x.dtype.kind not in "iuf" or not 0 < rows <= SORT_ROWS_MAX or n < SORT_ROW_MIN:
+            m.copyto(o, x)  # sorted in place in the output: no temporary of x's size
+            o.sort(axis=axis)
+            return
+        # a few long rows (sort(X, axis=0) of a tall X): one 1-D sort of each, in place in a contiguous copy;
+        # CuPy sorts a stack of rows as one keyed sort, several passes with an int64 key per element
+        last = axis == x.ndim - 1
+        if last:
+            m.copyto(o, x)
+            work = o
+        else:
+            work = m.ascontiguousarray(m.moveaxis(x, axis, -1))
+        flat = work.reshape(rows, n)
+        for r in range(rows):
+            flat[r].sort()
+        if not last:
+            m.copyto(o, m.moveaxis(work, -1, axis))
+
+    def where(ins, outs, p):
+        k_where(*ins, outs[0])
+
+    return {"sum": sum_, "mean": reduce(k_mean), "count_nonzero": reduce(k_count),
+            "max": reduce(k_max), "min": reduce(k_min), "argmax": arg(k_argmax), "argmin": arg(k_argmin),
+            "where": where, "vecdot": vecdot, "sort": sort,
+            "fft": transform("fft", cufft.CUFFT_FORWARD, "C2C"), "ifft": transform("ifft", cufft.CUFFT_INVERSE, "C2C"),
+            "rfft": transform("rfft", cufft.CUFFT_FORWARD, "R2C"),
+            "irfft": transform("irfft", cufft.CUFFT_INVERSE, "C2R")}
