@@ -263,7 +263,7 @@ def _expression(op: str, dtype: np.dtype, operands: list) -> str | None:
         # then minimum(t, hi, casting=) (CuPy's); a single bound is CuPy's maximum or minimum with casting=
         lo, hi = operands[1] is not None, operands[2] is not None
         if lo and hi:
-            return _min(f"{T}({_max('a', 'b', T, floating, False)})", "c", T, floating, True)
+            return _min(f"(({T})({_max('a', 'b', T, floating, False)}))", "c", T, floating, True)
         if lo:
             return _max("a", "b", T, floating, True)
         if hi:
