@@ -205,3 +205,12 @@ def test_concurrent_calls_share_one_capture_and_stay_correct():
     assert len(calls) == 1 and f.signatures == 1
     for k in range(len(data)):
         assert np.array_equal(got[k], want[k]), k
+
+
+def test_the_documented_example_runs():
+    import re
+    from pathlib import Path
+    text = (Path(__file__).resolve().parents[1] / "docs" / "capture.md").read_text()
+    section = text[text.index("## jit"):]
+    code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
+    exec(compile(code, "capture.md", "exec"), {})
