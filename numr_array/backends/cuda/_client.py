@@ -36,10 +36,12 @@ from ..._tensor import Tensor
 from ...runtime import Allocator, Buffer, Client, CudaInterop, Graph, entry_point, renewed
 from ..array_module_kernels import make_kernels, native_views
 from ._blas import WORKSPACE_BYTES, Cublas
-from ._direct_elementwise import BINARY as DIRECT_BINARY, DirectLauncher, FusedRun, FUSABLE as _FUSABLE
+from ._direct_elementwise import BINARY as DIRECT_BINARY, DirectLauncher, FusedRun
 from ._cupy_module import make_module
 from ._subnormals import keep_float32_subnormals
+from ._direct_elementwise import FUSABLE  # noqa: E402,I001  (apart from the line above: other branches edit it)
 
+_FUSED_NOT_BINARY = FUSABLE - DIRECT_BINARY.keys()
 _get_device = runtime.getDevice
 _current_stream = cupy.cuda.get_current_stream
 _DEFAULT_STREAMS = (0, runtime.streamLegacy, runtime.streamPerThread)
@@ -329,12 +331,16 @@ class CudaClient(Client, CudaInterop):
         lock = self._lock
         lock.acquire()  # (acquire/release: half the cost of ``with``, on every launch)
         try:
-            if self._capturing:
-                if kernel in _FUSABLE and self._record(kernel, inputs, outputs):
-                    return
-            elif kernel in DIRECT_BINARY and _current_stream() is self.stream \
-                    and self._direct.try_binary(kernel, inputs, outputs):
+            # inside a capture every element-wise op of real operands joins the pending fused run (the binary
+            # ones below, the rest here)
+            if self._capturing and kernel in _FUSED_NOT_BINARY and self._record(kernel, inputs, outputs):
                 return
+            if kernel in DIRECT_BINARY:
+                if self._capturing:
+                    if self._record(kernel, inputs, outputs):
+                        return
+                elif _current_stream() is self.stream and self._direct.try_binary(kernel, inputs, outputs):
+                    return
             if self._run is not None:
                 self._flush_run()
             fn = self.kernels[kernel]
