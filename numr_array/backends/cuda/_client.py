@@ -39,7 +39,7 @@ from ._blas import WORKSPACE_BYTES, Cublas
 from ._direct_elementwise import BINARY as DIRECT_BINARY, DirectLauncher, FusedRun
 from ._cupy_module import make_module
 from ._subnormals import keep_float32_subnormals
-from ._direct_elementwise import FUSABLE  # noqa: E402,I001  (apart from the line above: other branches edit it)
+from ._direct_elementwise import FUSABLE  # (a line of its own: other branches edit the import above)
 
 _FUSED_NOT_BINARY = FUSABLE - DIRECT_BINARY.keys()
 _get_device = runtime.getDevice
