@@ -287,6 +287,9 @@ def _prepare(backend: Backend, program: Program, host: dict, params: dict, refer
             return run(backend.xp, **arrays, **params)
 
         result.errs = check([np.asarray(backend.get(o)) for o in call()], reference)
+        if backend.jit:  # the first call captured; the timed calls replay: check a replay too
+            replayed = check([np.asarray(backend.get(o)) for o in call()], reference)
+            result.errs = [max(a, b) for a, b in zip(result.errs, replayed)] + result.errs[len(replayed):]
         return call
     except Exception as exc:  # reported in the table; the other backends go on
         result.error = _error_text(exc)
