@@ -186,3 +186,21 @@ def test_other_kernels_end_a_run(runs):
     np.testing.assert_array_equal(bits(r), want)
     g.replay()
     np.testing.assert_array_equal(bits(r), want)
+
+
+def test_an_op_whose_operand_lies_partly_under_its_result_is_not_fused(runs):
+    # y[1:] = y[:-1] + 100: element i reads what element i - 1 writes, so the op runs as CuPy's kernel
+    # (which copies the operand first), not as a step of a fused run
+    n = 4096
+    x = on(np.arange(n, dtype=np.float32))
+    y = on(np.arange(n, dtype=np.float32))
+    with xp.capture(device=DEV) as g:
+        t = xp.sin(x)  # a run in progress
+        xp.add(y[:-1], 100.0, out=y[1:])
+    want = np.concatenate([[0.0], np.arange(n - 1) + 100.0]).astype(np.float32)
+    np.testing.assert_array_equal(to_np(y), want)
+    assert runs == [1]
+    y[...] = on(np.arange(n, dtype=np.float32))
+    g.replay()
+    np.testing.assert_array_equal(to_np(y), want)
+    np.testing.assert_array_equal(bits(t), bits(xp.sin(x)))

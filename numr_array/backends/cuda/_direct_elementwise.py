@@ -321,6 +321,10 @@ class FusedRun:
         for t in tensors:
             start, item = address(t), t._dtype.itemsize
             spans.append((start, start + n * item, item))
+        o_start, o_end, _ = spans[-1]
+        for start, end, _ in spans[:-1]:  # an operand partly under the result: thread i would read what i - 1 wrote
+            if start < o_end and o_start < end and (start, end) != (o_start, o_end):
+                return False
         for start, end, item in spans:
             known = self._extent.get(start)
             if known is not None and known == (end, item):
