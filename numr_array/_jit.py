@@ -13,7 +13,8 @@ The copy costs one small launch per output, which a replay of a whole step does 
 A call that cannot be captured (a host read such as ``float(x)`` or ``bool(x)``, a data-dependent shape, a
 library call the device refuses inside a capture, arguments on several devices, an unhashable non-array
 argument) warns once with the reason and runs eagerly, and so does every later call with that signature.
-An exception of any other kind propagates and nothing is cached, so the next call tries again.
+An exception of any other kind propagates and nothing is cached, so the next call tries again. Called
+inside a ``capture()`` block, the function runs as it is, recorded into that block's graph.
 """
 
 from __future__ import annotations
@@ -118,6 +119,8 @@ class JitFunction:
         return len(self._cache)
 
     def __call__(self, *args, **kwargs):
+        if _capture.current() is not None:  # inside a capture() block: its launches belong to that graph
+            return self.fn(*args, **kwargs)
         arrays: list[Tensor] = []
         try:
             key = _flatten((args, kwargs), arrays)

@@ -207,6 +207,20 @@ def test_concurrent_calls_share_one_capture_and_stay_correct():
         assert np.array_equal(got[k], want[k]), k
 
 
+def test_a_call_inside_a_capture_block_is_recorded_into_that_graph():
+    f = xp.jit(lambda x: x * 2 + 1)
+    a = arr(np.arange(3, dtype=np.float32))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with xp.capture(device=DEVICE) as g:
+            r = f(a)
+    assert f.signatures == 0
+    a[...] = arr(np.full(3, 10, np.float32))
+    g.replay()
+    assert np.array_equal(to_np(r), [21, 21, 21])
+    assert np.array_equal(to_np(f(a)), [21, 21, 21]) and f.signatures == 1  # outside: captured as usual
+
+
 def test_the_documented_example_runs():
     import re
     from pathlib import Path
