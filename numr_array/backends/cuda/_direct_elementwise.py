@@ -185,110 +185,6 @@ def qualify(op: str, ins, outs):
     return npdtype, form, n
 
 
-#: element-wise kernels of real operands that a capture fuses: name -> the per-element C expression of the
-#: operands a, b, c that its eager kernel on CUDA evaluates for operands of one dtype (CuPy's ufunc loop, or
-#: numr's replacement in _cupy_module); the expressions that depend on the dtype are in _expression
-_MATH1 = {"sin": "sin", "cos": "cos", "tan": "tan", "asin": "asin", "acos": "acos", "atan": "atan",
-          "sinh": "sinh", "cosh": "cosh", "tanh": "tanh", "asinh": "asinh", "acosh": "acosh", "atanh": "atanh",
-          "exp": "exp", "expm1": "expm1", "log": "log", "log1p": "log1p", "log2": "log2", "log10": "log10",
-          "sqrt": "sqrt"}
-_MATH2 = {"atan2": "atan2", "copysign": "copysign", "nextafter": "nextafter"}
-_TESTS = {"isnan": "isnan(a)", "isinf": "isinf(a)", "isfinite": "isfinite(a)", "signbit": "signbit(a)"}
-#: floor, ceil, trunc, round: CuPy's floor, ceil, trunc, rint on floats; numr copies integers and bools
-_ROUNDING = {"floor": "floor(a)", "ceil": "ceil(a)", "trunc": "trunc(a)", "round": "rint(a)"}
-FUSED = {
-    **BINARY,
-    **{op: f"{fn}(a)" for op, fn in _MATH1.items()},
-    **{op: f"{fn}(a, b)" for op, fn in _MATH2.items()},
-    **_TESTS, **_ROUNDING,
-    "negative": "-a", "square": "a * a", "logical_not": "!a",
-    "where": "a ? b : c",  # (condition, x1, x2)
-    "copy": "a",  # astype: C++'s conversion, as CuPy's copy kernel stores its value into the result's type
-}
-_FLOAT_ONLY = frozenset([*_MATH1, *_MATH2, *_TESTS, "divide", "hypot"])
-_BOOL_ONLY = frozenset(["logical_not"])
-#: the ops whose result is bool whatever their operands
-_BOOL_OPS = _BOOL_RESULT | frozenset([*_TESTS, "logical_not"])
-_NO_BOOL = frozenset(["negative", "square", "maximum", "minimum", "clip", "subtract"])
-#: statements setting q (numr's hypot on CuPy: _cupy_module._HYPOT, an ElementwiseKernel of T a, T b -> T q)
-_STATEMENTS = {"hypot": _HYPOT}
-_STATEMENT_BODIES = frozenset(_STATEMENTS.values())
-
-
-def _max(x: str, y: str, T: str, floating: bool, cupy_nan: bool) -> str:
-    """maximum as eager computes it: numr's for floats (NumPy's choice of equal operands and NaN), CuPy's where
-    clip calls it with casting= (CuPy's canonical NaN) and for integers."""
-    if not floating:
-        return f"max({x}, {y})"
-    if cupy_nan:
-        return f"((isnan({x}) | isnan({y})) ? {T}(__int_as_float(0x7fffffff)) : {T}(max({x}, {y})))"
-    return f"(({x} > {y} || isnan({x})) ? {x} : {y})"
-
-
-def _min(x: str, y: str, T: str, floating: bool, cupy_nan: bool) -> str:
-    if not floating:
-        return f"min({x}, {y})"
-    if cupy_nan:
-        return f"((isnan({x}) | isnan({y})) ? {T}(__int_as_float(0x7fffffff)) : {T}(min({x}, {y})))"
-    return f"(({x} < {y} || isnan({x})) ? {x} : {y})"
-
-
-#: the kernel names a capture may fuse (_expression decides per dtype)
-FUSABLE = frozenset([*FUSED, "abs", "maximum", "minimum", "clip", "hypot"])
-
-
-def _expression(op: str, dtype: np.dtype, operands: list) -> str | None:
-    """The C expression (or, for _STATEMENTS, statements setting q) of ``op`` over operand names a, b, c
-    for operands of ``dtype``, or None when the op has no fused form for it."""
-    floating = dtype.kind == "f"
-    if op in _FLOAT_ONLY and not floating:
-        return None
-    if dtype.kind == "b" and op in _NO_BOOL or dtype.kind != "b" and op in _BOOL_ONLY:
-        return None
-    T = _CTYPE[dtype.name]
-    if op in _ROUNDING and not floating:
-        return "a"
-    if op in _STATEMENTS:
-        return _STATEMENTS[op]
-    if op == "abs":  # CuPy's absolute
-        if dtype.kind in "bu":
-            return "a"
-        return {"float32": "fabsf(a)", "float64": "fabs(a)"}.get(dtype.name, "(a > 0 ? a : -a)")
-    if op == "maximum":
-        return _max("a", "b", T, floating, False)
-    if op == "minimum":
-        return _min("a", "b", T, floating, False)
-    if op == "clip":
-        # numr's clip on CuPy (array_module_kernels/elementwise.py): maximum(x, lo) into a temporary (numr's),
-        # then minimum(t, hi, casting=) (CuPy's); a single bound is CuPy's maximum or minimum with casting=
-        lo, hi = operands[1] is not None, operands[2] is not None
-        if lo and hi:
-            return _min(f"(({T})({_max('a', 'b', T, floating, False)}))", "c", T, floating, True)
-        if lo:
-            return _max("a", "b", T, floating, True)
-        if hi:
-            return _min("a", "c", T, floating, True)
-        return "a"
-    return FUSED.get(op)
-
-
-def _opaque(ctype: str, v: str) -> str:
-    """``v`` ORed with the kernel parameter ``z`` (always 0): the same bits, but nothing the compiler can see
-    through, so that no two ops are rewritten as one expression (an FMA of one op's product and the next
-    op's sum, a float-to-int-to-float round trip folded into a truncation)."""
-    if ctype == "float":
-        return f"__int_as_float(__float_as_int({v}) | z)"
-    if ctype == "double":
-        return f"__longlong_as_double(__double_as_longlong({v}) | (long long)z)"
-    if ctype == "bool":
-        return f"((bool)((int){v} | z))"
-    return f"(({ctype})({v} | ({ctype})z))"
-
-
-#: CuPy's kernel headers, so that a fused kernel is compiled in the environment of CuPy's ufunc kernels
-_HEADERS = "".join(f"#include <{h}>\n" for h in ("cupy/complex.cuh", "cupy/carray.cuh", "cupy/math_constants.h"))
-
-
 class FusedRun:
     """Element-wise ops recorded inside a capture, to become one kernel in the graph instead of one each.
 
@@ -454,3 +350,107 @@ def _plan(op: str, ins, outs):
     if expr is None:
         return None
     return expr, operands, n
+
+
+#: element-wise kernels of real operands that a capture fuses: name -> the per-element C expression of the
+#: operands a, b, c that its eager kernel on CUDA evaluates for operands of one dtype (CuPy's ufunc loop, or
+#: numr's replacement in _cupy_module); the expressions that depend on the dtype are in _expression
+_MATH1 = {"sin": "sin", "cos": "cos", "tan": "tan", "asin": "asin", "acos": "acos", "atan": "atan",
+          "sinh": "sinh", "cosh": "cosh", "tanh": "tanh", "asinh": "asinh", "acosh": "acosh", "atanh": "atanh",
+          "exp": "exp", "expm1": "expm1", "log": "log", "log1p": "log1p", "log2": "log2", "log10": "log10",
+          "sqrt": "sqrt"}
+_MATH2 = {"atan2": "atan2", "copysign": "copysign", "nextafter": "nextafter"}
+_TESTS = {"isnan": "isnan(a)", "isinf": "isinf(a)", "isfinite": "isfinite(a)", "signbit": "signbit(a)"}
+#: floor, ceil, trunc, round: CuPy's floor, ceil, trunc, rint on floats; numr copies integers and bools
+_ROUNDING = {"floor": "floor(a)", "ceil": "ceil(a)", "trunc": "trunc(a)", "round": "rint(a)"}
+FUSED = {
+    **BINARY,
+    **{op: f"{fn}(a)" for op, fn in _MATH1.items()},
+    **{op: f"{fn}(a, b)" for op, fn in _MATH2.items()},
+    **_TESTS, **_ROUNDING,
+    "negative": "-a", "square": "a * a", "logical_not": "!a",
+    "where": "a ? b : c",  # (condition, x1, x2)
+    "copy": "a",  # astype: C++'s conversion, as CuPy's copy kernel stores its value into the result's type
+}
+_FLOAT_ONLY = frozenset([*_MATH1, *_MATH2, *_TESTS, "divide", "hypot"])
+_BOOL_ONLY = frozenset(["logical_not"])
+#: the ops whose result is bool whatever their operands
+_BOOL_OPS = _BOOL_RESULT | frozenset([*_TESTS, "logical_not"])
+_NO_BOOL = frozenset(["negative", "square", "maximum", "minimum", "clip", "subtract"])
+#: statements setting q (numr's hypot on CuPy: _cupy_module._HYPOT, an ElementwiseKernel of T a, T b -> T q)
+_STATEMENTS = {"hypot": _HYPOT}
+_STATEMENT_BODIES = frozenset(_STATEMENTS.values())
+
+
+def _max(x: str, y: str, T: str, floating: bool, cupy_nan: bool) -> str:
+    """maximum as eager computes it: numr's for floats (NumPy's choice of equal operands and NaN), CuPy's where
+    clip calls it with casting= (CuPy's canonical NaN) and for integers."""
+    if not floating:
+        return f"max({x}, {y})"
+    if cupy_nan:
+        return f"((isnan({x}) | isnan({y})) ? {T}(__int_as_float(0x7fffffff)) : {T}(max({x}, {y})))"
+    return f"(({x} > {y} || isnan({x})) ? {x} : {y})"
+
+
+def _min(x: str, y: str, T: str, floating: bool, cupy_nan: bool) -> str:
+    if not floating:
+        return f"min({x}, {y})"
+    if cupy_nan:
+        return f"((isnan({x}) | isnan({y})) ? {T}(__int_as_float(0x7fffffff)) : {T}(min({x}, {y})))"
+    return f"(({x} < {y} || isnan({x})) ? {x} : {y})"
+
+
+#: the kernel names a capture may fuse (_expression decides per dtype)
+FUSABLE = frozenset([*FUSED, "abs", "maximum", "minimum", "clip", "hypot"])
+
+
+def _expression(op: str, dtype: np.dtype, operands: list) -> str | None:
+    """The C expression (or, for _STATEMENTS, statements setting q) of ``op`` over operand names a, b, c
+    for operands of ``dtype``, or None when the op has no fused form for it."""
+    floating = dtype.kind == "f"
+    if op in _FLOAT_ONLY and not floating:
+        return None
+    if dtype.kind == "b" and op in _NO_BOOL or dtype.kind != "b" and op in _BOOL_ONLY:
+        return None
+    T = _CTYPE[dtype.name]
+    if op in _ROUNDING and not floating:
+        return "a"
+    if op in _STATEMENTS:
+        return _STATEMENTS[op]
+    if op == "abs":  # CuPy's absolute
+        if dtype.kind in "bu":
+            return "a"
+        return {"float32": "fabsf(a)", "float64": "fabs(a)"}.get(dtype.name, "(a > 0 ? a : -a)")
+    if op == "maximum":
+        return _max("a", "b", T, floating, False)
+    if op == "minimum":
+        return _min("a", "b", T, floating, False)
+    if op == "clip":
+        # numr's clip on CuPy (array_module_kernels/elementwise.py): maximum(x, lo) into a temporary (numr's),
+        # then minimum(t, hi, casting=) (CuPy's); a single bound is CuPy's maximum or minimum with casting=
+        lo, hi = operands[1] is not None, operands[2] is not None
+        if lo and hi:
+            return _min(f"(({T})({_max('a', 'b', T, floating, False)}))", "c", T, floating, True)
+        if lo:
+            return _max("a", "b", T, floating, True)
+        if hi:
+            return _min("a", "c", T, floating, True)
+        return "a"
+    return FUSED.get(op)
+
+
+def _opaque(ctype: str, v: str) -> str:
+    """``v`` ORed with the kernel parameter ``z`` (always 0): the same bits, but nothing the compiler can see
+    through, so that no two ops are rewritten as one expression (an FMA of one op's product and the next
+    op's sum, a float-to-int-to-float round trip folded into a truncation)."""
+    if ctype == "float":
+        return f"__int_as_float(__float_as_int({v}) | z)"
+    if ctype == "double":
+        return f"__longlong_as_double(__double_as_longlong({v}) | (long long)z)"
+    if ctype == "bool":
+        return f"((bool)((int){v} | z))"
+    return f"(({ctype})({v} | ({ctype})z))"
+
+
+#: CuPy's kernel headers, so that a fused kernel is compiled in the environment of CuPy's ufunc kernels
+_HEADERS = "".join(f"#include <{h}>\n" for h in ("cupy/complex.cuh", "cupy/carray.cuh", "cupy/math_constants.h"))
