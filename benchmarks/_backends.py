@@ -41,6 +41,7 @@ class Backend:
     measure: Callable[[Callable[[], Any]], int]  # peak bytes of one call (see the module docstring)
     memory_method: str
     gpu: bool
+    jit: bool = False  # numr only: each program runs as ``numr_array.jit(program)`` (captured once, replayed)
 
     def peak(self, fn: Callable[[], Any]) -> int:
         """Peak bytes allocated by one synchronised call of ``fn`` above what was in use before it."""

@@ -179,6 +179,37 @@ def main() -> int:
     ok = np.allclose(np.asarray(out_n.to_device("cpu")), cupy.asnumpy(out_c), rtol=1e-5)
     print(f"  replayed chain matches CuPy's: {ok}")
 
+    # --- a 100-step chain of sin and multiply-by-a-scalar on 1024 float32, replayed -------------------
+    steps = 100
+    sx_n = xp.asarray(np.linspace(-3, 3, 1024, dtype=np.float32), device=dev)
+    sx_c = cupy.linspace(-3, 3, 1024, dtype=cupy.float32)
+    sout_n = xp.empty((1024,), dtype=xp.float32, device=dev)
+    sout_c = cupy.empty(1024, cupy.float32)
+
+    def sin_chain(m, t, out):
+        for _ in range(steps - 1):
+            t = m.multiply(m.sin(t), 1.5)
+        m.multiply(m.sin(t), 1.5, out=out)
+
+    sin_chain(xp, sx_n, sout_n)
+    eager_bits = np.asarray(sout_n.to_device("cpu")).view(np.uint32).copy()
+    with xp.capture(device=dev) as g:
+        sin_chain(xp, sx_n, sout_n)
+    with s:
+        sin_chain(cupy, sx_c, sout_c)
+        s.synchronize()
+        s.begin_capture()
+        sin_chain(cupy, sx_c, sout_c)
+        scg = s.end_capture()
+    t_replay_n, t_replay_c = compare((g.replay, nsync), (lambda: scg.launch(s), s.synchronize), inner=20,
+                                     repeats=reps)
+    row(f"{steps}-step sin and multiply chain on 1024 float32, replay (CuPy: its stream-captured graph)",
+        t_replay_n, t_replay_c, "(issue 15: <= 0.5x)")
+    g.replay()
+    same = np.array_equal(np.asarray(sout_n.to_device("cpu")).view(np.uint32), eager_bits)
+    print(f"  replay equals numr eager bit for bit: {same}; "
+          f"matches CuPy's: {np.allclose(np.asarray(sout_n.to_device('cpu')), cupy.asnumpy(sout_c), rtol=1e-5)}")
+
     print()
     print(f"| benchmark ({name}) | numr | CuPy | numr / CuPy |")
     print("| --- | ---: | ---: | ---: |")

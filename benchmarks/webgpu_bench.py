@@ -1,5 +1,6 @@
 """WebGPU benchmarks against CuPy: element-wise on 1 GiB, sum over 1 GiB (bandwidth, ratio to CuPy),
-the eager small-op rate, a 300-op element-wise chain on 1024 floats eager vs captured and replayed, and
+the eager small-op rate, a 300-op element-wise chain on 1024 floats eager vs captured and replayed, a
+100-step chain of sin and multiply-by-a-scalar replayed (against CuPy's stream-captured graph), and
 the device kernels of the rest of the standard: float32 matmul 4096 and 8192, sort of 1e8 float32 and an
 FFT of 2^24 complex64.
 
@@ -55,6 +56,14 @@ def chain(mul, add, x, y, n: int):
     return t
 
 
+def sin_chain(sin, mul, x, n: int = 100):
+    """The issue's capture case: n steps of sin and a multiply by a scalar."""
+    t = x
+    for _ in range(n):
+        t = mul(sin(t), 1.5)
+    return t
+
+
 def bench_webgpu(n_big: int, repeats: int) -> dict:
     client = xp._device.parse_device(DEV).client
     sync = client.synchronize
@@ -85,6 +94,13 @@ def bench_webgpu(n_big: int, repeats: int) -> dict:
     r["chain_replay_speedup"] = r["chain_eager_ms"] / r["chain_replay_ms"]
     want = chain(ew.multiply, ew.add, a, b, 300)
     assert float(xp.max(ew.abs(ew.subtract(want, out)))) == 0.0
+    import numpy as np
+    s = xp.asarray(np.linspace(-3, 3, 1024, dtype=np.float32), device=DEV)
+    with xp.capture(device=DEV) as g:
+        ew.multiply(sin_chain(ew.sin, ew.multiply, s), 1.0, out=out)
+    r["sin_chain_replay_ms"] = timed(g.replay, sync, repeats) * 1e3
+    want = np.asarray(ew.multiply(sin_chain(ew.sin, ew.multiply, s), 1.0).to_device("cpu")).view(np.uint32)
+    assert np.array_equal(np.asarray(out.to_device("cpu")).view(np.uint32), want)  # replay == eager, bits
     return r
 
 
@@ -120,6 +136,14 @@ def bench_cupy(n_big: int, repeats: int) -> dict | None:
         graph = stream.end_capture()
     r["chain_replay_ms"] = timed(lambda: graph.launch(stream), stream.synchronize, repeats) * 1e3
     r["chain_replay_speedup"] = r["chain_eager_ms"] / r["chain_replay_ms"]
+    s = cp.linspace(-3, 3, 1024, dtype=cp.float32)
+    out = cp.empty(1024, cp.float32)
+    with stream:
+        cp.multiply(sin_chain(cp.sin, cp.multiply, s), 1.0, out=out)  # warm the kernels
+        stream.begin_capture()
+        cp.multiply(sin_chain(cp.sin, cp.multiply, s), 1.0, out=out)
+        sgraph = stream.end_capture()
+    r["sin_chain_replay_ms"] = timed(lambda: sgraph.launch(stream), stream.synchronize, repeats) * 1e3
     return r
 
 
@@ -179,7 +203,8 @@ def main() -> None:
             ("eager small ops (ops/s)", "eager_ops_per_s", True),
             ("300-op chain, eager (ms)", "chain_eager_ms", False),
             ("300-op chain, replay (ms)", "chain_replay_ms", False),
-            ("replay speed-up over eager", "chain_replay_speedup", True)]
+            ("replay speed-up over eager", "chain_replay_speedup", True),
+            ("100-step sin chain, replay (ms; issue 15: <= 1x)", "sin_chain_replay_ms", False)]
     if not args.skip_kernels:
         check_kernels()
         client = xp._device.parse_device(DEV).client

@@ -11,12 +11,18 @@ fails the check, is reported as such in its cell, and the run goes on.
 Sizes: ``cpu`` (NumPy takes 1-100 ms on a 2-core machine), ``gpu`` (main operands of 1-50 MB float32)
 and ``tiny`` (a proof that a slow device, such as lavapipe, runs the code path).
 
+``--jit`` adds, beside each numr backend, the same device with every program run through
+``numr_array.jit`` (column ``numr:DEV+jit``): its checked first call captures the whole program, every later
+call copies the inputs in, replays and copies the outputs out. A table of eager / jit times follows.
+
     python -m benchmarks.workloads --size cpu --backends numpy,numr:cpu --repeat 5 --json out.json
+    python -m benchmarks.workloads --size gpu --jit
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import math
 import statistics
@@ -275,11 +281,15 @@ def _prepare(backend: Backend, program: Program, host: dict, params: dict, refer
     """The program bound to ``backend``'s copy of the data, after a first, checked run; None if it raised."""
     try:
         arrays = {k: backend.put(v) for k, v in host.items()}
+        run = backend.xp.jit(program.run) if backend.jit else program.run
 
         def call():
-            return program.run(backend.xp, **arrays, **params)
+            return run(backend.xp, **arrays, **params)
 
         result.errs = check([np.asarray(backend.get(o)) for o in call()], reference)
+        if backend.jit:  # the first call captured; the timed calls replay: check a replay too
+            replayed = check([np.asarray(backend.get(o)) for o in call()], reference)
+            result.errs = [max(a, b) for a, b in zip(result.errs, replayed)] + result.errs[len(replayed):]
         return call
     except Exception as exc:  # reported in the table; the other backends go on
         result.error = _error_text(exc)
@@ -388,6 +398,39 @@ def ratio_table(results: dict, programs: list[Program], peer: str, names: list[s
     return lines
 
 
+def jit_table(results: dict, programs: list[Program], names: list[str]) -> list[str]:
+    """Eager time over jit time (the jit's speed-up) of each numr backend that has a jit twin."""
+    pairs = [(n, n + "+jit") for n in names if n + "+jit" in names]
+    lines = ["| eager / jit | " + " | ".join(n for n, _ in pairs) + " |", "| --- |" + " ---: |" * len(pairs)]
+    speedups: dict = {n: [] for n, _ in pairs}
+    for p in programs:
+        cells = []
+        for n, j in pairs:
+            e, r = results[p.name, n], results[p.name, j]
+            if not (e.ok and r.ok and e.seconds and r.seconds):
+                cells.append("ERROR" if e.error or r.error else "**FAIL**")
+                continue
+            speedups[n].append(e.seconds / r.seconds)
+            cells.append(f"{speedups[n][-1]:.2f}x")
+        lines.append(f"| {p.name} | " + " | ".join(cells) + " |")
+    cells = []
+    for n, _ in pairs:
+        g = _geomean(speedups[n])
+        cells.append(("-" if g is None else f"**{g:.2f}x**") + f" [{len(speedups[n])}/{len(programs)}]")
+    lines.append("| geometric mean [programs] | " + " | ".join(cells) + " |")
+    return lines
+
+
+def with_jit(backends: list[Backend]) -> list[Backend]:
+    """``backends`` with a jit twin after each numr backend."""
+    out = []
+    for b in backends:
+        out.append(b)
+        if b.name.startswith("numr:"):
+            out.append(dataclasses.replace(b, name=b.name + "+jit", jit=True))
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.workloads", description=__doc__.splitlines()[0])
     parser.add_argument("--backends", help="comma-separated backend specs (default: all of "
@@ -398,6 +441,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--programs", default="", help="comma-separated subset of: " + ",".join(p.name for p in PROGRAMS))
     parser.add_argument("--peers", default="", help="ratios against these (default: numpy, cupy, torch where run)")
     parser.add_argument("--no-memory", action="store_true", help="skip the peak-memory run")
+    parser.add_argument("--jit", action="store_true", help="also run each program under numr_array.jit on "
+                        "every numr backend (columns numr:DEV+jit)")
     parser.add_argument("--json", help="write every result here")
     args = parser.parse_args(argv)
 
@@ -408,6 +453,8 @@ def main(argv: list[str] | None = None) -> int:
     programs = [p for p in PROGRAMS if not wanted or p.name in wanted]
     specs = args.backends.split(",") if args.backends else GPU_SPECS if args.size == "gpu" else DEFAULT_SPECS
     backends, missing = load_all([s for s in specs if s])
+    if args.jit:
+        backends = with_jit(backends)
     names = [b.name for b in backends]
     peers = [s for s in args.peers.split(",") if s] or [n for n in PEERS if n in names]
 
@@ -426,6 +473,9 @@ def main(argv: list[str] | None = None) -> int:
         if peer in names and len(names) > 1:
             print()
             print("\n".join(ratio_table(results, programs, peer, names)))
+    if args.jit:
+        print()
+        print("\n".join(jit_table(results, programs, names)))
     failed = [f"{r.program} on {r.backend}" for r in results.values() if not r.ok]
     if failed:
         print(f"\n**{len(failed)} FAILED** (error or check): " + ", ".join(failed))

@@ -105,6 +105,13 @@ Array object, devices, dtypes and capture
 
 .. autoclass:: numr_array.CaptureError
 
+.. autofunction:: numr_array.jit
+
+.. autoclass:: numr_array.JitFunction
+   :members: signatures
+
+.. autoclass:: numr_array.JitFallbackWarning
+
 .. autoclass:: numr_array.linalg.LinAlgError
 
 .. autofunction:: numr_array.__array_namespace_info__

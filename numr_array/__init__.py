@@ -10,6 +10,7 @@ from ._dtypes import (bool_ as bool, int8, int16, int32, int64, uint8, uint16, u
 from ._device import Device  # noqa: F401
 from ._tensor import Tensor  # noqa: F401
 from ._capture import CaptureError, CapturedGraph, capture  # noqa: F401
+from ._jit import JitFallbackWarning, JitFunction, jit  # noqa: F401
 from ._memory import empty_cache, memory_stats, reset_peak_memory_stats
 from .errors import DeviceLostError  # noqa: F401
 from ._namespace import *  # noqa: F401,F403
@@ -38,6 +39,7 @@ __all__ = [
     "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float32", "float64",
     "complex64", "complex128",
     "Tensor", "DType", "Device", "CaptureError", "CapturedGraph", "DeviceLostError", "capture",
+    "jit", "JitFunction", "JitFallbackWarning",
     # device memory (_memory.py)
     "empty_cache", "memory_stats", "reset_peak_memory_stats",
     # the extensions

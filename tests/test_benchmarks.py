@@ -43,6 +43,18 @@ def test_workloads_run_checked_on_numpy_and_numr(device, tmp_path, capsys):
     assert "geometric mean" in capsys.readouterr().out
 
 
+def test_workloads_jit_mode_adds_checked_jit_columns(device, tmp_path, capsys):
+    out = tmp_path / "w.json"
+    rc = workloads.main(["--size", "tiny", "--backends", f"numr:{device}", "--repeat", "2", "--jit",
+                         "--programs", "heat,adam", "--no-memory", "--json", str(out)])
+    report = json.loads(out.read_text())
+    assert rc == 0, capsys.readouterr().out
+    assert {(r["program"], r["backend"]) for r in report["results"]} == {
+        (p, b) for p in ("heat", "adam") for b in (f"numr:{device}", f"numr:{device}+jit")}
+    assert all(r["ok"] for r in report["results"])
+    assert "| eager / jit |" in capsys.readouterr().out
+
+
 def test_a_failing_check_and_a_raising_backend_are_reported_not_fatal(monkeypatch, capsys):
     def broken(xp, u, *, steps, alpha):
         if xp is numpy_namespace():  # the float64 reference and the NumPy backend are right

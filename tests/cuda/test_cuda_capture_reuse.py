@@ -28,14 +28,16 @@ def on(a):
 
 
 def test_cupy_temporaries_are_reused(requested):
-    n = SMALL + 1  # past the direct launches: every op is a CuPy kernel
+    n = SMALL + 1
     rng = np.random.default_rng(0)
     a, a2 = (rng.standard_normal(n) for _ in range(2))
+    lo, hi = on(np.float64(-1.0)), on(np.float64(1.0))
 
     def run(x):
         t = x
         for _ in range(10):
-            t = xp.clip(xp.sin(t) * 3.0, -1.0, 1.0)  # clip computes through CuPy temporaries
+            # clip with array bounds (broadcast: not a fused step) computes through CuPy temporaries
+            t = xp.clip(xp.sin(t) * 3.0, lo, hi)
         return t
 
     x = on(a)

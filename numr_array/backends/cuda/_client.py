@@ -40,7 +40,9 @@ from ._direct_elementwise import BINARY as DIRECT_BINARY, STORE_MAX, UNARY as DI
 from ._cupy_module import make_module
 from ._kernels import kernels as cuda_kernels
 from ._subnormals import keep_float32_subnormals
+from ._direct_elementwise import FUSABLE  # (a line of its own: other branches edit the import above)
 
+_FUSED_NOT_BINARY = FUSABLE - DIRECT_BINARY.keys()
 _get_device = runtime.getDevice
 _current_stream = cupy.cuda.get_current_stream
 _DEFAULT_STREAMS = (0, runtime.streamLegacy, runtime.streamPerThread)
@@ -333,6 +335,10 @@ class CudaClient(Client, CudaInterop):
         lock = self._lock
         lock.acquire()  # (acquire/release: half the cost of ``with``, on every launch)
         try:
+            # inside a capture every element-wise op of real operands joins the pending fused run (the binary
+            # ones below, the rest here)
+            if self._capturing and kernel in _FUSED_NOT_BINARY and self._record(kernel, inputs, outputs):
+                return
             if kernel in DIRECT_BINARY:
                 if self._capturing:
                     if self._record(kernel, inputs, outputs):

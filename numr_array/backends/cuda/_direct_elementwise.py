@@ -11,9 +11,9 @@ sums a small dense array with one block of one kernel (``try_sum``), copies betw
 with one ``cudaMemcpyAsync`` (``try_copy``), and writes a host upload of a few bytes with a kernel whose
 arguments carry them (``store``), none of which makes a CuPy view.
 
-Inside a capture the same ops are not launched one by one: consecutive ones are recorded as a
-``FusedRun`` and become a single kernel node of the CUDA graph, which a replay runs at the cost of one
-launch instead of one per op.
+Inside a capture, element-wise ops of real operands (these, the math functions, maximum/minimum, clip, where,
+casts; any size) are not launched one by one: consecutive ones are recorded as a ``FusedRun`` and become a
+single kernel node of the CUDA graph, which a replay runs at the cost of one launch instead of one per op.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ import numpy as np
 from cupy.cuda import driver, runtime
 
 from ..._tensor import Tensor, contiguous_strides
+from ._cupy_module import _HYPOT
 
 #: the largest element count launched directly; beyond it the kernel's own time dominates the call
 SMALL = 1 << 20
@@ -289,8 +290,9 @@ class DirectLauncher:
         source, key, words = run.kernel()
         f = self._fused.get(key)
         if f is None:
-            # no FMA contraction: a product stored by one step and added by the next rounds twice, as eagerly
-            k = cupy.RawKernel(source, "k", options=("--fmad=false",))
+            # CuPy's options for its ufunc kernels (FMA contraction on, as in each eager kernel): the steps
+            # are kept apart by FusedRun's opaque values, not by compiler options
+            k = cupy.RawKernel(source, "k", options=("--std=c++17",))
             self._kernels.append(k)
             f = self._fused[key] = k.kernel.ptr
         addresses = np.arange(len(words), dtype=np.uint64) * 8 + words.ctypes.data
@@ -384,26 +386,30 @@ def _qualify_broadcast_element(op: str, ins, outs):
 
 
 class FusedRun:
-    """Direct binary ops recorded inside a capture, to become one kernel in the graph instead of one each.
+    """Element-wise ops recorded inside a capture, to become one kernel in the graph instead of one each.
 
     Every op of a run has the same element count and contiguous operands, so element i of each result
     depends only on element i of its operands, and one thread can do all the steps for its i in program
     order. That holds only if no two operands overlap at different addresses (``x[4:12]`` read after
-    ``x[0:8]`` is written): ``add`` refuses such an op, and the caller starts a new run."""
+    ``x[0:8]`` is written): ``add`` refuses such an op, and the caller starts a new run.
+
+    Each step is the C expression its eager kernel evaluates (``FUSED``), on operands of the same C types,
+    compiled with CuPy's options and headers; its result passes through ``_opaque`` before a later step
+    reads it, so that the compiler optimises each step as in its own kernel and never across steps."""
 
     MAX_STEPS = 64
 
     def __init__(self):
         self.n = 0
-        self.steps: list = []  # (op, dtype, a, b, out): an operand is ("p", pointer) or ("s", NumPy scalar)
+        self.steps: list = []  # (expr, operands, out, out dtype); an operand: (kind, value, dtype) or None
         self._extent: dict[int, tuple[int, int]] = {}  # pointer -> (end, itemsize)
 
     def add(self, op: str, ins, outs) -> bool:
         """Record ``op`` if it qualifies and fits this run; False (nothing recorded) otherwise."""
-        plan = qualify(op, ins, outs)
+        plan = _plan(op, ins, outs)
         if plan is None:
             return False
-        npdtype, _, n = plan
+        expr, operands, n = plan
         if self.steps and (n != self.n or len(self.steps) >= self.MAX_STEPS):
             return False
         tensors = [t for t in (*ins, outs[0]) if type(t) is Tensor]
@@ -411,6 +417,10 @@ class FusedRun:
         for t in tensors:
             start, item = address(t), t._dtype.itemsize
             spans.append((start, start + n * item, item))
+        o_start, o_end, _ = spans[-1]
+        for start, end, _ in spans[:-1]:  # an operand partly under the result: thread i would read what i - 1 wrote
+            if start < o_end and o_start < end and (start, end) != (o_start, o_end):
+                return False
         for start, end, item in spans:
             known = self._extent.get(start)
             if known is not None and known == (end, item):
@@ -421,8 +431,7 @@ class FusedRun:
         for start, end, item in spans:
             self._extent[start] = (end, item)
         self.n = n
-        operand = lambda x: ("p", address(x)) if type(x) is Tensor else ("s", x)
-        self.steps.append((op, npdtype, operand(ins[0]), operand(ins[1]), address(outs[0]), outs[0]._dtype.np))
+        self.steps.append((expr, operands, address(outs[0]), outs[0]._dtype.np))
         return True
 
     def kernel(self) -> tuple[str, tuple, np.ndarray]:
@@ -430,8 +439,8 @@ class FusedRun:
         params: list[str] = []
         words: list = []  # pointers (int) and scalars (NumPy scalars), one 8-byte slot each
         slot_of: dict[int, int] = {}
-        held: dict[int, tuple[str, np.dtype]] = {}  # pointer -> (register, dtype) of the value last stored there
-        body: list[str] = []
+        held: dict[int, tuple] = {}  # pointer -> (C type, dtype, step) of the value last stored there
+        body: list[tuple[int, str, str]] = []  # per step: its number, its code, its opaque register
         key: list = []
 
         def pointer(ptr: int) -> int:
@@ -442,38 +451,206 @@ class FusedRun:
                 params.append(f"char* p{k}")
             return k
 
-        def read(x, npdtype) -> str:
-            kind, v = x
+        used: set[int] = set()  # the steps whose results a later step reads from their register
+
+        def read(x) -> str:
+            kind, v, npdtype = x
             if kind == "s":
                 k = len(words)
                 words.append(v)
                 params.append(f"{_CTYPE[npdtype.name]} p{k}")
-                key.append(("s", k))
+                key.append(("s", k, npdtype))
                 return f"p{k}"
             reg = held.get(v)
             if reg is not None and reg[1] == npdtype:  # the value this thread stored there: no reload
-                key.append(("r", reg[0]))
-                return reg[0]
+                key.append(("r", reg[2]))
+                used.add(reg[2])
+                return f"r{reg[2]}"
             k = pointer(v)
-            key.append(("p", k))
+            key.append(("p", k, npdtype))
             return f"(({_CTYPE[npdtype.name]}*)p{k})[i]"
 
-        for j, (op, npdtype, a, b, out, odtype) in enumerate(self.steps):
-            ea, eb = read(a, npdtype), read(b, npdtype)
-            c, r = _CTYPE[npdtype.name], _CTYPE[odtype.name]
+        for j, (expr, operands, out, odtype) in enumerate(self.steps):
+            decls = []
+            for name, x in zip("abc", operands):
+                if x is not None:
+                    decls.append(f"{_CTYPE[x[2].name]} {name} = {read(x)}; ")
+            r = _CTYPE[odtype.name]
             k = pointer(out)
-            key.append((op, npdtype, k))
-            body.append(f"  {r} r{j};\n  {_step(op, c, r, ea, eb, f'r{j}')}\n  (({r}*)p{k})[i] = r{j};\n")
-            held[out] = (f"r{j}", odtype)
-        params.append("long long n")
-        source = (f"extern \"C\" __global__ void k({', '.join(params)}) {{\n"
+            key.append((expr, odtype, k))
+            if expr in _STATEMENT_BODIES:  # statements (an ElementwiseKernel's body over T a, T b -> T q)
+                code = f"typedef {_CTYPE[operands[0][2].name]} T; {''.join(decls)}T q; {expr} s{j} = ({r})(q);"
+            else:
+                code = f"{''.join(decls)}s{j} = ({r})({expr});"
+            body.append((j, f"  {r} s{j};\n  {{ {code} }}\n  (({r}*)p{k})[i] = s{j};\n",
+                         f"  {r} r{j} = {_opaque(r, f's{j}')};\n"))
+            held[out] = (r, odtype, j)
+        params += ["int z", "long long n"]
+        source = (_HEADERS + f"extern \"C\" __global__ void k({', '.join(params)}) {{\n"
                   "  long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;\n"
-                  "  if (i >= n) return;\n" + "".join(body) + "}\n")
-        packed = np.zeros(len(words) + 1, np.uint64)
+                  "  if (i >= n) return;\n"
+                  + "".join(code + (opaque if j in used else "") for j, code, opaque in body) + "}\n")
+        packed = np.zeros(len(words) + 2, np.uint64)
         for k, v in enumerate(words):
             if isinstance(v, int):
                 packed[k] = v
             else:
                 packed.view(v.dtype)[8 // v.dtype.itemsize * k] = v
+        packed[-2] = 0  # z
         packed[-1] = self.n
         return source, tuple(key), packed
+
+
+def _plan(op: str, ins, outs):
+    """(C expression, operands, element count) when ``op`` on ``ins`` into ``outs[0]`` can be a step of a
+    fused run: real operands of one dtype (a bool condition for where; the result's dtype may differ for
+    comparisons and casts) in one contiguous shape, scalars of that dtype; else None."""
+    o = outs[0]
+    shape = o._shape
+    n = 1
+    for d in shape:
+        n *= d
+    if n == 0 or o._strides != contiguous_strides(shape):
+        return None
+    strides = o._strides
+    ins = tuple(ins)
+    dtype = None
+    operands: list = []
+    for k, x in enumerate(ins):
+        if x is None:
+            operands.append(None)
+            continue
+        if type(x) is Tensor:
+            if x._shape != shape or x._strides != strides:
+                return None
+            xd = x._dtype.np
+        elif isinstance(x, np.generic):
+            xd = x.dtype
+        else:
+            return None
+        if op == "where" and k == 0:
+            if xd != np.bool_:
+                return None
+        elif dtype is None:
+            dtype = xd
+        elif xd != dtype:
+            return None
+        operands.append(("p", address(x), xd) if type(x) is Tensor else ("s", x, xd))
+    if dtype is None or dtype not in _DIRECT_DTYPES or o._dtype.np not in _DIRECT_DTYPES:
+        return None
+    if not any(type(x) is Tensor for x in ins):
+        return None
+    od = o._dtype.np
+    if op in _BOOL_OPS:
+        if od != np.bool_:
+            return None
+    elif op != "copy" and od != dtype:
+        return None
+    expr = _expression(op, dtype, operands)
+    if expr is None:
+        return None
+    return expr, operands, n
+
+
+#: element-wise kernels of real operands that a capture fuses: name -> the per-element C expression of the
+#: operands a, b, c that its eager kernel on CUDA evaluates for operands of one dtype (CuPy's ufunc loop, or
+#: numr's replacement in _cupy_module); the expressions that depend on the dtype are in _expression
+_MATH1 = {"sin": "sin", "cos": "cos", "tan": "tan", "asin": "asin", "acos": "acos", "atan": "atan",
+          "sinh": "sinh", "cosh": "cosh", "tanh": "tanh", "asinh": "asinh", "acosh": "acosh", "atanh": "atanh",
+          "exp": "exp", "expm1": "expm1", "log": "log", "log1p": "log1p", "log2": "log2", "log10": "log10",
+          "sqrt": "sqrt"}
+_MATH2 = {"atan2": "atan2", "copysign": "copysign", "nextafter": "nextafter"}
+_TESTS = {"isnan": "isnan(a)", "isinf": "isinf(a)", "isfinite": "isfinite(a)", "signbit": "signbit(a)"}
+#: floor, ceil, trunc, round: CuPy's floor, ceil, trunc, rint on floats; numr copies integers and bools
+_ROUNDING = {"floor": "floor(a)", "ceil": "ceil(a)", "trunc": "trunc(a)", "round": "rint(a)"}
+FUSED = {
+    **BINARY,
+    **{op: f"{fn}(a)" for op, fn in _MATH1.items()},
+    **{op: f"{fn}(a, b)" for op, fn in _MATH2.items()},
+    **_TESTS, **_ROUNDING,
+    "negative": "-a", "square": "a * a", "logical_not": "!a",
+    "where": "a ? b : c",  # (condition, x1, x2)
+    "copy": "a",  # astype: C++'s conversion, as CuPy's copy kernel stores its value into the result's type
+}
+_FLOAT_ONLY = frozenset([*_MATH1, *_MATH2, *_TESTS, "divide", "hypot"])
+_BOOL_ONLY = frozenset(["logical_not"])
+#: the ops whose result is bool whatever their operands
+_BOOL_OPS = _BOOL_RESULT | frozenset([*_TESTS, "logical_not"])
+_NO_BOOL = frozenset(["negative", "square", "maximum", "minimum", "clip", "subtract"])
+#: statements setting q (numr's hypot on CuPy: _cupy_module._HYPOT, an ElementwiseKernel of T a, T b -> T q)
+_STATEMENTS = {"hypot": _HYPOT}
+_STATEMENT_BODIES = frozenset(_STATEMENTS.values())
+
+
+def _max(x: str, y: str, T: str, floating: bool, cupy_nan: bool) -> str:
+    """maximum as eager computes it: numr's for floats (NumPy's choice of equal operands and NaN), CuPy's where
+    clip calls it with casting= (CuPy's canonical NaN) and for integers."""
+    if not floating:
+        return f"max({x}, {y})"
+    if cupy_nan:
+        return f"((isnan({x}) | isnan({y})) ? {T}(__int_as_float(0x7fffffff)) : {T}(max({x}, {y})))"
+    return f"(({x} > {y} || isnan({x})) ? {x} : {y})"
+
+
+def _min(x: str, y: str, T: str, floating: bool, cupy_nan: bool) -> str:
+    if not floating:
+        return f"min({x}, {y})"
+    if cupy_nan:
+        return f"((isnan({x}) | isnan({y})) ? {T}(__int_as_float(0x7fffffff)) : {T}(min({x}, {y})))"
+    return f"(({x} < {y} || isnan({x})) ? {x} : {y})"
+
+
+#: the kernel names a capture may fuse (_expression decides per dtype)
+FUSABLE = frozenset([*FUSED, "abs", "maximum", "minimum", "clip", "hypot"])
+
+
+def _expression(op: str, dtype: np.dtype, operands: list) -> str | None:
+    """The C expression (or, for _STATEMENTS, statements setting q) of ``op`` over operand names a, b, c
+    for operands of ``dtype``, or None when the op has no fused form for it."""
+    floating = dtype.kind == "f"
+    if op in _FLOAT_ONLY and not floating:
+        return None
+    if dtype.kind == "b" and op in _NO_BOOL or dtype.kind != "b" and op in _BOOL_ONLY:
+        return None
+    T = _CTYPE[dtype.name]
+    if op in _ROUNDING and not floating:
+        return "a"
+    if op in _STATEMENTS:
+        return _STATEMENTS[op]
+    if op == "abs":  # CuPy's absolute
+        if dtype.kind in "bu":
+            return "a"
+        return {"float32": "fabsf(a)", "float64": "fabs(a)"}.get(dtype.name, "(a > 0 ? a : -a)")
+    if op == "maximum":
+        return _max("a", "b", T, floating, False)
+    if op == "minimum":
+        return _min("a", "b", T, floating, False)
+    if op == "clip":
+        # numr's clip on CuPy (array_module_kernels/elementwise.py): maximum(x, lo) into a temporary (numr's),
+        # then minimum(t, hi, casting=) (CuPy's); a single bound is CuPy's maximum or minimum with casting=
+        lo, hi = operands[1] is not None, operands[2] is not None
+        if lo and hi:
+            return _min(f"(({T})({_max('a', 'b', T, floating, False)}))", "c", T, floating, True)
+        if lo:
+            return _max("a", "b", T, floating, True)
+        if hi:
+            return _min("a", "c", T, floating, True)
+        return "a"
+    return FUSED.get(op)
+
+
+def _opaque(ctype: str, v: str) -> str:
+    """``v`` ORed with the kernel parameter ``z`` (always 0): the same bits, but nothing the compiler can see
+    through, so that no two ops are rewritten as one expression (an FMA of one op's product and the next
+    op's sum, a float-to-int-to-float round trip folded into a truncation)."""
+    if ctype == "float":
+        return f"__int_as_float(__float_as_int({v}) | z)"
+    if ctype == "double":
+        return f"__longlong_as_double(__double_as_longlong({v}) | (long long)z)"
+    if ctype == "bool":
+        return f"((bool)((int){v} | z))"
+    return f"(({ctype})({v} | ({ctype})z))"
+
+
+#: CuPy's kernel headers, so that a fused kernel is compiled in the environment of CuPy's ufunc kernels
+_HEADERS = "".join(f"#include <{h}>\n" for h in ("cupy/complex.cuh", "cupy/carray.cuh", "cupy/math_constants.h"))

@@ -10,7 +10,8 @@ pipelines are cached.
 Capture: launches still run when captured, and each is also recorded as (pipeline, bind group, dynamic
 offset, workgroup counts); the parameters of captured launches live in uniform buffers the graph owns.
 At the end of the capture, runs of element-wise launches are merged into single dispatches (``_fuse``);
-``replay`` encodes the record into one command encoder and submits it once.
+``replay`` encodes the record into the pending compute pass, as eager launches go, so that the readback (or
+the launches) after it share its submission.
 
 Dispatches are encoded through wgpu-native's functions directly where wgpu-py's internals allow it
 (``_Direct``): wgpu-py's per-call error capture costs more than the encoding itself.
@@ -704,33 +705,42 @@ class WebGPUClient(Client):
 
     @_entry
     def replay(self, steps: list) -> None:
-        """Encode ``steps`` into one command encoder and submit it."""
+        """Encode ``steps`` into the pending compute pass, after the work already encoded there."""
         with self._lock:
             self._replay(steps)
 
     def _replay(self, steps: list) -> None:
-        self.flush()
-        enc = self.wdevice.create_command_encoder()
-        p = enc.begin_compute_pass()
+        # into the pending pass, as an eager launch goes: a replay followed by a readback (or by the next
+        # launches, as in a jitted call's copies) is then one submission instead of two
+        if self._freed:
+            self.allocator.pool_freed()
+        p = self._pass
+        if p is None:
+            p = self._compute_pass()
         direct = self._direct
-        last = None
-        for st in steps:
-            pipe, bg, off, grid = st[:4]
-            if direct is not None:
-                h = p._internal
+        if direct is not None:
+            h = p._internal
+            last = self._last_pipe
+            for st in steps:
+                pipe = st[0]
                 if pipe is not last:
                     direct.set_pipeline(h, pipe.handle)
                     last = pipe
-                direct.set_bind_group(h, 0, bg._internal, 1, st[4])
+                direct.set_bind_group(h, 0, st[1]._internal, 1, st[4])
+                grid = st[3]
                 direct.dispatch(h, grid[0], grid[1], grid[2])
-            else:
+            self._last_pipe = last
+        else:
+            last = None
+            for pipe, bg, off, grid in steps:
                 if pipe is not last:
                     p.set_pipeline(pipe.pipeline)
                     last = pipe
                 p.set_bind_group(0, bg, [off])
                 p.dispatch_workgroups(*grid)
-        p.end()
-        self.queue.submit([enc.finish()])
+        self._pending += len(steps)
+        if self._pending >= MAX_PENDING:
+            self._flush()
 
 
 class RawHandle(NamedTuple):

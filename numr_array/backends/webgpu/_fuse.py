@@ -172,7 +172,14 @@ def _merged(client: WebGPUClient, run: list[MapRecord]) -> tuple:
             return (f"  let s{name} = {value};\n  st{b}(e{b}, s{name});\n"
                     f"  let {name} = {_opaque(w.ct, _reloaded(w, 's' + name))};\n")
 
-        text.append(rec.body(MapCodegen(lib, ins_wt, vals, params, False, [], store)))
+        before = set(regs.values())
+        body = rec.body(MapCodegen(lib, ins_wt, vals, params, False, [], store))
+        # each launch's body in a block of its own, as in its own shader: two launches of one kernel declare
+        # the same names (k_fft's `var fz`); the registers later launches read are declared before the block
+        mine = [(v, n) for v, n in regs.items() if n not in before]
+        for _, n in mine:
+            body = body.replace(f"  let {n} = ", f"  {n} = ", 1)
+        text.append("".join(f"  var {n}: {wt(v[3]).ct};\n" for v, n in mine) + "  {\n" + body + "  }\n")
     idx = coord_lines(ndim, shape_k) + element_lines(ndim, words_k)
     # a written binding is declared atomic when packed: reads of it then use atomicLoad
     decls = bindings([(w, written, written) for w, written, *_ in info])

@@ -1,0 +1,206 @@
+"""Fusion of captured element-wise ops on CUDA (backends/cuda/_direct_elementwise.FusedRun): math functions,
+scalar operands, casts, where, clip, comparisons, tests and rounding become steps of one kernel, and a replay
+gives the bits eager execution gives (NaN payloads and signed zeros included), on new input data too."""
+
+import numpy as np
+import pytest
+
+import numr_array as xp
+from numr_array.backends import get_runtime
+
+from ..strategies import to_np
+
+pytestmark = pytest.mark.cuda
+if get_runtime("cuda") is None:
+    pytest.skip("no CUDA device: CuPy is missing or finds no GPU", allow_module_level=True)
+
+from numr_array.backends.cuda._direct_elementwise import SMALL, FusedRun  # noqa: E402
+
+DEV = "cuda:0"
+client = xp._device.parse_device(DEV).client
+
+
+def on(a):
+    return xp.asarray(a, device=DEV)
+
+
+def bits(t) -> np.ndarray:
+    return np.ascontiguousarray(to_np(t)).view(np.uint8)
+
+
+@pytest.fixture
+def runs(monkeypatch):
+    """The step counts of the fused kernels launched (each launch of a FusedRun, eager or in a capture)."""
+    seen = []
+    launch_run = client._direct.launch_run
+    monkeypatch.setattr(client._direct, "launch_run", lambda run: (seen.append(len(run.steps)), launch_run(run)))
+    return seen
+
+
+def values(dtype: str, n: int, seed: int) -> np.ndarray:
+    """Values of ``dtype`` with its special cases first: NaN, infinities, signed zeros, subnormals, extremes."""
+    rng = np.random.default_rng(seed)
+    d = np.dtype(dtype)
+    if d.kind == "b":
+        return rng.integers(0, 2, n).astype(bool)
+    if d.kind in "iu":
+        info = np.iinfo(d)
+        a = rng.integers(info.min, info.max, n, dtype=d, endpoint=True)
+        a[:3] = [info.min, info.max, 0]
+        a[3:40] = rng.integers(-5 if d.kind == "i" else 0, 6, 37)
+        return a
+    info = np.finfo(d)
+    a = (rng.standard_normal(n) * 3).astype(d)
+    a[n // 2:] *= d.type(1e3)
+    a[:9] = [np.nan, np.inf, -np.inf, -0.0, 0.0, info.smallest_subnormal, -info.tiny, info.max, 1.0]
+    a[9:12] = -np.frombuffer(np.array([0x7FC12345], np.uint32).tobytes(), np.float32)[0]  # a NaN payload
+    return a
+
+
+def replay_equals_eager(block, arrays, runs, fused_steps):
+    """Capture ``block(*tensors)``, check it became kernels of ``fused_steps`` steps in all, then set new data
+    and check that a replay gives eager's bits for every result."""
+    tensors = [on(a) for a in arrays]
+    eager = [bits(r) for r in block(*tensors)]
+    runs.clear()
+    with xp.capture(device=DEV) as g:
+        results = block(*tensors)
+    assert sum(runs) == fused_steps, runs
+    for r, e in zip(results, eager):
+        np.testing.assert_array_equal(bits(r), e)
+    for t, a in zip(tensors, arrays):  # new data: the arrays reversed
+        t[...] = on(np.ascontiguousarray(a[::-1]))
+    g.replay()
+    want = [bits(r) for r in block(*tensors)]
+    for r, e in zip(results, want):
+        np.testing.assert_array_equal(bits(r), e)
+
+
+def test_the_sin_chain_becomes_few_kernels_and_replays_bit_for_bit(runs):
+    x = on(np.linspace(-3, 3, 1024, dtype=np.float32))
+    out = xp.empty((1024,), dtype=xp.float32, device=DEV)
+
+    def chain(t):
+        for _ in range(100):
+            t = xp.multiply(xp.sin(t), 1.5)
+        return t
+
+    with xp.capture(device=DEV) as g:
+        xp.add(chain(x), 0.0, out=out)
+    assert sum(runs) == 201 and len(runs) == -(-201 // FusedRun.MAX_STEPS)
+    np.testing.assert_array_equal(bits(out), bits(chain(x)))
+    x[...] = on(np.linspace(-30, 30, 1024, dtype=np.float32))
+    g.replay()
+    np.testing.assert_array_equal(bits(out), bits(chain(x)))
+
+
+UNARY_FLOAT = ["sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh",
+               "exp", "expm1", "log", "log1p", "log2", "log10", "sqrt", "abs", "negative", "square",
+               "floor", "ceil", "trunc", "round", "isnan", "isinf", "isfinite", "signbit"]
+BINARY_FLOAT = ["add", "subtract", "multiply", "divide", "atan2", "hypot", "copysign", "nextafter", "maximum",
+                "minimum", "equal", "less", "greater_equal"]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_float_functions_fuse_with_eager_bits(dtype, runs):
+    n = 4096
+    a, b = values(dtype, n, 1), values(dtype, n, 2)
+
+    def block(x, y):
+        # each op reads the previous op's result from a register, as well as fresh operands
+        t = xp.multiply(x, 0.75)
+        res = [t]
+        for name in UNARY_FLOAT:
+            res.append(getattr(xp, name)(t))
+        for name in BINARY_FLOAT:
+            res.append(getattr(xp, name)(t, y))
+            res.append(getattr(xp, name)(y, 2.5))
+        return res
+
+    replay_equals_eager(block, [a, b], runs, 1 + len(UNARY_FLOAT) + 2 * len(BINARY_FLOAT))
+
+
+@pytest.mark.parametrize("dtype", ["int8", "uint8", "int16", "int32", "uint32", "int64", "uint64"])
+def test_integer_ops_fuse_with_eager_bits(dtype, runs):
+    a, b = values(dtype, 2048, 3), values(dtype, 2048, 4)
+    signed = np.dtype(dtype).kind == "i"
+
+    def block(x, y):
+        t = xp.add(x, y)  # wraps
+        res = [t, xp.multiply(t, 3), xp.maximum(t, y), xp.minimum(y, 7), xp.abs(t), xp.square(y),
+               xp.bitwise_xor(t, y), xp.less(t, y), xp.floor(t), xp.clip(t, 2, 100), xp.clip(y, max=50)]
+        if signed:
+            res.append(xp.negative(t))
+        return res
+
+    replay_equals_eager(block, [a, b], runs, 12 if signed else 11)
+
+
+def test_clip_where_and_casts_fuse_with_eager_bits(runs):
+    a = values("float32", 4096, 5)
+    b = values("float32", 4096, 6)
+    c = values("bool", 4096, 7)
+
+    def block(x, y, m):
+        lo = xp.clip(x, -1.0, 2.0)
+        res = [lo, xp.clip(x, min=0.5), xp.clip(x, max=-0.5), xp.clip(y, float("nan"), 1.0),
+               xp.where(m, x, y), xp.where(xp.greater(x, y), 0.0, x),
+               xp.astype(x, xp.int32), xp.astype(x, xp.uint8), xp.astype(x, xp.bool), xp.astype(x, xp.float64),
+               xp.astype(m, xp.float32), xp.astype(xp.astype(x, xp.int16), xp.float32),
+               xp.logical_not(m), xp.logical_and(m, xp.isnan(y))]
+        return res
+
+    replay_equals_eager(block, [a, b, c], runs, 17)
+
+
+def test_float64_casts_and_mixed_results(runs):
+    a = values("float64", 2048, 8)
+
+    def block(x):
+        f = xp.astype(x, xp.float32)
+        return [f, xp.astype(f, xp.float64), xp.astype(x, xp.int64), xp.astype(x, xp.uint32),
+                xp.exp(xp.astype(xp.astype(x, xp.int8), xp.float64))]
+
+    replay_equals_eager(block, [a], runs, 7)
+
+
+def test_arrays_beyond_the_direct_size_fuse_too(runs):
+    n = SMALL + 4099
+    a = values("float32", n, 9)
+
+    def block(x):
+        t = xp.sin(x)
+        return [xp.add(xp.multiply(t, 2.0), 1.0)]
+
+    replay_equals_eager(block, [a], runs, 3)
+
+
+def test_other_kernels_end_a_run(runs):
+    x = on(values("float32", 1024, 10))
+    with xp.capture(device=DEV) as g:
+        t = xp.sin(x) * 2.0
+        s = xp.remainder(t, 3.0)  # not fused: ends the run of two
+        r = xp.cos(s) + xp.sum(t)  # the reduction is its own kernel; add of a broadcast scalar is not fused
+    assert runs == [2, 1]
+    want = bits(xp.cos(xp.remainder(xp.sin(x) * 2.0, 3.0)) + xp.sum(xp.sin(x) * 2.0))
+    np.testing.assert_array_equal(bits(r), want)
+    g.replay()
+    np.testing.assert_array_equal(bits(r), want)
+
+
+def test_an_op_whose_operand_lies_partly_under_its_result_is_not_fused(runs):
+    # y[1:] = y[:-1] + 100: element i reads what element i - 1 writes, so the op runs as CuPy's kernel
+    # (which copies the operand first), not as a step of a fused run
+    n = 4096
+    x = on(np.arange(n, dtype=np.float32))
+    y = on(np.arange(n, dtype=np.float32))
+    with xp.capture(device=DEV) as g:
+        t = xp.sin(x)  # a run in progress
+        xp.add(y[:-1], 100.0, out=y[1:])
+    want = np.concatenate([[0.0], np.arange(n - 1) + 100.0]).astype(np.float32)
+    np.testing.assert_array_equal(to_np(y), want)
+    assert runs == [1]
+    y[...] = on(np.arange(n, dtype=np.float32))
+    g.replay()
+    np.testing.assert_array_equal(to_np(y), want)
+    np.testing.assert_array_equal(bits(t), bits(xp.sin(x)))
