@@ -87,7 +87,7 @@ __all__ += [
     "fmod", "cbrt", "exp2", "gcd", "lcm", "sinc", "fabs", "float_power", "heaviside", "i0", "ldexp", "frexp",
     "modf", "divmod", "rint", "fix", "isneginf", "isposinf", "isreal", "iscomplex", "isrealobj",
     "iscomplexobj", "isscalar", "nan_to_num", "angle", "bitwise_not", "bitwise_count", "fmax", "fmin",
-    "logaddexp2", "spacing", "real_if_close", "unwrap", "ptp", "median", "quantile", "percentile", "nanmedian",
+    "logaddexp2", "spacing", "real_if_close", "unwrap", "ptp", "packbits", "unpackbits", "median", "quantile", "percentile", "nanmedian",
     "nanquantile", "nanpercentile", "nanmax", "nanmin", "nanargmax", "nanargmin", "nanprod", "nanstd",
     "nanvar", "nancumsum", "nancumprod", "average", "cov", "corrcoef", "bincount", "digitize", "histogram",
     "histogram_bin_edges", "histogram2d", "histogramdd", "array_split", "hsplit", "vsplit", "dsplit",

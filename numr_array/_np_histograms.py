@@ -101,6 +101,7 @@ def digitize(x: Tensor, bins: Tensor, right: bool = False) -> Tensor:
             raise ValueError("digitize: bins must be monotonically increasing or decreasing")
         increasing = inc
     side = "left" if right else "right"
+    x, bins = _comparable(x, bins)
     if increasing:
         return searchsorted(bins, x, side=side)
     return _ew.subtract(bins.size, searchsorted(_mn.flip(bins), x, side=side))
@@ -147,10 +148,24 @@ def _edges_of(a: Tensor, bins, range_, func: str) -> Tensor:
     return _mn.concat([edges[:-1], _mn.reshape(hi, (1,))])
 
 
+def _comparable(x: Tensor, y: Tensor) -> tuple[Tensor, Tensor]:
+    """``x`` and ``y`` in dtypes that compare (integers beside floats: both in the float's dtype, or the
+    default float), as NumPy compares them."""
+    if (x._dtype.kind == "real floating") == (y._dtype.kind == "real floating"):
+        try:
+            dt.promote(x._dtype, y._dtype, "")
+            return x, y
+        except TypeError:
+            pass
+    f = next((t._dtype for t in (x, y) if t._dtype.kind == "real floating"), default_float(x._dev))
+    return astype(x, f, copy=False), astype(y, f, copy=False)
+
+
 def _bin_index(a: Tensor, edges: Tensor) -> Tensor:
     """The bin of each element of ``a`` in [0, nbins), or nbins for those outside the edges (the last
     bin includes its right edge)."""
     nbins = edges._shape[0] - 1
+    a, edges = _comparable(a, edges)
     i = _ew.subtract(searchsorted(edges, a, side="right"), 1)
     i = where(_ew.equal(a, edges[-1]), nbins - 1, i)
     return where(_ew.logical_or(_ew.less(i, 0), _ew.greater_equal(i, nbins)), nbins, i)

@@ -23,7 +23,7 @@ __all__ = [
     "fmod", "cbrt", "exp2", "gcd", "lcm", "sinc", "fabs", "float_power", "heaviside", "i0", "ldexp", "frexp",
     "modf", "divmod", "rint", "fix", "isneginf", "isposinf", "isreal", "iscomplex", "isrealobj",
     "iscomplexobj", "isscalar", "nan_to_num", "angle", "bitwise_not", "bitwise_count", "fmax", "fmin",
-    "logaddexp2", "spacing", "real_if_close", "unwrap", "ptp",
+    "logaddexp2", "spacing", "real_if_close", "unwrap", "ptp", "packbits", "unpackbits",
 ]
 
 Scalar = int | float
@@ -49,15 +49,19 @@ def _float(x, func: str) -> Tensor:
 
 
 def fmod(x1: Tensor, x2: Tensor | Scalar, /) -> Tensor:
-    """The C remainder, with the sign of ``x1`` (``remainder`` takes x2's): the remainder of the magnitudes,
-    which is exact, signed like x1."""
+    """The C remainder, with the sign of ``x1`` (``remainder`` takes x2's). Floating point: the remainder
+    of the magnitudes (exact) with x1's sign; integers: ``remainder`` moved by x2 where the signs differ
+    (exact too, and without |x1|, which overflows for the most negative integer)."""
     _real(x1, "fmod", "x1")
     if isinstance(x2, Tensor):
         _real(x2, "fmod", "x2")
-    r = _ew.remainder(_ew.abs(x1), _ew.abs(x2) if isinstance(x2, Tensor) else abs(x2))
-    if x1._dtype.kind == "real floating" or r._dtype.kind == "real floating":
-        return _ew.copysign(r, _ew.add(x1, _ew.multiply(r, 0)) if r._dtype is not x1._dtype else x1)
-    return where(_ew.less(x1, 0), _ew.negative(r), r)
+    if x1._dtype.kind == "real floating" or (isinstance(x2, Tensor) and x2._dtype.kind == "real floating") \
+            or isinstance(x2, float):
+        r = _ew.remainder(_ew.abs(x1), _ew.abs(x2) if isinstance(x2, Tensor) else abs(x2))
+        return _ew.copysign(r, astype(x1, r._dtype, copy=False))
+    r = _ew.remainder(x1, x2)
+    differ = _ew.logical_and(_ew.not_equal(r, 0), _ew.not_equal(_ew.less(r, 0), _ew.less(x1, 0)))
+    return where(differ, _ew.subtract(r, x2), r)
 
 
 def cbrt(x: Tensor, /) -> Tensor:
@@ -309,7 +313,7 @@ def angle(z: Tensor, deg: bool = False) -> Tensor:
     if z._dtype.kind == "complex floating":
         a = _ew.atan2(_ew.imag(z), _ew.real(z))
     else:
-        a = _ew.atan2(_ew.multiply(z, 0.0), z)
+        a = _ew.atan2(full_like(z, 0.0), z)  # +0 imaginary parts: pi for negative numbers
     return _ew.multiply(a, 180.0 / math.pi) if deg else a
 
 
@@ -356,8 +360,12 @@ def fmin(x1: Tensor, x2: Tensor | Scalar, /) -> Tensor:
 
 
 def _as(v, like: Tensor) -> Tensor:
-    """``v`` (an array or a Python scalar) broadcast against ``like`` in like's dtype."""
-    return _ew.add(_ew.multiply(like, 0), v)
+    """``v`` (an array or a Python scalar) as an array of like's dtype, broadcast to like's shape."""
+    from . import _manipulation as _mn
+    from ._creation import full_like as _full_like
+    if not isinstance(v, Tensor):
+        return _full_like(like, v)
+    return _mn.broadcast_to(astype(v, like._dtype, copy=False), like._shape)
 
 
 def logaddexp2(x1: Tensor, x2: Tensor | Scalar, /) -> Tensor:
@@ -368,11 +376,12 @@ def logaddexp2(x1: Tensor, x2: Tensor | Scalar, /) -> Tensor:
 
 
 def spacing(x: Tensor, /) -> Tensor:
-    """The distance from ``x`` to the next representable number away from zero, with x's sign (NaN for
-    infinities)."""
+    """The distance from ``x`` to the next representable number away from zero, negative for negative x
+    (NaN for infinities; positive for -0.0, as NumPy's)."""
     x = _float(x, "spacing")
     a = _ew.abs(x)
-    return _ew.copysign(_ew.subtract(_ew.nextafter(a, math.inf), a), x)
+    d = _ew.subtract(_ew.nextafter(a, math.inf), a)
+    return where(_ew.less(x, 0), _ew.negative(d), d)
 
 
 def real_if_close(a: Tensor, tol: float = 100) -> Tensor:
@@ -412,3 +421,56 @@ def ptp(a: Tensor, axis: int | tuple[int, ...] | None = None, out: Tensor | None
     _real(a, "ptp", "a")
     return _ew.subtract(_st.max(a, axis=axis, keepdims=keepdims), _st.min(a, axis=axis, keepdims=keepdims),
                         out=out)
+
+
+def _bit_weights(dev, bitorder: str, func: str) -> Tensor:
+    """The shift of each of 8 bits in a byte: most significant first ('big') or last ('little')."""
+    from ._creation import arange
+    if bitorder not in ("big", "little"):
+        raise ValueError(f"{func}: bitorder must be 'big' or 'little', got {bitorder!r}")
+    shifts = arange(8, dtype=dt.uint8, device=dev)
+    return _ew.subtract(7, shifts) if bitorder == "big" else shifts
+
+
+def packbits(a: Tensor, /, axis: int | None = None, bitorder: str = "big") -> Tensor:
+    """The elements of the boolean or integer ``a`` (non-zero as 1) packed 8 to a uint8 along ``axis`` (of
+    the flattened array when None), the last byte zero-padded."""
+    from . import _manipulation as _mn
+    from ._np_common import last_axis
+    tensor(a, "packbits", "a")
+    if a._dtype.kind not in dt.INTEGER_KINDS and a._dtype is not dt.bool_:
+        raise TypeError(f"packbits: a must be of integer or boolean type, got {a._dtype.name}")
+    moved = last_axis(a, axis, "packbits")
+    n = moved.shape[-1]
+    bits = astype(_ew.not_equal(moved, 0) if a._dtype is not dt.bool_ else moved, dt.uint8)
+    if n % 8:
+        from ._creation import zeros
+        bits = _mn.concat([bits, zeros(bits.shape[:-1] + (8 - n % 8,), dtype=dt.uint8, device=a._dev)], axis=-1)
+    groups = _mn.reshape(bits, bits.shape[:-1] + (-1, 8))
+    packed = astype(_st.sum(_ew.bitwise_left_shift(groups, _bit_weights(a._dev, bitorder, "packbits")), axis=-1),
+                    dt.uint8)
+    return packed if axis is None else _mn.moveaxis(packed, -1, axis)
+
+
+def unpackbits(a: Tensor, /, axis: int | None = None, count: int | None = None, bitorder: str = "big") -> Tensor:
+    """The bits of the uint8 array ``a`` as a uint8 array of 0s and 1s, 8 per byte along ``axis`` (of
+    the flattened array when None); ``count`` keeps that many (negative: drops that many from the end)."""
+    from . import _manipulation as _mn
+    from ._np_common import last_axis
+    tensor(a, "unpackbits", "a")
+    if a._dtype is not dt.uint8:
+        raise TypeError(f"unpackbits: expected an input array of unsigned byte data type, got {a._dtype.name}")
+    moved = last_axis(a, axis, "unpackbits")
+    bits = _ew.bitwise_and(_ew.bitwise_right_shift(_mn.expand_dims(moved, axis=-1),
+                                                   _bit_weights(a._dev, bitorder, "unpackbits")), 1)
+    bits = _mn.reshape(bits, moved.shape[:-1] + (-1,))
+    if count is not None:
+        count = integer(count, "unpackbits", "count")
+        total = bits.shape[-1]
+        keep = count if count >= 0 else max(total + count, 0)
+        if keep > total:
+            from ._creation import zeros
+            bits = _mn.concat([bits, zeros(bits.shape[:-1] + (keep - total,), dtype=dt.uint8, device=a._dev)], axis=-1)
+        else:
+            bits = bits[..., :keep]
+    return bits if axis is None else _mn.moveaxis(bits, -1, axis)

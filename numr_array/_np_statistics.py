@@ -211,26 +211,26 @@ def _copy_out(m: Tensor, out: Tensor | None) -> Tensor:
     return m if out is None else _ew.positive(m, out=out)
 
 
-def _nan_arg(a, axis, out, keepdims, func: str, extreme) -> Tensor:
+def _nan_arg(a, axis, out, keepdims, func: str, fill: float) -> Tensor:
     _real(a, func)
+    arg = argmax if fill < 0 else argmin
     if a._dtype.kind not in dt.FLOAT_KINDS:
-        return (argmax if extreme is nanmax else argmin)(a, axis=axis, out=out, keepdims=keepdims)
+        return arg(a, axis=axis, out=out, keepdims=keepdims)
     if bool(_any(_all(_ew.isnan(a), axis=axis))):
         raise ValueError(f"{func}: All-NaN slice encountered")
-    # the first element equal to the NaN-ignoring extreme (an equality is never true of a NaN)
-    hit = astype(_ew.equal(a, extreme(a, axis=axis, keepdims=True)), dt.int8)
-    return argmax(hit, axis=axis, out=out, keepdims=keepdims)
+    # NumPy's way: NaNs as -inf (+inf), so a NaN before an equal infinity is the one found
+    return arg(where(_ew.isnan(a), fill, a), axis=axis, out=out, keepdims=keepdims)
 
 
 def nanargmax(a: Tensor, axis: int | None = None, out: Tensor | None = None, *, keepdims: bool = False) -> Tensor:
     """:func:`argmax` ignoring NaNs; ValueError for an all-NaN slice, as in NumPy (whether there is one is
     read on the host)."""
-    return _nan_arg(a, axis, out, keepdims, "nanargmax", nanmax)
+    return _nan_arg(a, axis, out, keepdims, "nanargmax", -math.inf)
 
 
 def nanargmin(a: Tensor, axis: int | None = None, out: Tensor | None = None, *, keepdims: bool = False) -> Tensor:
     """:func:`argmin` ignoring NaNs; ValueError for an all-NaN slice (read on the host)."""
-    return _nan_arg(a, axis, out, keepdims, "nanargmin", nanmin)
+    return _nan_arg(a, axis, out, keepdims, "nanargmin", math.inf)
 
 
 def nanprod(a: Tensor, axis: Axis = None, dtype: dt.DType | None = None, out: Tensor | None = None,
