@@ -15,7 +15,7 @@ from . import _elementwise as _ew
 from . import _manipulation as _mn
 from ._advanced_indexing import take
 from ._checks import check_axis, check_same_device, check_tensor
-from ._creation import arange, asarray, ones, tril, triu
+from ._creation import arange, asarray, full_like, ones, tril, triu
 from ._data_type_functions import astype
 from ._np_common import default_int, integer
 from ._numpy_compat import ravel
@@ -309,16 +309,14 @@ def _sorted_unique_1d(a: Tensor, func: str) -> Tensor:
 
 
 def _member(a: Tensor, b_sorted: Tensor) -> Tensor:
-    """Where the elements of ``a`` are in the sorted 1-D ``b_sorted``."""
+    """Where the elements of ``a`` are in the sorted 1-D ``b_sorted`` (by ``==``: a NaN is in nothing, as
+    in NumPy's set functions)."""
     n = b_sorted.shape[0]
     if n == 0:
-        return _ew.not_equal(a, a) if a._dtype.kind not in dt.FLOAT_KINDS else _ew.logical_and(
-            _ew.isnan(a), _ew.logical_not(_ew.isnan(a)))
+        return full_like(a, False, dtype=dt.bool_)
     i = _ew.clip(searchsorted(b_sorted, a), 0, n - 1)
     hit = take(b_sorted, _mn.reshape(i, (-1,)))
     same = _ew.equal(hit, _mn.reshape(a, (-1,)))
-    if a._dtype.kind in dt.FLOAT_KINDS:
-        same = _ew.logical_or(same, _ew.logical_and(_ew.isnan(hit), _ew.isnan(_mn.reshape(a, (-1,)))))
     return _mn.reshape(same, a.shape)
 
 
