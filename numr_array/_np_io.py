@@ -272,17 +272,21 @@ def _pair(a, b, func: str) -> bool:
     return a._buf is b._buf and a.size > 0 and b.size > 0 and a._dtype.bits == b._dtype.bits
 
 
-def may_share_memory(a: Tensor, b: Tensor, max_work=None) -> bool:
-    """Whether the two arrays are views of one buffer whose extents overlap (no data is read)."""
-    if not _pair(a, b, "may_share_memory"):
+def _overlap(a: Tensor, b: Tensor, func: str) -> bool:
+    if not _pair(a, b, func):
         return False
     (alo, ahi), (blo, bhi) = _extent(a), _extent(b)
     return alo <= bhi and blo <= ahi
 
 
+def may_share_memory(a: Tensor, b: Tensor, max_work=None) -> bool:
+    """Whether the two arrays are views of one buffer whose extents overlap (no data is read)."""
+    return _overlap(a, b, "may_share_memory")
+
+
 def shares_memory(a: Tensor, b: Tensor, max_work=None) -> bool:
     """Whether the two arrays are views of one buffer with an element in common, exactly (from their
     layouts; no data is read)."""
-    if not may_share_memory(a, b):
+    if not _overlap(a, b, "shares_memory"):
         return False
     return bool(np.intersect1d(_offsets(a), _offsets(b)).size)

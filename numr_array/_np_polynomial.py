@@ -88,12 +88,8 @@ def polyder(p: Tensor, m: int = 1) -> Tensor:
     if m < 0:
         raise ValueError(f"polyder: order of derivative must be positive, got {m}")
     for _ in range(m):
-        n = p.shape[0] - 1
-        if n <= 0:
-            return zeros(1, dtype=p._dtype, device=p._dev)[:0 if n < 0 else 1] if n < 0 else \
-                _ew.multiply(p[:1], 0)
-        p = _ew.multiply(p[:-1], astype(arange(n, 0, -1, device=p._dev), p._dtype)
-                         if p._dtype.kind in dt.FLOAT_KINDS else arange(n, 0, -1, dtype=p._dtype, device=p._dev))
+        n = max(p.shape[0] - 1, 0)
+        p = _ew.multiply(p[:n], arange(n, 0, -1, dtype=p._dtype, device=p._dev))  # a constant's: empty
     return p
 
 
