@@ -7,10 +7,8 @@ from __future__ import annotations
 import operator
 
 from . import _dtypes as dt
-from . import _elementwise as _ew
 from . import _manipulation as _mn
-from ._checks import check_axis, check_same_device, check_tensor
-from ._creation import arange
+from ._checks import check_axis, check_tensor
 from ._data_type_functions import astype
 from ._device import Device
 from ._info import default_dtypes_of
@@ -48,15 +46,6 @@ def floating(a: Tensor, func: str, allow_complex: bool = True) -> Tensor:
     return astype(a, default_float(a._dev))
 
 
-def real_numeric(a: Tensor, func: str, name: str = "a") -> Tensor:
-    if a._dtype.kind not in dt.INTEGER_KINDS + ("real floating",):
-        raise TypeError(f"{func}: {name} must have a real numeric dtype, got {a._dtype.name}")
-    return a
-
-
-def indices_of(n: int, dev: Device, dtype: dt.DType | None = None) -> Tensor:
-    """0, 1, ..., n - 1 on ``dev`` (the default integer dtype unless given)."""
-    return arange(n, dtype=dtype or default_int(dev), device=dev)
 
 
 def last_axis(a: Tensor, axis, func: str) -> Tensor:
@@ -67,20 +56,8 @@ def last_axis(a: Tensor, axis, func: str) -> Tensor:
     return _mn.moveaxis(a, axis, -1) if axis != a.ndim - 1 else a
 
 
-def same_device(func: str, *arrays: Tensor) -> Device:
-    return check_same_device(func, *arrays)
 
 
-def is_nan_capable(a: Tensor) -> bool:
-    return a._dtype.kind in dt.FLOAT_KINDS
-
-
-def cast_to(a: Tensor, dtype: dt.DType) -> Tensor:
-    return a if a._dtype is dtype else astype(a, dtype)
-
-
-def any_nan(a: Tensor) -> Tensor:
-    return _ew.isnan(a) if is_nan_capable(a) else None
 
 
 def gather_along(x: Tensor, indices: Tensor, axis: int) -> Tensor:

@@ -16,7 +16,7 @@ from . import _manipulation as _mn
 from ._creation import arange, asarray, linspace, ones, tril
 from ._data_type_functions import astype
 from ._device import resolve_device
-from ._np_common import default_float, floating, integer, tensor
+from ._np_common import default_float, integer, tensor
 from ._searching import where
 from ._tensor import Tensor
 

@@ -7,7 +7,6 @@ length depends on the data read that length on the host, as ``nonzero`` does."""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 
 from . import _dtypes as dt
@@ -92,7 +91,8 @@ def ravel_multi_index(multi_index: Sequence[Tensor], dims: Sequence[int], mode: 
 
 def indices(dimensions: Sequence[int], dtype: dt.DType | None = None, sparse: bool = False, *,
             device=None) -> Tensor | tuple[Tensor, ...]:
-    """The grid of indices of an array of ``dimensions``: stacked (len(dims), *dims), or with ``sparse``
+    """The grid of indices of an array of ``dimensions``: stacked, of shape
+    ``(len(dimensions), *dimensions)``, or with ``sparse``
     a tuple of broadcastable ranges."""
     dims = _shape_arg(tuple(dimensions), "indices", "dimensions")
     from ._np_common import default_int as _di

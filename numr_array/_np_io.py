@@ -201,13 +201,43 @@ def array_str(a: Tensor, *args, **kwargs) -> str:
     return np.array_str(_host(a, "array_str"), *args, **kwargs)
 
 
-base_repr = np.base_repr
-binary_repr = np.binary_repr
-format_float_positional = np.format_float_positional
-format_float_scientific = np.format_float_scientific
-getbufsize = np.getbufsize
-setbufsize = np.setbufsize
-iterable = np.iterable
+def base_repr(number: int, base: int = 2, padding: int = 0) -> str:
+    """The text of ``number`` in ``base`` (NumPy's)."""
+    return np.base_repr(number, base, padding)
+
+
+def binary_repr(num: int, width: int | None = None) -> str:
+    """The binary text of ``num`` (two's complement of ``width`` bits for negative numbers; NumPy's)."""
+    return np.binary_repr(num, width)
+
+
+def format_float_positional(x, *args, **kwargs) -> str:
+    """A float (a Python number or a 0-D array) in positional notation (NumPy's formatting)."""
+    return np.format_float_positional(_host(x, "format_float_positional")[()] if isinstance(x, Tensor) else x,
+                                      *args, **kwargs)
+
+
+def format_float_scientific(x, *args, **kwargs) -> str:
+    """A float (a Python number or a 0-D array) in scientific notation (NumPy's formatting)."""
+    return np.format_float_scientific(_host(x, "format_float_scientific")[()] if isinstance(x, Tensor) else x,
+                                      *args, **kwargs)
+
+
+def getbufsize() -> int:
+    """NumPy's ufunc buffer size (numr has no such buffer; the setting is NumPy's)."""
+    return np.getbufsize()
+
+
+def setbufsize(size: int) -> int:
+    """Set NumPy's ufunc buffer size, returning the old one (it changes nothing numr computes)."""
+    return np.setbufsize(size)
+
+
+def iterable(y) -> bool:
+    """Whether ``iter(y)`` works (a 0-D array is not iterable)."""
+    if isinstance(y, Tensor):
+        return y.ndim > 0
+    return np.iterable(y)
 
 
 def _np_of(x):

@@ -51,7 +51,7 @@ def _float(x, func: str) -> Tensor:
 def fmod(x1: Tensor, x2: Tensor | Scalar, /) -> Tensor:
     """The C remainder, with the sign of ``x1`` (``remainder`` takes x2's). Floating point: the remainder
     of the magnitudes (exact) with x1's sign; integers: ``remainder`` moved by x2 where the signs differ
-    (exact too, and without |x1|, which overflows for the most negative integer)."""
+    (exact too, and without ``|x1|``, which overflows for the most negative integer)."""
     _real(x1, "fmod", "x1")
     if isinstance(x2, Tensor):
         _real(x2, "fmod", "x2")
@@ -89,7 +89,7 @@ def _euclid_steps(dtype: dt.DType) -> int:
 
 
 def _integer_pair(x1, x2, func: str) -> tuple[Tensor, Tensor]:
-    """|x1| and |x2| broadcast together in their promoted integer dtype."""
+    """``|x1|`` and ``|x2|`` broadcast together in their promoted integer dtype."""
     _integer(x1, func, "x1")
     if isinstance(x2, Tensor):
         _integer(x2, func, "x2")
@@ -209,7 +209,7 @@ def ldexp(x1: Tensor, x2: Tensor | int, /) -> Tensor:
 
 
 def frexp(x: Tensor, /) -> tuple[Tensor, Tensor]:
-    """(mantissa, exponent) with ``x = mantissa * 2 ** exponent`` and 0.5 <= |mantissa| < 1 (0, inf and NaN
+    """(mantissa, exponent) with ``x = mantissa * 2 ** exponent`` and ``0.5 <= |mantissa| < 1`` (0, inf and NaN
     give themselves and exponent 0); the exponent is int32, as NumPy's."""
     x = _float(x, "frexp")
     finite = _ew.logical_and(_ew.isfinite(x), _ew.not_equal(x, 0))

@@ -5,7 +5,6 @@ element-wise functions, gathers and ``matmul``/``tensordot`` on the device."""
 
 from __future__ import annotations
 
-import math
 import string
 from collections.abc import Sequence
 
@@ -22,7 +21,7 @@ from ._data_type_functions import astype
 from ._launch import make_view
 from ._linear_algebra_functions import matmul
 from ._np_creation import vander
-from ._np_common import default_float, default_int, floating, gather_along, integer
+from ._np_common import default_float, floating, gather_along, integer
 from ._numpy_compat import ravel
 from ._searching import searchsorted, where
 from ._tensor import Tensor
@@ -163,7 +162,8 @@ def poly(seq_of_zeros: Tensor) -> Tensor:
     z = floating(z, "poly")
     a = asarray([1.0], dtype=z._dtype, device=z._dev)
     for i in range(z.shape[0]):
-        a = convolve(a, _mn.concat([asarray([1.0], dtype=z._dtype, device=z._dev), _mn.reshape(_ew.negative(z[i]), (1,))]))
+        factor = _mn.concat([asarray([1.0], dtype=z._dtype, device=z._dev), _mn.reshape(_ew.negative(z[i]), (1,))])
+        a = convolve(a, factor)
     if a._dtype.kind == "complex floating":
         # roots in conjugate pairs give a real polynomial: NumPy returns its real part then (read on host)
         from ._np_math import real_if_close
@@ -379,7 +379,8 @@ def _gradient_axis(f: Tensor, ax: int, d, edge_order: int) -> Tensor:
             a1 = _ew.divide(d2, _ew.multiply(d1, _ew.add(d1, d2)))
             b1 = _ew.negative(_ew.divide(_ew.add(d2, d1), _ew.multiply(d1, d2)))
             c1 = _ew.divide(_ew.add(_ew.multiply(d2, 2.0), d1), _ew.multiply(d2, _ew.add(d1, d2)))
-            last = _ew.add(_ew.add(_ew.multiply(a1, sl(-3, -2)), _ew.multiply(b1, sl(-2, -1))), _ew.multiply(c1, sl(-1, None)))
+            last = _ew.add(_ew.add(_ew.multiply(a1, sl(-3, -2)), _ew.multiply(b1, sl(-2, -1))),
+                           _ew.multiply(c1, sl(-1, None)))
     return _mn.concat([first, interior, last], axis=ax)
 
 
@@ -440,7 +441,8 @@ def _parse_einsum(subscripts: str, operands: Sequence[Tensor]) -> tuple[list[str
             raise ValueError(f"einsum: invalid output subscripts {out!r}")
         letters = set("".join(fixed))
         if not set(out) <= letters:
-            raise ValueError(f"einsum: output subscript {sorted(set(out) - letters)[0]!r} does not appear in the inputs")
+            extra = sorted(set(out) - letters)[0]
+            raise ValueError(f"einsum: output subscript {extra!r} does not appear in the inputs")
     return fixed, out
 
 

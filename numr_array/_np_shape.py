@@ -20,8 +20,8 @@ from . import _manipulation as _mn
 from ._checks import check_axis, check_same_device, check_tensor
 from ._creation import asarray, full, zeros
 from ._data_type_functions import astype
-from ._np_common import default_int, integer, tensor
-from ._numpy_compat import atleast_1d, atleast_2d, atleast_3d, ravel, split
+from ._np_common import default_int, integer
+from ._numpy_compat import atleast_2d, atleast_3d, ravel, split
 from ._searching import nonzero, where
 from ._tensor import Tensor
 
@@ -451,8 +451,10 @@ def piecewise(x: Tensor, condlist, funclist, *args, **kw) -> Tensor:
     function than conditions, that one where none holds; elsewhere 0. Functions are applied to the whole
     array and the results selected (NumPy applies them to the selected elements only)."""
     check_tensor(x, "piecewise", "x")
-    conds = [condlist] if isinstance(condlist, Tensor) and condlist.ndim == x.ndim and (
-        not isinstance(funclist, (list, tuple)) or len(funclist) <= 2) and not isinstance(condlist, list) else list(condlist)
+    if isinstance(condlist, Tensor):  # one condition shaped like x, or a stack of them
+        conds = [condlist] if condlist.ndim == x.ndim else [condlist[i] for i in range(condlist.shape[0])]
+    else:
+        conds = list(condlist)
     funcs = list(funclist) if isinstance(funclist, (list, tuple)) else [funclist]
     if len(funcs) == len(conds) + 1:
         from functools import reduce
@@ -532,7 +534,8 @@ def copyto(dst: Tensor, src, casting: str = "same_kind", where=True) -> None:
     """Copy ``src`` (broadcast) into ``dst`` in place, where ``where`` holds."""
     check_tensor(dst, "copyto", "dst")
     if casting not in ("no", "equiv", "safe", "same_kind", "unsafe"):
-        raise ValueError(f"copyto: casting must be one of 'no', 'equiv', 'safe', 'same_kind', 'unsafe', got {casting!r}")
+        raise ValueError(f"copyto: casting must be one of 'no', 'equiv', 'safe', 'same_kind', 'unsafe', "
+                         f"got {casting!r}")
     s = src if isinstance(src, Tensor) else asarray(src, device=dst._dev)
     if casting != "unsafe" and s._dtype is not dst._dtype:
         from ._data_type_functions import can_cast

@@ -14,7 +14,6 @@ from . import _dtypes as dt
 from . import _elementwise as _ew
 from . import _manipulation as _mn
 from . import _statistical as _st
-from ._advanced_indexing import take_along_axis
 from ._checks import check_axes, check_tensor
 from ._creation import asarray, full_like
 from ._data_type_functions import astype
@@ -393,5 +392,7 @@ def corrcoef(x: Tensor, y: Tensor | None = None, rowvar: bool = True, *, dtype: 
     s = _ew.sqrt(_ew.real(d) if d._dtype.kind == "complex floating" else d)
     c = _ew.divide(_ew.divide(c, _mn.reshape(s, (-1, 1))), _mn.reshape(s, (1, -1)))
     if c._dtype.kind == "complex floating":
-        return _ew.add(astype(_ew.clip(_ew.real(c), -1.0, 1.0), c._dtype), _ew.multiply(astype(_ew.imag(c), c._dtype), 1j))
+        # NumPy clips the real and imaginary parts each to [-1, 1]
+        re, im = (astype(_ew.clip(part, -1.0, 1.0), c._dtype) for part in (_ew.real(c), _ew.imag(c)))
+        return _ew.add(re, _ew.multiply(im, 1j))
     return _ew.clip(c, -1.0, 1.0)

@@ -12,7 +12,8 @@ from .np_helpers import host, on_device, same
 
 def test_spaces():
     same(xp.logspace(0, 3, 7, device=DEVICE), host(np.logspace(0, 3, 7)))
-    same(xp.logspace(1, 2, 4, base=2.0, endpoint=False, device=DEVICE), host(np.logspace(1, 2, 4, base=2.0, endpoint=False)))
+    same(xp.logspace(1, 2, 4, base=2.0, endpoint=False, device=DEVICE),
+         host(np.logspace(1, 2, 4, base=2.0, endpoint=False)))
     same(xp.geomspace(1, 1000, 4, device=DEVICE), host(np.geomspace(1, 1000, 4)))
     same(xp.geomspace(-2, -512, 5, device=DEVICE), host(np.geomspace(-2, -512, 5)))
     with pytest.raises(ValueError, match="geomspace: geometric sequence cannot include zero"):
@@ -35,7 +36,10 @@ def test_windows(M):
 
 
 def test_from_functions():
-    same(xp.fromfunction(lambda i, j: i * 10 + j, (3, 4), device=DEVICE), host(np.fromfunction(lambda i, j: i * 10 + j, (3, 4))))
+    def f(i, j):
+        return i * 10 + j
+
+    same(xp.fromfunction(f, (3, 4), device=DEVICE), host(np.fromfunction(f, (3, 4))))
     same(xp.fromiter(iter(range(5)), xp.int32, device=DEVICE), np.arange(5, dtype=np.int32))
     same(xp.frombuffer(np.arange(4, dtype=np.int16).tobytes(), xp.int16, device=DEVICE), np.arange(4, dtype=np.int16))
     same(xp.fromstring("1 2 3", xp.int32, sep=" ", device=DEVICE), np.array([1, 2, 3], dtype=np.int32))

@@ -86,7 +86,8 @@ def test_diagonals_trim_ediff():
 
 
 def test_apply_along_and_over_axes():
-    same(xp.apply_along_axis(lambda v: xp.sum(v) * 2, 1, on_device(M)), np.apply_along_axis(lambda v: v.sum() * 2, 1, M))
+    same(xp.apply_along_axis(lambda v: xp.sum(v) * 2, 1, on_device(M)),
+         np.apply_along_axis(lambda v: v.sum() * 2, 1, M))
     same(xp.apply_along_axis(lambda v: v[::-1], 0, on_device(A)), np.apply_along_axis(lambda v: v[::-1], 0, A))
     same(xp.apply_over_axes(xp.sum, on_device(A), [0, 2]), np.apply_over_axes(np.sum, A, [0, 2]))
 
@@ -95,8 +96,9 @@ def test_selection():
     choices = [np.arange(4) + 10 * k for k in range(3)]
     idx = np.array([0, 2, 1, 2])
     same(xp.choose(on_device(idx), [on_device(c) for c in choices]), np.choose(idx, choices))
-    same(xp.choose(on_device(idx + 2), [on_device(c) for c in choices], mode="wrap"), np.choose(idx + 2, choices, mode="wrap"))
-    same(xp.choose(on_device(idx - 1), [on_device(c) for c in choices], mode="clip"), np.choose(idx - 1, choices, mode="clip"))
+    for shift, mode in ((2, "wrap"), (-1, "clip")):
+        same(xp.choose(on_device(idx + shift), [on_device(c) for c in choices], mode=mode),
+             np.choose(idx + shift, choices, mode=mode))
     with pytest.raises(ValueError, match="choose: invalid entry"):
         xp.choose(on_device(idx + 1), [on_device(c) for c in choices])
     cond = np.array([True, False, True])
@@ -121,7 +123,8 @@ def test_in_place_writers():
 
     both(lambda t: xp.put(t, on_device(np.array([0, 5, 11])), on_device(np.array([-1, -2, -3]))),
          lambda r: np.put(r, [0, 5, 11], [-1, -2, -3]))
-    both(lambda t: xp.put(t, on_device(np.array([13, -20])), 99, mode="wrap"), lambda r: np.put(r, [13, -20], 99, mode="wrap"))
+    both(lambda t: xp.put(t, on_device(np.array([13, -20])), 99, mode="wrap"),
+         lambda r: np.put(r, [13, -20], 99, mode="wrap"))
     both(lambda t: xp.place(t, on_device(M > 6), on_device(np.array([7, 8]))), lambda r: np.place(r, M > 6, [7, 8]))
     both(lambda t: xp.putmask(t, on_device(M % 2 == 0), on_device(np.array([100, 200]))),
          lambda r: np.putmask(r, M % 2 == 0, [100, 200]))
@@ -130,8 +133,9 @@ def test_in_place_writers():
     both(lambda t: xp.fill_diagonal(t, 5), lambda r: np.fill_diagonal(r, 5))
     tall = np.zeros((7, 3), dtype=np.int64)
     both(lambda t: xp.fill_diagonal(t, 5, wrap=True), lambda r: np.fill_diagonal(r, 5, wrap=True), tall)
-    both(lambda t: xp.put_along_axis(t, on_device(np.array([[1], [0], [3]])), on_device(np.array([[7], [8], [9]])), axis=1),
-         lambda r: np.put_along_axis(r, np.array([[1], [0], [3]]), np.array([[7], [8], [9]]), axis=1))
+    where_, what = np.array([[1], [0], [3]]), np.array([[7], [8], [9]])
+    both(lambda t: xp.put_along_axis(t, on_device(where_), on_device(what), axis=1),
+         lambda r: np.put_along_axis(r, where_, what, axis=1))
     with pytest.raises(TypeError, match="copyto: cannot cast"):
         xp.copyto(on_device(M.copy()), on_device(np.ones(4)))
 

@@ -55,7 +55,18 @@ def test_the_documented_figure_is_current():
     assert (int(m.group(1)), int(m.group(3))) == (have, total), f"the docs should say {have} of {total}"
 
 
+def test_every_numpy_extra_is_documented():
+    """Each function of the ``_np_*`` family modules is named in docs/numpy-differences.md."""
+    import importlib
+    text = DOC.read_text()
+    for module in ("_np_math", "_np_statistics", "_np_histograms", "_np_shape", "_np_indexing", "_np_polynomial",
+                   "_np_creation", "_np_io"):
+        for name in importlib.import_module(f"numr_array.{module}").__all__:
+            assert f"`{name}`" in text or f"`{name}(" in text, f"docs/numpy-differences.md does not mention {name}"
+
+
 if __name__ == "__main__":
     have, total, missing = coverage()
     print(f"numr_array has {have} of NumPy {np.__version__}'s {total} top-level functions ({have / total:.1%})")
     print("missing:", " ".join(missing))
+
