@@ -30,8 +30,9 @@ def test_tri_vander(k):
 
 @pytest.mark.parametrize("M", [0, 1, 2, 7, 12])
 def test_windows(M):
+    eps = float(np.finfo(host(np.zeros(1)).dtype).eps)  # the windows' terms are of size 1
     for name in ("bartlett", "blackman", "hamming", "hanning"):
-        same(getattr(xp, name)(M, device=DEVICE), host(getattr(np, name)(M)), atol=1e-12)
+        same(getattr(xp, name)(M, device=DEVICE), host(getattr(np, name)(M)), atol=4 * eps)
     same(xp.kaiser(M, 8.6, device=DEVICE), host(np.kaiser(M, 8.6)), rtol=1e-6 if DEVICE != "cpu" else None)
 
 
@@ -57,8 +58,9 @@ def test_save_load(tmp_path):
         assert z["b"].device == b.device
     same(xp.load(tmp_path / "c.npz", device=DEVICE)["b"], host(np.arange(4)))
     xp.savetxt(tmp_path / "a.txt", a)
-    same(xp.loadtxt(tmp_path / "a.txt", device=DEVICE), host(np.loadtxt(tmp_path / "a.txt")))
-    same(xp.genfromtxt(tmp_path / "a.txt", device=DEVICE), host(np.genfromtxt(tmp_path / "a.txt")))
+    dtype = host(np.zeros(1)).dtype  # float32 where the device has no float64
+    same(xp.loadtxt(tmp_path / "a.txt", dtype=dtype, device=DEVICE), np.loadtxt(tmp_path / "a.txt", dtype=dtype))
+    same(xp.genfromtxt(tmp_path / "a.txt", dtype=dtype, device=DEVICE), np.genfromtxt(tmp_path / "a.txt", dtype=dtype))
     host(np.arange(3, dtype=np.int32)).tofile(tmp_path / "raw.bin")
     same(xp.fromfile(tmp_path / "raw.bin", dtype=xp.int32, device=DEVICE), np.arange(3, dtype=np.int32))
 
