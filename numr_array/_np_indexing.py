@@ -34,9 +34,8 @@ __all__ = [
 def argwhere(a: Tensor) -> Tensor:
     """The indices of the non-zero elements, one row per element (N, a.ndim)."""
     check_tensor(a, "argwhere", "a")
-    if a.ndim == 0:
-        a = _mn.reshape(a, (1,))
-        return _mn.reshape(nonzero(a)[0], (-1, 1))[:, :0]
+    if a.ndim == 0:  # NumPy: (1, 0) when a is non-zero, else (0, 0)
+        return _mn.reshape(nonzero(_mn.reshape(a, (1,)))[0], (-1, 1))[:, :0]
     return _mn.stack(nonzero(a), axis=1)
 
 
@@ -95,10 +94,9 @@ def indices(dimensions: Sequence[int], dtype: dt.DType | None = None, sparse: bo
     ``(len(dimensions), *dimensions)``, or with ``sparse``
     a tuple of broadcastable ranges."""
     dims = _shape_arg(tuple(dimensions), "indices", "dimensions")
-    from ._np_common import default_int as _di
     from ._device import resolve_device
     dev = resolve_device(device, "indices")
-    dtype = dtype or _di(dev)
+    dtype = dtype or default_int(dev)
     grids = []
     for i, d in enumerate(dims):
         r = _mn.reshape(arange(d, dtype=dtype, device=dev), tuple(d if j == i else 1 for j in range(len(dims))))
@@ -243,7 +241,6 @@ def argpartition(a: Tensor, kth: int | Sequence[int], axis: int | None = -1, kin
 def sort_complex(a: Tensor) -> Tensor:
     """``a`` sorted by real part, then imaginary part, as a complex array."""
     check_tensor(a, "sort_complex", "a")
-    from ._np_common import default_float  # noqa: F401
     if a._dtype.kind != "complex floating":
         c = dt.complex128 if a._dtype in (dt.float64, dt.int64, dt.uint64, dt.int32, dt.uint32) else dt.complex64
         if not a._dev.client.supports_dtype(c):
@@ -293,7 +290,7 @@ def _merge_nans(values: Tensor, extras: dict) -> tuple[Tensor, dict]:
     first = values.shape[0] - k
     out = {}
     if "index" in extras:
-        out["index"] = _mn.concat([extras["index"][:first + 1]])
+        out["index"] = extras["index"][:first + 1]
     if "counts" in extras:
         from ._statistical import sum as _sum
         c = extras["counts"]

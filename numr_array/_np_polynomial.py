@@ -16,7 +16,7 @@ from . import _manipulation as _mn
 from . import _statistical as _st
 from . import linalg as _la
 from ._checks import check_axis, check_same_device, check_tensor
-from ._creation import arange, asarray, zeros
+from ._creation import arange, asarray, full_like, zeros
 from ._data_type_functions import astype
 from ._launch import make_view
 from ._linear_algebra_functions import matmul
@@ -43,8 +43,9 @@ def _vector(p, func: str, name: str = "p") -> Tensor:
 def polyval(p: Tensor, x: Tensor | float) -> Tensor:
     """The polynomial with coefficients ``p`` (highest degree first) at ``x``, by Horner's rule."""
     _vector(p, "polyval")
-    y = _ew.multiply(x, 0) if isinstance(x, Tensor) else zeros((), dtype=p._dtype, device=p._dev)
-    y = _ew.add(y, _ew.multiply(p[0:1][0], 0)) if p.shape[0] else y
+    if not isinstance(x, Tensor):
+        x = asarray(x, dtype=p._dtype, device=p._dev)
+    y = full_like(x, 0)  # NumPy's start: so an infinite x gives 0 * inf = NaN, as there
     for i in range(p.shape[0]):
         y = _ew.add(_ew.multiply(y, x), p[i])
     return y
@@ -137,8 +138,10 @@ def polydiv(u: Tensor, v: Tensor) -> tuple[Tensor, Tensor]:
     is not read to check)."""
     u, v = floating(_vector(u, "polydiv", "u"), "polydiv"), floating(_vector(v, "polydiv", "v"), "polydiv")
     m, n = u.shape[0] - 1, v.shape[0] - 1
+    dtype = dt.promote(u._dtype, v._dtype, "polydiv")
+    u, v = astype(u, dtype), astype(v, dtype)
     scale = _ew.divide(1.0, v[0])
-    r = _ew.add(u, _ew.multiply(_ew.multiply(v[0], 0), 0))
+    r = u
     qs = []
     for k in range(max(m - n + 1, 0)):
         d = _ew.multiply(scale, r[k])
@@ -245,15 +248,13 @@ def correlate(a: Tensor, v: Tensor, mode: str = "valid") -> Tensor:
     check_same_device("correlate", a, v)
     if a.shape[0] == 0 or v.shape[0] == 0:
         raise ValueError("correlate: a and v cannot be empty")
-    vc = _ew.conj(v) if v._dtype.kind == "complex floating" else v
-    if vc.shape[0] > a.shape[0]:
-        # NumPy swaps and reverses: correlate(a, v) = reverse(conj(correlate(v, a)))
-        full = _full_convolution(vc, _mn.flip(a))
-        full = _mn.flip(_ew.conj(full) if full._dtype.kind == "complex floating" else full)
-        full = _ew.conj(full) if full._dtype.kind == "complex floating" else full
-    else:
-        full = _full_convolution(a, _mn.flip(vc))
-    return _mode_slice(full, a.shape[0], v.shape[0], mode, "correlate")
+    # the full correlation is the convolution of a with reversed conj(v); the shorter one is the kernel
+    kernel = _mn.flip(_ew.conj(v) if v._dtype.kind == "complex floating" else v)
+    if kernel.shape[0] <= a.shape[0]:
+        return _mode_slice(_full_convolution(a, kernel), a.shape[0], v.shape[0], mode, "correlate")
+    # NumPy computes this case as correlate(v, a) reversed: its 'same' window is the mirrored one
+    full = _mn.flip(_full_convolution(kernel, a))
+    return _mn.flip(_mode_slice(full, a.shape[0], v.shape[0], mode, "correlate"))
 
 
 def interp(x: Tensor, xp: Tensor, fp: Tensor, left: float | None = None, right: float | None = None,

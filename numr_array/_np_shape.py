@@ -189,41 +189,49 @@ def insert(arr: Tensor, obj: int | slice | Sequence[int] | Tensor, values, axis:
     v = _mn.reshape(v, (1,) * (arr.ndim - v.ndim) + v.shape)  # NumPy's ndmin
     if isinstance(obj, slice):
         obj = list(range(*obj.indices(n)))
-    single = not isinstance(obj, (list, tuple, Tensor))
-    if not single:
+    lead = (slice(None),) * axis
+    if isinstance(obj, (list, tuple, Tensor)):
         idx = _positions(obj, n, "insert", dev)
         if idx.ndim > 1:
             raise ValueError(f"insert: index array must be 0-D or 1-D, got shape {idx.shape}")
-        if idx.size == 1:  # one index in an array: a block insert, without the 0-D moveaxis
-            obj, single = int(ravel(idx)[0]), None
+        if idx.size != 1:
+            return _insert_each(arr, idx, v, axis)
+        # one index in a sequence or array: a block insert, without the 0-D case's moveaxis (NumPy)
+        block_at, move = int(ravel(idx)[0]), False
+    else:
+        block_at, move = integer(obj, "insert", "obj"), True
+    if not -n <= block_at <= n:
+        raise IndexError(f"insert: index {block_at} is out of bounds for axis {axis} with size {n}")
+    i = block_at + n if block_at < 0 else block_at
+    if move:
+        v = _mn.moveaxis(v, 0, axis)
+    shape = arr.shape[:axis] + (v.shape[axis],) + arr.shape[axis + 1:]
+    return _mn.concat([arr[lead + (slice(0, i),)], _mn.broadcast_to(v, shape), arr[lead + (slice(i, None),)]],
+                      axis=axis)
+
+
+def _insert_each(arr: Tensor, idx: Tensor, v: Tensor, axis: int) -> Tensor:
+    """``arr`` with one slice of ``v`` inserted before each of the indices ``idx`` along ``axis``."""
+    n, dev = arr.shape[axis], arr._dev
     lead = (slice(None),) * axis
-    if single is not False:
-        i = integer(obj, "insert", "obj")
-        if not -n <= i <= n:
-            raise IndexError(f"insert: index {i} is out of bounds for axis {axis} with size {n}")
-        i = i + n if i < 0 else i
-        if single:
-            v = _mn.moveaxis(v, 0, axis)
-        shape = arr.shape[:axis] + (v.shape[axis],) + arr.shape[axis + 1:]
-        return _mn.concat([arr[lead + (slice(0, i),)], _mn.broadcast_to(v, shape), arr[lead + (slice(i, None),)]],
-                          axis=axis)
     k = idx.shape[0]
     idx = astype(where(_ew.less(idx, 0), _ew.add(idx, n), idx), default_int(dev))
-    # each new value moves up by the number of new values before it (a stable order of the indices)
-    from ._sorting import argsort
+    # a new value moves up by its rank among the new indices (stable); an old element by the number of
+    # new indices at or before it: both on the device, nothing read on the host
+    from ._searching import searchsorted
+    from ._sorting import argsort, sort
     rank = zeros(k, dtype=default_int(dev), device=dev)
-    rank[argsort(idx, stable=True)] = arange_like(k, dev)
+    rank[argsort(idx, stable=True)] = _arange_index(k, dev)
     new_pos = _ew.add(idx, rank)
-    is_new = zeros(n + k, dtype=dt.bool_, device=dev)
-    is_new[new_pos] = True
-    old_pos = nonzero(_ew.logical_not(is_new))[0]
+    old = _arange_index(n, dev)
+    old_pos = _ew.add(old, searchsorted(sort(idx), old, side="right"))
     out = zeros(arr.shape[:axis] + (n + k,) + arr.shape[axis + 1:], dtype=arr._dtype, device=dev)
     out[lead + (old_pos,)] = arr
     out[lead + (new_pos,)] = _mn.broadcast_to(v, arr.shape[:axis] + (k,) + arr.shape[axis + 1:])
     return out
 
 
-def arange_like(n: int, dev) -> Tensor:
+def _arange_index(n: int, dev) -> Tensor:
     from ._creation import arange
     return arange(n, dtype=default_int(dev), device=dev)
 
@@ -436,12 +444,10 @@ def select(condlist: Sequence[Tensor], choicelist: Sequence[Tensor], default=0) 
     for c in condlist:
         if check_tensor(c, "select", "condlist")._dtype is not dt.bool_:
             raise TypeError(f"select: invalid entry in condlist: should be boolean ndarray, got {c._dtype.name}")
-    choices = [c if isinstance(c, Tensor) else c for c in choicelist]
-    arrays = [c for c in choices if isinstance(c, Tensor)]
-    if not arrays:
+    if not any(isinstance(c, Tensor) for c in choicelist):
         raise TypeError("select: at least one choice must be an array")
     r = default
-    for c, v in zip(reversed(condlist), reversed(choices)):
+    for c, v in zip(reversed(condlist), reversed(choicelist)):
         r = where(c, v, r)
     return r if isinstance(r, Tensor) else asarray(r, device=condlist[0]._dev)
 

@@ -396,8 +396,7 @@ def norm(x, ord: int | float | str | None = None, axis: int | tuple[int, int] | 
         from ._info import default_dtypes_of
         x = astype(x, default_dtypes_of(x._dev)["default_float"])
     if axis is None and ord is None:
-        r = vector_norm(x, axis=None, keepdims=keepdims)
-        return r
+        return vector_norm(x, axis=None, keepdims=keepdims)
     if axis is None:
         if x.ndim == 1:
             axis = 0

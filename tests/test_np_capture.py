@@ -36,6 +36,8 @@ CAPTURABLE = {
     "nan_to_num": (lambda x: xp.nan_to_num(x / 0.0), lambda a: np.nan_to_num(a / 0.0)),
     "rot90": (lambda x: xp.rot90(x) + 0, lambda a: np.rot90(a)),
     "unwrap": (lambda x: xp.unwrap(x), lambda a: np.unwrap(a)),
+    "insert": (lambda x: xp.insert(x, [2, 0, 2], 5.0, axis=1), lambda a: np.insert(a, [2, 0, 2], 5.0, axis=1)),
+    "correlate": (lambda x: xp.correlate(x[0, :2], x[1], "same"), lambda a: np.correlate(a[0, :2], a[1], "same")),
 }
 
 
