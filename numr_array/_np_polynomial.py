@@ -501,8 +501,9 @@ def einsum(subscripts: str, *operands: Tensor, out: Tensor | None = None, dtype:
         shared = [c for c in at if c in bt]
         contract = [c for c in shared if c not in later]
         batch = [c for c in shared if c in later]
-        # batch letters are broadcast through an element-wise product; contracted ones summed by tensordot
-        if batch:
+        # batch letters (and letters of size 1 in one operand) are broadcast through an element-wise product
+        # and summed; otherwise the contracted letters are summed by tensordot
+        if batch or any(acc.shape[at.index(c)] != bo.shape[bt.index(c)] for c in contract):
             letters = at + "".join(c for c in bt if c not in at)
             a_view = _expand_to(acc, at, letters, sizes)
             b_view = _expand_to(bo, bt, letters, sizes)
