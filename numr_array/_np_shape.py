@@ -715,10 +715,26 @@ def pad(array: Tensor, pad_width, mode: str = "constant", *, constant_values=0) 
                 shape = out.shape[:ax] + (k,) + out.shape[ax + 1:]
                 return full(shape, v, dtype=out._dtype, device=out._dev)
             parts = [block(before, consts[ax][0]), out, block(after, consts[ax][1])]
+        elif max(before, after) < n:
+            # the padding is one slice of the axis (reversed for reflect/symmetric): concat views
+            def part(a: int, b: int, flipped: bool) -> Tensor:
+                v = out[lead + (slice(a, b),)]
+                return _mn.flip(v, axis=ax) if flipped else v
+            mirror = mode in ("reflect", "symmetric")
+            shift = 1 if mode == "reflect" else 0
+            if mode == "edge":
+                def side(k: int, at: int) -> Tensor:
+                    return _mn.broadcast_to(out[lead + (slice(at, at + 1),)], out.shape[:ax] + (k,) + out.shape[ax + 1:])
+                head, tail = side(before, 0), side(after, n - 1)
+            elif mirror:
+                head, tail = part(shift, shift + before, True), part(n - shift - after, n - shift, True)
+            else:  # wrap
+                head, tail = part(n - before, n, False), part(0, after, False)
+            parts = [head, out, tail]
         else:
+            # wider than the axis: NumPy's repeated reflections, as one gather of computed indices
             idx = _pad_indices(n, before, after, mode)
-            from ._creation import asarray as _asarray
-            parts = [out[lead + (_asarray(idx, dtype=default_int(out._dev), device=out._dev),)]]
+            parts = [out[lead + (asarray(idx, dtype=default_int(out._dev), device=out._dev),)]]
         out = _mn.concat(parts, axis=ax)
     return out
 
