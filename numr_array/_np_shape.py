@@ -724,7 +724,8 @@ def pad(array: Tensor, pad_width, mode: str = "constant", *, constant_values=0) 
             shift = 1 if mode == "reflect" else 0
             if mode == "edge":
                 def side(k: int, at: int) -> Tensor:
-                    return _mn.broadcast_to(out[lead + (slice(at, at + 1),)], out.shape[:ax] + (k,) + out.shape[ax + 1:])
+                    shape = out.shape[:ax] + (k,) + out.shape[ax + 1:]
+                    return _mn.broadcast_to(out[lead + (slice(at, at + 1),)], shape)
                 head, tail = side(before, 0), side(after, n - 1)
             elif mirror:
                 head, tail = part(shift, shift + before, True), part(n - shift - after, n - shift, True)
