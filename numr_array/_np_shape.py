@@ -494,6 +494,12 @@ def put(a: Tensor, ind: Tensor | Sequence[int] | int, v, mode: str = "raise") ->
     k = ind.shape[0]
     if k == 0:
         return
+    if mode == "raise":  # NumPy's IndexError, before anything is written: the index range is read on the host
+        from ._statistical import max as _max, min as _min
+        from ._transfer import to_numpy
+        lo, hi = (int(x) for x in to_numpy(_mn.stack([_min(ind), _max(ind)]), "put"))
+        if lo < -n or hi >= n:
+            raise IndexError(f"put: index {lo if lo < -n else hi} is out of bounds for size {n}")
     v = v if isinstance(v, Tensor) else asarray(v, device=a._dev)
     v = ravel(astype(v, a._dtype))
     if v.shape[0] != k:
@@ -666,10 +672,10 @@ def require(a, dtype: dt.DType | None = None, requirements: str | Sequence[str] 
     return t
 
 
-def _pad_widths(pad_width, ndim: int, func: str) -> list[tuple[int, int]]:
-    """NumPy's pad_width forms: n, (n,), (before, after), or one pair per axis."""
+def _pad_widths(pad_width, ndim: int, func: str, name: str = "pad_width") -> list[tuple]:
+    """NumPy's pad_width (and constant_values) forms: n, (n,), (before, after), or one pair per axis."""
     def ints(v):
-        return [integer(x, func, "pad_width") for x in v]
+        return [integer(x, func, name) if name == "pad_width" else _number(x, func, name) for x in v]
     if isinstance(pad_width, (list, tuple)):
         flat = list(pad_width)
         if flat and isinstance(flat[0], (list, tuple)):
@@ -680,13 +686,19 @@ def _pad_widths(pad_width, ndim: int, func: str) -> list[tuple[int, int]]:
             v = ints(flat)
             pairs = [(v[0], v[0])] * ndim if len(v) == 1 else [tuple(v)] * ndim if len(v) == 2 else None
     else:
-        n = integer(pad_width, func, "pad_width")
+        n = integer(pad_width, func, name) if name == "pad_width" else _number(pad_width, func, name)
         pairs = [(n, n)] * ndim
     if pairs is None or len(pairs) != ndim or any(len(p) != 2 for p in pairs):
-        raise ValueError(f"{func}: pad_width {pad_width!r} does not fit an array of {ndim} dimensions")
-    if any(v < 0 for p in pairs for v in p):
+        raise ValueError(f"{func}: {name} {pad_width!r} does not fit an array of {ndim} dimensions")
+    if name == "pad_width" and any(v < 0 for p in pairs for v in p):
         raise ValueError(f"{func}: index can't contain negative values, got {pad_width!r}")
     return pairs
+
+
+def _number(v, func: str, name: str):
+    if isinstance(v, bool) or not isinstance(v, (int, float, complex)):
+        raise TypeError(f"{func}: {name} must hold Python numbers, got {v!r}")
+    return v
 
 
 _PAD_MODES = ("constant", "edge", "reflect", "symmetric", "wrap")
@@ -700,8 +712,7 @@ def pad(array: Tensor, pad_width, mode: str = "constant", *, constant_values=0) 
     if mode not in _PAD_MODES:
         raise ValueError(f"pad: mode must be one of {', '.join(_PAD_MODES)}, got {mode!r}")
     pairs = _pad_widths(pad_width, array.ndim, "pad")
-    consts = _pad_widths(constant_values, array.ndim, "pad") if mode == "constant" and isinstance(
-        constant_values, (list, tuple)) else [(constant_values, constant_values)] * array.ndim
+    consts = _pad_widths(constant_values, array.ndim, "pad", "constant_values")
     out = array
     for ax, (before, after) in enumerate(pairs):
         if before == 0 and after == 0:

@@ -136,6 +136,10 @@ def test_in_place_writers():
     where_, what = np.array([[1], [0], [3]]), np.array([[7], [8], [9]])
     both(lambda t: xp.put_along_axis(t, on_device(where_), on_device(what), axis=1),
          lambda r: np.put_along_axis(r, where_, what, axis=1))
+    t = on_device(M.copy())
+    with pytest.raises(IndexError, match="put: index 12 is out of bounds for size 12"):
+        xp.put(t, on_device(np.array([0, 12])), 5)
+    same(t, M)  # nothing written
     with pytest.raises(TypeError, match="copyto: cannot cast"):
         xp.copyto(on_device(M.copy()), on_device(np.ones(4)))
 
@@ -168,6 +172,10 @@ def test_pad_constant_values_and_errors():
          np.pad(M, ((1, 2), (0, 1)), constant_values=((7, 8), (9, 10))))
     with pytest.raises(ValueError, match="pad: mode"):
         xp.pad(on_device(M), 1, "median")
+    with pytest.raises(ValueError, match="pad: constant_values"):
+        xp.pad(on_device(M), 1, constant_values=[1, 2, 3])
+    with pytest.raises(TypeError, match="pad: constant_values must hold Python numbers"):
+        xp.pad(on_device(M), 1, constant_values="a")
     with pytest.raises(ValueError, match="pad: index can't contain negative"):
         xp.pad(on_device(M), -1)
     with pytest.raises(TypeError, match="column_stack: takes a list"):
