@@ -338,7 +338,9 @@ def cov(m: Tensor, y: Tensor | None = None, rowvar: bool = True, bias: bool = Fa
     n = x._shape[1]
     w = None
     if fweights is not None:
-        w = floating(_vector(fweights, n, "fweights"), "cov")
+        if _vector(fweights, n, "fweights")._dtype.kind not in dt.INTEGER_KINDS:
+            raise TypeError(f"cov: fweights must be integer, got {fweights._dtype.name}")
+        w = floating(fweights, "cov")
     if aweights is not None:
         aw = floating(_vector(aweights, n, "aweights"), "cov")
         w = aw if w is None else _ew.multiply(w, aw)
