@@ -134,8 +134,10 @@ def test_cov_corrcoef(rowvar, bias):
     (lambda: xp.median([1, 2]), TypeError, "median"),
     (lambda: xp.quantile(on_device(np.ones(3)), "a"), TypeError, "quantile: q"),
     (lambda: xp.cov(on_device(np.ones((2, 2, 2)))), ValueError, "cov"),
-    (lambda: xp.cov(on_device(np.ones((2, 3))), fweights=on_device(np.ones(3))), TypeError, "cov: fweights must be integer"),
-    (lambda: xp.cov(on_device(np.ones((2, 3))), aweights=on_device(np.ones(2))), ValueError, "cov: aweights must be 1-D"),
+    (lambda: xp.cov(on_device(np.ones((2, 3))), fweights=on_device(np.ones(3))), TypeError,
+     "cov: fweights must be integer"),
+    (lambda: xp.cov(on_device(np.ones((2, 3))), aweights=on_device(np.ones(2))), ValueError,
+     "cov: aweights must be 1-D"),
 ])
 def test_errors(call, error, text):
     with pytest.raises(error, match=text):
