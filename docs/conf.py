@@ -83,6 +83,14 @@ API_SECTIONS = [
     ("Interchange", "numr_array._dlpack"),
     ("Memory", "numr_array._memory"),
     ("NumPy names (see NumPy differences)", "numr_array._numpy_compat"),
+    ("NumPy: mathematical functions", "numr_array._np_math"),
+    ("NumPy: statistics", "numr_array._np_statistics"),
+    ("NumPy: counting and histograms", "numr_array._np_histograms"),
+    ("NumPy: array manipulation", "numr_array._np_shape"),
+    ("NumPy: indexing, sorting and sets", "numr_array._np_indexing"),
+    ("NumPy: polynomials, signals and products", "numr_array._np_polynomial"),
+    ("NumPy: creation", "numr_array._np_creation"),
+    ("NumPy: files, settings and dtype utilities", "numr_array._np_io"),
 ]
 EXTENSIONS = [("linalg extension", "numr_array.linalg"), ("fft extension", "numr_array.fft")]
 OBJECTS = """

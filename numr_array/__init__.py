@@ -83,3 +83,31 @@ __all__ = [
     "split", "ndim", "shape", "size", "identity", "diag", "trace", "dot", "inner", "outer", "cumsum", "cumprod",
     "isclose", "allclose", "array_equal", "deg2rad", "rad2deg", "degrees", "radians", "around", "nansum", "nanmean",
 ]
+
+# NumPy's other functions (the _np_* family modules; docs/numpy-differences.md)
+__all__ += [
+    "fmod", "cbrt", "exp2", "gcd", "lcm", "sinc", "fabs", "float_power", "heaviside", "i0", "ldexp", "frexp",
+    "modf", "divmod", "rint", "fix", "isneginf", "isposinf", "isreal", "iscomplex", "isrealobj",
+    "iscomplexobj", "isscalar", "nan_to_num", "angle", "bitwise_not", "bitwise_count", "fmax", "fmin",
+    "logaddexp2", "spacing", "real_if_close", "unwrap", "ptp", "packbits", "unpackbits", "median", "quantile", "percentile", "nanmedian",
+    "nanquantile", "nanpercentile", "nanmax", "nanmin", "nanargmax", "nanargmin", "nanprod", "nanstd",
+    "nanvar", "nancumsum", "nancumprod", "average", "cov", "corrcoef", "bincount", "digitize", "histogram",
+    "histogram_bin_edges", "histogram2d", "histogramdd", "array_split", "hsplit", "vsplit", "dsplit",
+    "column_stack", "row_stack", "dstack", "fliplr", "flipud", "rot90", "delete", "insert", "append", "resize",
+    "rollaxis", "block", "diagflat", "diagonal", "trim_zeros", "ediff1d", "apply_along_axis",
+    "apply_over_axes", "choose", "compress", "extract", "select", "piecewise", "put", "place", "putmask",
+    "copyto", "fill_diagonal", "put_along_axis", "array_equiv", "asanyarray", "ascontiguousarray",
+    "asarray_chkfinite", "require", "pad", "argwhere", "flatnonzero", "unravel_index", "ravel_multi_index", "indices",
+    "ix_", "diag_indices", "diag_indices_from", "tril_indices", "triu_indices", "tril_indices_from",
+    "triu_indices_from", "mask_indices", "lexsort", "partition", "argpartition", "sort_complex", "unique",
+    "intersect1d", "union1d", "setdiff1d", "setxor1d", "polyval", "polyfit", "polyder", "polyint", "polyadd",
+    "polysub", "polymul", "polydiv", "poly", "roots", "convolve", "correlate", "interp", "gradient",
+    "trapezoid", "einsum", "einsum_path", "kron", "vdot", "matvec", "vecmat", "cross", "logspace", "geomspace",
+    "tri", "vander", "bartlett", "blackman", "hamming", "hanning", "kaiser", "fromfunction", "fromiter",
+    "frombuffer", "fromstring", "save", "load", "savez", "savez_compressed", "savetxt", "loadtxt",
+    "genfromtxt", "fromfile", "errstate", "seterr", "geterr", "seterrcall", "geterrcall", "set_printoptions",
+    "get_printoptions", "printoptions", "array2string", "array_repr", "array_str", "base_repr", "binary_repr",
+    "format_float_positional", "format_float_scientific", "typename", "mintypecode", "common_type",
+    "min_scalar_type", "promote_types", "issubdtype", "iterable", "may_share_memory", "shares_memory",
+    "getbufsize", "setbufsize",
+]

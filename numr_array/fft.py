@@ -247,3 +247,27 @@ def fftshift(x, /, *, axes: int | Sequence[int] | None = None) -> Tensor:
 def ifftshift(x, /, *, axes: int | Sequence[int] | None = None) -> Tensor:
     """The inverse of fftshift (they differ by one place on odd-length axes)."""
     return _shift(K.ifftshift, x, axes)
+
+
+# --- NumPy's two-dimensional transforms: the n-dimensional ones over the last two axes ----------------
+__all__ += ["fft2", "ifft2", "rfft2", "irfft2"]
+
+
+def fft2(x, /, *, s: Sequence[int] | None = None, axes: Sequence[int] = (-2, -1), norm: Norm = "backward") -> Tensor:
+    """:func:`fftn` over ``axes`` (the last two by default)."""
+    return fftn(x, s=s, axes=axes, norm=norm)
+
+
+def ifft2(x, /, *, s: Sequence[int] | None = None, axes: Sequence[int] = (-2, -1), norm: Norm = "backward") -> Tensor:
+    """:func:`ifftn` over ``axes`` (the last two by default)."""
+    return ifftn(x, s=s, axes=axes, norm=norm)
+
+
+def rfft2(x, /, *, s: Sequence[int] | None = None, axes: Sequence[int] = (-2, -1), norm: Norm = "backward") -> Tensor:
+    """:func:`rfftn` over ``axes`` (the last two by default)."""
+    return rfftn(x, s=s, axes=axes, norm=norm)
+
+
+def irfft2(x, /, *, s: Sequence[int] | None = None, axes: Sequence[int] = (-2, -1), norm: Norm = "backward") -> Tensor:
+    """:func:`irfftn` over ``axes`` (the last two by default)."""
+    return irfftn(x, s=s, axes=axes, norm=norm)

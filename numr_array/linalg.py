@@ -380,3 +380,153 @@ def trace(x, /, *, offset: int = 0, dtype=None) -> Tensor:
         raise TypeError(f"trace: x must have a numeric dtype, got {x._dtype.name}")
     d = _diagonal(x, offset, "trace")
     return reduction(K.sum, d, (d.ndim - 1,), False, accumulation_dtype(x, dtype, "trace"), None, "trace")
+
+
+# --- NumPy's linalg functions the standard lacks (compositions of the above) -------------------------
+__all__ += ["norm", "cond", "lstsq", "multi_dot"]
+
+
+def norm(x, ord: int | float | str | None = None, axis: int | tuple[int, int] | None = None,
+         keepdims: bool = False) -> Tensor:
+    """NumPy's ``linalg.norm``: the 2-norm of the flattened array by default (Frobenius for a matrix),
+    a vector norm along one axis, a matrix norm over two."""
+    check_tensor(x, "norm")
+    if x._dtype.kind not in dt.FLOAT_KINDS:
+        from ._data_type_functions import astype
+        from ._info import default_dtypes_of
+        x = astype(x, default_dtypes_of(x._dev)["default_float"])
+    if axis is None and ord is None:
+        return vector_norm(x, axis=None, keepdims=keepdims)
+    if axis is None:
+        if x.ndim == 1:
+            axis = 0
+        elif x.ndim == 2:
+            axis = (0, 1)
+        else:
+            raise ValueError(f"norm: improper number of dimensions to norm ({x.ndim}) with ord={ord!r}")
+    if isinstance(axis, int) or (isinstance(axis, tuple) and len(axis) == 1):
+        if isinstance(ord, str):
+            raise ValueError(f"norm: invalid norm order {ord!r} for vectors")
+        return vector_norm(x, axis=axis, keepdims=keepdims, ord=2 if ord is None else ord)
+    if not (isinstance(axis, tuple) and len(axis) == 2):
+        raise ValueError(f"norm: axis must be an int or a pair of ints, got {axis!r}")
+    from . import _manipulation as _mn
+    a0, a1 = (a % x.ndim for a in axis)
+    if a0 == a1:
+        raise ValueError("norm: duplicate axes given")
+    rest = [i for i in range(x.ndim) if i not in (a0, a1)]
+    r = matrix_norm(_mn.permute_dims(x, tuple(rest) + (a0, a1)), ord="fro" if ord is None else ord)
+    if keepdims:
+        r = _mn.reshape(r, tuple(1 if i in (a0, a1) else n for i, n in enumerate(x._shape)))
+    return r
+
+
+def cond(x, p: int | float | str | None = None) -> Tensor:
+    """The condition number of each matrix in the ``p`` norm (2: the ratio of the extreme singular values;
+    others: ``norm(x) * norm(inv(x))``)."""
+    _matrices(x, "cond")
+    if p is None or p == 2 or p == -2:
+        s = svdvals(x)
+        from ._elementwise import divide
+        return divide(s[..., 0], s[..., -1]) if p != -2 else divide(s[..., -1], s[..., 0])
+    _matrices(x, "cond", square=True)
+    from ._elementwise import multiply
+    return multiply(matrix_norm(x, ord=p), matrix_norm(inv(x), ord=p))
+
+
+class LstsqResult(NamedTuple):
+    x: Tensor
+    residuals: Tensor
+    rank: Tensor
+    s: Tensor
+
+
+def lstsq(a, b, rcond: float | None = None) -> LstsqResult:
+    """The least-squares solution of ``a @ x = b`` (a is (M, N); b (M,) or (M, K)) from the SVD of a,
+    singular values below ``rcond`` times the largest cut off (default: machine epsilon times max(M, N)).
+    Residuals are the squared 2-norms of ``b - a @ x`` per column when a has full column rank and M > N
+    (else empty), as in NumPy; the rank is a 0-D array."""
+    from . import _elementwise as _ew
+    from . import _manipulation as _mn
+    from ._searching import where
+    from ._statistical import sum as _sum
+    _matrices(a, "lstsq", name="a")
+    check_tensor(b, "lstsq")
+    if a.ndim != 2 or b.ndim not in (1, 2) or b._shape[0] != a._shape[0]:
+        raise ValueError(f"lstsq: a must be (M, N) and b (M,) or (M, K), got {a._shape} and {b._shape}")
+    m, n = a._shape
+    if rcond is None:
+        rcond = float(np.finfo(a._dtype.np).eps) * max(m, n)
+    u, s, vh = svd(a, full_matrices=False)
+    cut = _ew.multiply(s[..., :1], rcond) if s._shape[0] else s
+    keep = _ew.greater(s, cut)
+    inv_s = where(keep, _ew.divide(1.0, where(keep, s, 1.0)), 0.0)
+    bb = b if b.ndim == 2 else _mn.reshape(b, (-1, 1))
+    uh = _mn.matrix_transpose(_ew.conj(u) if u._dtype.kind == "complex floating" else u)
+    vv = _mn.matrix_transpose(_ew.conj(vh) if vh._dtype.kind == "complex floating" else vh)
+    x = matmul(vv, _ew.multiply(_mn.reshape(_astype_like(inv_s, uh), (-1, 1)), matmul(uh, bb)))
+    from ._data_type_functions import astype
+    rank = _sum(astype(keep, _index_int(a)))
+    r = _ew.subtract(matmul(a, x), bb)
+    res = _sum(_ew.real(_ew.multiply(r, _ew.conj(r))) if r._dtype.kind == "complex floating"
+               else _ew.multiply(r, r), axis=0)
+    # NumPy's residuals are empty unless the rank is full and M > N: whether it is, is read on the host
+    if not (m > n and int(rank) == n):
+        res = res[:0]
+    return LstsqResult(x if b.ndim == 2 else x[:, 0], res, rank, s)
+
+
+def _astype_like(t: Tensor, like: Tensor) -> Tensor:
+    from ._data_type_functions import astype
+    return astype(t, like._dtype) if t._dtype is not like._dtype else t
+
+
+def _index_int(t: Tensor) -> dt.DType:
+    from ._info import default_dtypes_of
+    return default_dtypes_of(t._dev)["default_integral"]
+
+
+def multi_dot(arrays, *, out=None) -> Tensor:
+    """The product of a chain of matrices (the first may be 1-D, a row; the last 1-D, a column), in the
+    order that needs the fewest multiplications."""
+    arrays = list(arrays)
+    if len(arrays) < 2:
+        raise ValueError("multi_dot: expecting at least two arrays")
+    from . import _manipulation as _mn
+    for t in arrays:
+        check_tensor(t, "multi_dot")
+    first, last = arrays[0].ndim == 1, arrays[-1].ndim == 1
+    if first:
+        arrays[0] = _mn.reshape(arrays[0], (1, -1))
+    if last:
+        arrays[-1] = _mn.reshape(arrays[-1], (-1, 1))
+    for t in arrays:
+        if t.ndim != 2:
+            raise ValueError(f"multi_dot: arrays must be 2-D (the ends may be 1-D), got shape {t._shape}")
+    dims = [arrays[0]._shape[0]] + [t._shape[1] for t in arrays]
+    k = len(arrays)
+    cost = [[0] * k for _ in range(k)]
+    split = [[0] * k for _ in range(k)]
+    for length in range(1, k):
+        for i in range(k - length):
+            j = i + length
+            cost[i][j] = math.inf
+            for s in range(i, j):
+                c = cost[i][s] + cost[s + 1][j] + dims[i] * dims[s + 1] * dims[j + 1]
+                if c < cost[i][j]:
+                    cost[i][j], split[i][j] = c, s
+
+    def chain(i: int, j: int) -> Tensor:
+        return arrays[i] if i == j else matmul(chain(i, split[i][j]), chain(split[i][j] + 1, j))
+
+    r = chain(0, k - 1)
+    if first and last:
+        r = r[0, 0]
+    elif first:
+        r = r[0]
+    elif last:
+        r = r[:, 0]
+    if out is not None:
+        from ._elementwise import positive
+        return positive(r, out=out)
+    return r

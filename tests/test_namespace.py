@@ -22,7 +22,8 @@ DUNDERS = {"__array_api_version__", "__array_namespace_info__"}
 FAMILIES = [importlib.import_module(f"numr_array.{m}") for m in (
     "_creation", "_data_type_functions", "_elementwise", "_linear_algebra_functions", "_searching",
     "_manipulation", "_statistical", "_utility", "_sorting", "_set_functions", "_advanced_indexing", "_dlpack",
-    "_numpy_compat")]
+    "_numpy_compat", "_np_math", "_np_statistics", "_np_histograms", "_np_shape", "_np_indexing",
+    "_np_polynomial", "_np_creation", "_np_io")]
 
 
 def _defined(path: pathlib.Path) -> set[str]:

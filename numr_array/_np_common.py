@@ -1,0 +1,79 @@
+"""Helpers shared by the ``_np_*`` modules (NumPy's functions the standard lacks, composed of namespace
+functions): argument checks with messages naming the function, dtype choices, and small device arrays.
+Nothing public is defined here."""
+
+from __future__ import annotations
+
+import operator
+
+from . import _dtypes as dt
+from . import _manipulation as _mn
+from ._checks import check_axis, check_tensor
+from ._data_type_functions import astype
+from ._device import Device
+from ._info import default_dtypes_of
+from ._tensor import Tensor
+
+
+def tensor(a, func: str, name: str = "a") -> Tensor:
+    return check_tensor(a, func, name)
+
+
+def integer(v, func: str, name: str) -> int:
+    """``v`` as a Python int (TypeError naming ``name`` when it is not an integer)."""
+    if isinstance(v, bool) or not hasattr(v, "__index__"):
+        raise TypeError(f"{func}: {name} must be an integer, got {v!r}")
+    return operator.index(v)
+
+
+def default_float(dev: Device) -> dt.DType:
+    return default_dtypes_of(dev)["default_float"]
+
+
+def default_int(dev: Device) -> dt.DType:
+    return default_dtypes_of(dev)["default_integral"]
+
+
+def floating(a: Tensor, func: str, allow_complex: bool = True) -> Tensor:
+    """``a`` as a floating-point array: integer and bool arrays in the device's default float (as NumPy
+    computes their means, quantiles, ...), floating ones unchanged."""
+    if a._dtype.kind == "complex floating":
+        if not allow_complex:
+            raise TypeError(f"{func}: complex arrays are not accepted, got {a._dtype.name}")
+        return a
+    if a._dtype.kind == "real floating":
+        return a
+    return astype(a, default_float(a._dev))
+
+
+
+
+def last_axis(a: Tensor, axis, func: str) -> Tensor:
+    """``a`` with ``axis`` moved last (flattened when axis is None)."""
+    if axis is None:
+        return _mn.reshape(a, (-1,))
+    axis = check_axis(axis, a.ndim, func)
+    return _mn.moveaxis(a, axis, -1) if axis != a.ndim - 1 else a
+
+
+
+
+
+
+def gather_along(x: Tensor, indices: Tensor, axis: int) -> Tensor:
+    """:func:`take_along_axis` for indices known to be in bounds (clipped by the caller), without its
+    host-side bounds check, so that the callers (quantiles, ...) read nothing on the host. ``indices`` has
+    x's dimensions; the other axes broadcast."""
+    from ._checks import broadcast_shape, broadcast_to_shape
+    from ._launch import launch, new_tensor
+    from .kernels import K
+    n = x._shape[axis]
+    others = broadcast_shape((x._shape[:axis] + (1,) + x._shape[axis + 1:],
+                              indices._shape[:axis] + (1,) + indices._shape[axis + 1:]), "gather_along")
+    shape = others[:axis] + (indices._shape[axis],) + others[axis + 1:]
+    out = new_tensor(x._dev, shape, x._dtype)
+    if out.size:
+        launch(x._dev, K.take_along_axis,
+               (broadcast_to_shape(x, others[:axis] + (n,) + others[axis + 1:]), broadcast_to_shape(indices, shape)),
+               (out,), {"n": n, "axis": axis})
+    return out
