@@ -173,7 +173,9 @@ def kernels(m, direct) -> dict:
             m.copyto(o, m.moveaxis(work, -1, axis))
 
     def where(ins, outs, p):
-        k_where(*ins, outs[0])
+        # a Python scalar operand determines no type placeholder in CuPy: give it the result's dtype
+        o = outs[0]
+        k_where(*(v if hasattr(v, "dtype") else o.dtype.type(v) for v in ins), o)
 
     return {"sum": sum_, "mean": reduce(k_mean), "count_nonzero": reduce(k_count),
             "max": reduce(k_max), "min": reduce(k_min), "argmax": arg(k_argmax), "argmin": arg(k_argmin),
