@@ -72,13 +72,13 @@ def __bool__(self) -> bool:
 
 
 def __int__(self) -> int:
-    if self._dtype.kind == "complex floating":
+    if self._dtype.kind == "c":
         raise TypeError("__int__: cannot convert a complex array to int")
     return int(_scalar(self, "__int__"))
 
 
 def __float__(self) -> float:
-    if self._dtype.kind == "complex floating":
+    if self._dtype.kind == "c":
         raise TypeError("__float__: cannot convert a complex array to float; use real() or abs() first")
     return float(_scalar(self, "__float__"))
 
