@@ -98,7 +98,7 @@ def device_data(a: np.ndarray, device=DEVICE) -> np.ndarray:
         return a
     if dtype == xp.uint64:
         return a.astype(np.uint32)
-    kind = {"i": "integral", "f": "f", "c": "c"}[a.dtype.kind]
+    kind = {"i": "integral", "f": "real floating", "c": "complex floating"}[a.dtype.kind]
     return a.astype(defaults(device)[kind].np)
 
 

@@ -115,3 +115,177 @@ def test_unsupported_dtypes_name_the_function_and_value(bad):
     for name, call in calls:
         with pytest.raises(TypeError, match=rf"{name}: .*{re.escape(str(bad))[:6]}"):
             call()
+
+
+# --- NEP 13 and NEP 18: NumPy's functions and ufuncs on tensors run numr's --------------------------------
+
+A = np.array([[0.5, -1.25, 2.0], [3.5, 0.25, -0.75]], np.float32)
+ON_CPU = DEVICE == "cpu"
+
+
+def _t(a=A) -> xp.Tensor:
+    return xp.asarray(a, device=DEVICE)
+
+
+def _same_tensor(got, want) -> None:
+    """``got`` is a tensor on the device under test with exactly numr's own result ``want``."""
+    assert type(got) is xp.Tensor and got.device == xp.asarray(want).device, type(got)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    np.testing.assert_array_equal(to_np(got), to_np(want))
+
+
+@pytest.mark.parametrize("ufunc, args, numr", [
+    (np.sin, (A,), xp.sin), (np.exp, (A,), xp.exp), (np.negative, (A,), xp.negative),
+    (np.absolute, (A,), xp.abs), (np.rint, (A,), xp.round), (np.sqrt, (np.abs(A),), xp.sqrt),
+    (np.add, (A, A), xp.add), (np.multiply, (A, 2.0), xp.multiply), (np.maximum, (A, A[::-1]), xp.maximum),
+    (np.arctan2, (A, A[::-1]), xp.atan2), (np.power, (np.abs(A), 2), xp.pow), (np.less, (A, 0.5), xp.less),
+    (np.logical_and, (A > 0, A < 3), xp.logical_and), (np.floor_divide, (A, 0.5), xp.floor_divide),
+], ids=lambda v: getattr(v, "__name__", ""))
+def test_ufuncs_run_numrs_function(ufunc, args, numr):
+    targs = [_t(a) if isinstance(a, np.ndarray) else a for a in args]
+    _same_tensor(ufunc(*targs), numr(*targs))
+
+
+def test_scipy_special_ufuncs_that_are_numpys_run_numr():
+    special = pytest.importorskip("scipy.special")
+    t = _t(np.abs(A))
+    _same_tensor(special.expm1(t), xp.expm1(t))
+    _same_tensor(special.log1p(t), xp.log1p(t))
+
+
+def test_numpy_functions_run_numrs_function():
+    t = _t()
+    cases = [
+        (np.sum(t, axis=0), xp.sum(t, axis=0)), (np.sum(t, 1), xp.sum(t, axis=1)),
+        (np.sum(t, axis=(0, 1), keepdims=True), xp.sum(t, axis=(0, 1), keepdims=True)),
+        (np.mean(t), xp.mean(t)), (np.std(t, ddof=1), xp.std(t, correction=1)), (np.var(t, 0), xp.var(t, axis=0)),
+        (np.max(t, axis=1), xp.max(t, axis=1)), (np.argmax(t, axis=0), xp.argmax(t, axis=0)),
+        (np.concatenate([t, t]), xp.concat([t, t])), (np.concatenate((t, t), 1), xp.concat([t, t], axis=1)),
+        (np.stack([t, t], axis=1), xp.stack([t, t], axis=1)), (np.reshape(t, (3, 2)), xp.reshape(t, (3, 2))),
+        (np.transpose(t), xp.permute_dims(t, (1, 0))), (np.where(t > 0, t, 0.0), xp.where(t > 0, t, 0.0)),
+        (np.clip(t, -1, 1), xp.clip(t, -1, 1)), (np.cumsum(t, axis=1), xp.cumulative_sum(t, axis=1)),
+        (np.sort(t, axis=0), xp.sort(t, axis=0)), (np.take(t, xp.asarray([1, 0], device=DEVICE), axis=1),
+                                                   xp.take(t, xp.asarray([1, 0], device=DEVICE), axis=1)),
+        (np.matmul(t, t.T), xp.matmul(t, t.T)), (np.round(t, 1), xp.round(t, 1)),
+    ]
+    for got, want in cases:
+        _same_tensor(got, want)
+    # NumPy's defaults given explicitly are what numr computes
+    _same_tensor(np.reshape(t, (3, 2), order="C"), xp.reshape(t, (3, 2)))
+    _same_tensor(np.sum(t, axis=0, keepdims=False), xp.sum(t, axis=0))
+    _same_tensor(np.add(t, t, casting="same_kind", where=True), xp.add(t, t))
+    assert np.ndim(t) == 2 and np.shape(t) == (2, 3) and np.size(t) == 6
+
+
+def test_ufunc_methods():
+    t = _t()
+    _same_tensor(np.add.reduce(t), xp.sum(t, axis=0))
+    _same_tensor(np.add.reduce(t, axis=None), xp.sum(t))
+    _same_tensor(np.multiply.reduce(t, axis=1, keepdims=True), xp.prod(t, axis=1, keepdims=True))
+    _same_tensor(np.maximum.reduce(t, axis=1), xp.max(t, axis=1))
+    _same_tensor(np.logical_or.reduce(t > 3, axis=0), xp.any(t > 3, axis=0))
+    _same_tensor(np.add.accumulate(t), xp.cumulative_sum(t, axis=0))
+    _same_tensor(np.multiply.accumulate(t, axis=1), xp.cumulative_prod(t, axis=1))
+    _same_tensor(np.subtract.outer(t[0], t[1]), xp.subtract(xp.reshape(t[0], (3, 1)), t[1]))
+    with pytest.raises(TypeError, match="numpy.add.reduce: .*initial"):
+        np.add.reduce(t, initial=1.0)
+
+
+def test_out_and_dtype():
+    t = _t()
+    o = xp.zeros((2, 3), dtype=xp.float32, device=DEVICE)
+    assert np.add(t, 1.0, out=o) is o
+    np.testing.assert_array_equal(to_np(o), A + 1)
+    s = xp.zeros(3, dtype=xp.float32, device=DEVICE)
+    assert np.sum(t, axis=0, out=s) is s and np.add.reduce(t, out=s) is s
+    np.testing.assert_array_equal(to_np(s), to_np(xp.sum(t, axis=0)))
+    i = xp.asarray([1, 2, 3], dtype=xp.int32, device=DEVICE)
+    _same_tensor(np.add(i, i, dtype=np.float32), xp.add(xp.astype(i, xp.float32), xp.astype(i, xp.float32)))
+    with pytest.raises(TypeError, match="numpy.add: out"):
+        np.add(t, 1.0, out=(np.zeros((2, 3), np.float32),))
+
+
+@pytest.mark.parametrize("call, arg", [
+    (lambda t: np.sin(t, where=t > 0), "where"), (lambda t: np.sum(t, where=t > 0), "where"),
+    (lambda t: np.sum(t, initial=1.0), "initial"), (lambda t: np.reshape(t, (3, 2), order="F"), "order"),
+    (lambda t: np.add(t, t, casting="unsafe"), "casting"), (lambda t: np.concatenate([t, t], dtype=np.float64), "dtype"),
+])
+def test_arguments_numr_lacks_are_type_errors_naming_them(call, arg):
+    with pytest.raises(TypeError, match=rf"numpy\.\w+: numr_array does not support {arg}="):
+        call(_t())
+
+
+def test_numpy_scalars_are_python_scalars():
+    t = _t()
+    for r in (np.float64(2) * t, t * np.float32(2), np.multiply(t, np.array(2.0))):
+        _same_tensor(r, t * 2.0)
+
+
+def test_numpy_arrays_beside_tensors():
+    """Beside CPU tensors a NumPy array is a CPU tensor; beside another device's, a TypeError (as in CuPy)."""
+    t = _t()
+    calls = [lambda: t + np.ones(3, np.float32), lambda: np.ones(3, np.float32) + t,
+             lambda: np.add(np.ones(3, np.float32), t), lambda: np.concatenate([t, A])]
+    for call in calls:
+        if ON_CPU:
+            assert type(call()) is xp.Tensor
+        else:
+            with pytest.raises(TypeError, match="NumPy array cannot be combined"):
+                call()
+    if ON_CPU:
+        _same_tensor(t + np.ones(3, np.float32), t + xp.ones(3, dtype=xp.float32))
+        with pytest.raises(TypeError, match="numpy.add: .*float16"):
+            np.add(t, np.ones(3, np.float16))
+
+
+def test_what_numr_lacks_runs_on_the_host_view_on_cpu_only():
+    t = _t()
+    calls = {"numpy.median": lambda: np.median(t, axis=0), "numpy.add.at": lambda: np.add.at(t, [0], 1.0),
+             "numpy.fmod": lambda: np.fmod.reduceat(t, [0, 1], axis=1)}
+    special = pytest.importorskip("scipy.special")
+    calls["the ufunc erfcinv"] = lambda: special.erfcinv(xp.abs(t) / 4)
+    if not ON_CPU:
+        for name, call in calls.items():
+            with pytest.raises(TypeError, match=rf"{re.escape(name)}.*implicit conversion of {DEVICE}"):
+                call()
+        return
+    _same_tensor(np.median(t, axis=0), xp.asarray(np.median(A, axis=0)))
+    np.testing.assert_allclose(to_np(special.erfcinv(xp.abs(t) / 4)), special.erfcinv(np.abs(A) / 4), rtol=1e-6)
+    assert type(special.erfcinv(xp.abs(t) / 4)) is xp.Tensor
+    np.add.at(t, [0], 1.0)  # in place, on the tensor's memory
+    np.testing.assert_array_equal(to_np(t), A + [[1], [0]])
+    q = np.quantile(t, [0.25, 0.75])
+    assert type(q) is xp.Tensor and q.shape == (2,)
+    assert np.shares_memory(t, t[0]) is True  # (a Python bool stays one)
+
+
+def test_like_makes_the_tensor_on_the_like_device():
+    t = _t()
+    for r in (np.asarray([1.5, 2.5], like=t), np.array([1.5, 2.5], like=t), np.asarray(A[0], like=t)):
+        assert type(r) is xp.Tensor and r.device == t.device
+    assert np.empty(3, dtype=np.float32, like=t).shape == (3,)
+    _same_tensor(np.zeros((2, 2), dtype=np.float32, like=t), xp.zeros((2, 2), dtype=xp.float32, device=DEVICE))
+    _same_tensor(np.arange(4, like=t), xp.arange(4, device=DEVICE))
+
+
+def test_numpy_calls_inside_a_capture():
+    t = _t()
+    o = xp.zeros((2, 3), dtype=xp.float32, device=DEVICE)
+    with xp.capture(t.device) as g:
+        np.multiply(np.sin(t), 2.0, out=o)
+    t[...] = xp.asarray(A[::-1].copy(), device=DEVICE)
+    g.replay()
+    np.testing.assert_allclose(to_np(o), 2 * np.sin(A[::-1]), rtol=1e-6)
+    with pytest.raises(xp.CaptureError if ON_CPU else TypeError, match="median"):
+        with xp.capture(t.device):
+            np.median(t)  # (NumPy's own on the host view: a host read, refused inside a capture)
+
+
+def test_array_on_other_devices_points_to_the_explicit_copy():
+    t = _t()
+    if ON_CPU:  # the tensor's memory itself, without a copy
+        np.asarray(t)[0, 0] = 9
+        assert to_np(t)[0, 0] == 9
+        return
+    with pytest.raises(TypeError, match=r"implicit conversion .*to_device\('cpu'\)"):
+        np.asarray(t)
