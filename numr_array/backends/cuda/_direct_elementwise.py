@@ -14,6 +14,7 @@ launch instead of one per op.
 
 from __future__ import annotations
 
+import logging
 import threading
 
 import cupy
@@ -21,6 +22,9 @@ import numpy as np
 from cupy.cuda import driver
 
 from ..._tensor import Tensor, contiguous_strides
+
+#: kernel compilation (DEBUG): one record per kernel compiled, none per launch
+log = logging.getLogger(__name__)
 
 #: the largest element count launched directly; beyond it the kernel's own time dominates the call
 SMALL = 1 << 20
@@ -99,6 +103,7 @@ class DirectLauncher:
         if f is None:
             ctype = _CTYPE[npdtype.name]
             rtype = "bool" if op in _BOOL_RESULT else ctype
+            log.debug("cuda: compiling the direct kernel %s of %s (%s operands)", op, npdtype.name, form)
             k = cupy.RawKernel(_source(op, ctype, rtype, form), "k")
             self._kernels.append(k)
             f = self._functions[key] = k.kernel.ptr
@@ -129,6 +134,7 @@ class DirectLauncher:
         f = self._fused.get(key)
         if f is None:
             # no FMA contraction: a product stored by one step and added by the next rounds twice, as eagerly
+            log.debug("cuda: compiling a fused kernel of %d steps over %d elements", len(run.steps), run.n)
             k = cupy.RawKernel(source, "k", options=("--fmad=false",))
             self._kernels.append(k)
             f = self._fused[key] = k.kernel.ptr
