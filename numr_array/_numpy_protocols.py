@@ -43,6 +43,11 @@ _ACCUMULATE = {"add": "cumulative_sum", "multiply": "cumulative_prod"}
 _MODULES: dict[str, ModuleType] = {}
 #: NumPy's creation functions numr has under another name (``like=`` calls)
 _CREATION_NAMES = {"asanyarray": "asarray", "ascontiguousarray": "asarray"}
+#: what a ufunc's operands may be (NumPy's subclasses of ndarray are not: they defer to theirs)
+_OPERAND_TYPES = frozenset({Tensor, np.ndarray, bool, int, float, complex, list, tuple})
+#: NumPy's arguments that numr's function of that name satisfies whatever their value (numr sorts stably,
+#: which every ``kind`` allows)
+_SATISFIED = {"sort": frozenset({"kind"}), "argsort": frozenset({"kind"})}
 #: ufunc keywords with the only value numr computes
 _UFUNC_DEFAULTS = {"casting": "same_kind", "order": "K", "subok": True, "where": True}
 
@@ -86,9 +91,9 @@ def _numr_operands(obj, dev, label: str):
     a copy); TypeError for a NumPy array beside tensors of another device."""
     if type(obj) is Tensor:
         return obj
-    if isinstance(obj, (np.generic, np.ndarray)) and obj.ndim == 0 and obj.dtype.kind in "biufc":
+    if (isinstance(obj, np.generic) or type(obj) is np.ndarray) and obj.ndim == 0 and obj.dtype.kind in "biufc":
         return obj.item()
-    if isinstance(obj, np.ndarray):
+    if type(obj) is np.ndarray:
         if dev.kind != "cpu":
             raise TypeError(f"{label}: a NumPy array cannot be combined with {dev} tensors (numr_array does not "
                             f"copy between the host and {dev} implicitly); move it with "
@@ -162,22 +167,21 @@ def _shown(v) -> str:
     return r if len(r) <= 60 else r[:57] + "..."
 
 
-def _check_ufunc_kwargs(kwargs: dict, label: str, allowed: tuple[str, ...]) -> None:
+def _check_ufunc_kwargs(kwargs: dict, label: str) -> None:
     for k, v in kwargs.items():
-        if k in allowed:
-            continue
         if k in _UFUNC_DEFAULTS and (v is _UFUNC_DEFAULTS[k] or (type(v) is str and v == _UFUNC_DEFAULTS[k])):
             continue
         raise TypeError(f"{label}: numr_array does not support {k}={_shown(v)}")
 
 
 def _write(out, result, label: str):
-    """``result`` stored into the ``out`` tensor (its shape, any dtype it casts to) and ``out`` returned."""
-    if type(out) is not Tensor:
-        raise TypeError(f"{label}: out must be a numr_array array, got {type(out).__name__}")
+    """``result`` stored into the ``out`` tensor (its shape; a dtype the result promotes to) and ``out``
+    returned; nothing written on an error."""
     if out._shape != result._shape:
         raise ValueError(f"{label}: out has shape {out._shape} but the result has shape {result._shape}")
-    ns.setitem(out, ..., result if result._dtype is out._dtype else ns.astype(result, out._dtype))
+    if dt._PROMOTION[result._dtype, out._dtype] is not out._dtype:
+        raise TypeError(f"{label}: out has dtype {out._dtype.name} but the result is {result._dtype.name}")
+    ns.setitem(out, ..., result)
     return out
 
 
@@ -197,7 +201,7 @@ def array_ufunc(self: Tensor, ufunc: np.ufunc, method: str, *inputs, **kwargs):
     label = (f"numpy.{ufunc.__name__}" if own else f"the ufunc {ufunc.__name__}") + (
         "" if method == "__call__" else f".{method}")
     for x in inputs + tuple(kwargs.get("out") or ()):
-        if not isinstance(x, (Tensor, np.ndarray, np.generic, bool, int, float, complex, list, tuple)):
+        if type(x) not in _OPERAND_TYPES and not isinstance(x, np.generic):
             return NotImplemented
     dev = _device(label, inputs, kwargs.get("out"))
     f = _ufunc_function(ufunc)
@@ -206,7 +210,7 @@ def array_ufunc(self: Tensor, ufunc: np.ufunc, method: str, *inputs, **kwargs):
         args = _numr_operands(inputs, dev, label)
         out = _out_of(kwargs, ufunc.nout, label)
         dtype = kwargs.pop("dtype", None)
-        _check_ufunc_kwargs(kwargs, label, ())
+        _check_ufunc_kwargs(kwargs, label)
         if dtype is not None:
             dtype = dt.check_dtype(dtype, label)
             args = tuple(ns.astype(a, dtype) if type(a) is Tensor else a for a in args)
@@ -222,12 +226,12 @@ def array_ufunc(self: Tensor, ufunc: np.ufunc, method: str, *inputs, **kwargs):
         axis = kwargs.pop("axis", 0)
         call = {"axis": axis}
         for k in ("dtype", "keepdims"):
-            if kwargs.get(k) is not None:
-                call[k] = kwargs.pop(k)
-            kwargs.pop(k, None)
+            v = kwargs.pop(k, None)
+            if v is not None:
+                call[k] = v
         if "initial" in kwargs:
             raise TypeError(f"{label}: numr_array does not support initial={_shown(kwargs['initial'])}")
-        _check_ufunc_kwargs(kwargs, label, ())
+        _check_ufunc_kwargs(kwargs, label)
         if method == "reduce":
             g = getattr(ns, _REDUCE[name])
         else:
@@ -242,7 +246,7 @@ def array_ufunc(self: Tensor, ufunc: np.ufunc, method: str, *inputs, **kwargs):
     if method == "outer" and f is not None and ufunc.nin == 2:
         a, b = _numr_operands(inputs, dev, label)
         out = _out_of(kwargs, ufunc.nout, label)
-        _check_ufunc_kwargs(kwargs, label, ())
+        _check_ufunc_kwargs(kwargs, label)
         if type(a) is Tensor and type(b) is Tensor:
             a = ns.reshape(a, a._shape + (1,) * len(b._shape))
         r = f(a, b)
@@ -273,6 +277,7 @@ def _translated(np_func: Callable, f: Callable, args: tuple, kwargs: dict, label
     params = sig.parameters
     positional = [p for p in params.values() if p.kind in _POSITIONAL]
     takes_star = any(p.kind is _P.VAR_POSITIONAL for p in params.values())
+    satisfied = _SATISFIED.get(f.__name__, frozenset())
     by_position: dict[int, Any] = {}
     by_name: dict[str, Any] = {}
     star: tuple = ()
@@ -292,7 +297,7 @@ def _translated(np_func: Callable, f: Callable, args: tuple, kwargs: dict, label
             if target is None and p.kind in _POSITIONAL and np_positional.index(key) < len(positional):
                 target = positional[np_positional.index(key)]
             if target is None or target.kind in (_P.VAR_POSITIONAL, _P.VAR_KEYWORD):
-                if p.kind is not _P.VAR_KEYWORD and _numpy_default(v, p.default):
+                if p.kind is not _P.VAR_KEYWORD and _numpy_default(v, p.default) or key in satisfied:
                     continue
                 raise TypeError(f"{label}: numr_array does not support {key}={_shown(v)}")
             if target.kind is _P.POSITIONAL_ONLY:
@@ -324,7 +329,7 @@ def _function_of(func: Callable) -> Callable | None:
 
 def array_function(self: Tensor, func: Callable, types, args: tuple, kwargs: dict):
     """NEP 18: a NumPy function on tensors, run by numr (see the module's doc)."""
-    if not all(issubclass(t, (Tensor, np.ndarray)) for t in types):
+    if not all(t is Tensor or t is np.ndarray for t in types):  # (not NumPy's subclasses: masked arrays, ...)
         return NotImplemented
     label = f"{func.__module__}.{func.__name__}"
     dev = _device(label, args, tuple(kwargs.values()))

@@ -174,6 +174,8 @@ def test_numpy_functions_run_numrs_function():
     _same_tensor(np.reshape(t, (3, 2), order="C"), xp.reshape(t, (3, 2)))
     _same_tensor(np.sum(t, axis=0, keepdims=False), xp.sum(t, axis=0))
     _same_tensor(np.add(t, t, casting="same_kind", where=True), xp.add(t, t))
+    _same_tensor(np.argsort(t, kind="stable"), xp.argsort(t))  # (numr sorts stably: every kind is met)
+    _same_tensor(np.sort(t, axis=0, kind="mergesort"), xp.sort(t, axis=0))
     assert np.ndim(t) == 2 and np.shape(t) == (2, 3) and np.size(t) == 6
 
 
@@ -203,6 +205,15 @@ def test_out_and_dtype():
     _same_tensor(np.add(i, i, dtype=np.float32), xp.add(xp.astype(i, xp.float32), xp.astype(i, xp.float32)))
     with pytest.raises(TypeError, match="numpy.add: out"):
         np.add(t, 1.0, out=(np.zeros((2, 3), np.float32),))
+    q = xp.zeros((3, 3), dtype=xp.int32, device=DEVICE)
+    with pytest.raises(TypeError, match="numpy.multiply.outer: out has dtype int32"):
+        np.multiply.outer(t[0], t[1], out=q)  # (float32 does not go into int32)
+    with pytest.raises(ValueError, match="numpy.multiply.outer: out has shape"):
+        np.multiply.outer(t[0], t[1], out=o)
+    np.testing.assert_array_equal(to_np(q), 0)  # a failing call leaves out untouched
+    w = xp.zeros((3, 3), dtype=xp.float32, device=DEVICE)
+    assert np.multiply.outer(t[0], t[1], out=w) is w
+    np.testing.assert_array_equal(to_np(w), np.multiply.outer(A[0], A[1]))
 
 
 @pytest.mark.parametrize("call, arg", [
@@ -213,6 +224,13 @@ def test_out_and_dtype():
 def test_arguments_numr_lacks_are_type_errors_naming_them(call, arg):
     with pytest.raises(TypeError, match=rf"numpy\.\w+: numr_array does not support {arg}="):
         call(_t())
+
+
+def test_numpy_subclasses_defer_to_theirs():
+    """A masked array beside a tensor is not taken as a plain array (its mask would be lost)."""
+    m = np.ma.masked_array(A, mask=A > 1)
+    with pytest.raises(TypeError):
+        np.concatenate([_t(), m])
 
 
 def test_numpy_scalars_are_python_scalars():
