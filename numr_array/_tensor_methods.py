@@ -345,7 +345,8 @@ def __format__(self, spec: str) -> str:
     return str(self)
 
 
-#: NumPy's, CuPy's and PyTorch's names that numr spells another way: what ``AttributeError`` says instead
+#: NumPy's, CuPy's and PyTorch's attributes that numr spells another way: properties whose AttributeError
+#: says what to use (so ``hasattr`` is still False)
 _HINTS = {
     "get": "copy to the host explicitly: x.to_device('cpu').numpy() (CuPy's .get())",
     "cpu": "move it with x.to_device('cpu')", "cuda": "move it with x.to_device('cuda:0')",
@@ -356,10 +357,10 @@ _HINTS = {
 }
 
 
-def __getattr__(self, name: str):
-    hint = _HINTS.get(name)
-    raise AttributeError(f"'Tensor' object has no attribute {name!r}" + (f"; {hint}" if hint else ""), name=name,
-                         obj=self)
+def _hinted(name: str, hint: str) -> property:
+    def get(self):
+        raise AttributeError(f"'Tensor' object has no attribute {name!r}; {hint}", name=name, obj=self)
+    return property(get)
 
 
 _METHODS = {
@@ -370,7 +371,7 @@ _METHODS = {
     "clip": _clip,
     "round": _round, "sort": _sort, "argsort": _argsort, "dot": _dot, "fill": _fill, "repeat": _repeat,
     "take": _take, "diagonal": _diagonal, "trace": _trace, "searchsorted": _searchsorted, "nonzero": _nonzero,
-    "conj": _conj, "conjugate": _conj, "numpy": _numpy, "__format__": __format__, "__getattr__": __getattr__,
+    "conj": _conj, "conjugate": _conj, "numpy": _numpy, "__format__": __format__,
 }
 _PROPERTIES = {
     # (copies, not views as in NumPy; a real array's imaginary part is zeros, as in NumPy)
@@ -422,6 +423,8 @@ def install(package: ModuleType) -> None:
         setattr(Tensor, name, f)
     for name, get in _PROPERTIES.items():
         setattr(Tensor, name, property(get))
+    for name, hint in _HINTS.items():
+        setattr(Tensor, name, _hinted(name, hint))
     Tensor.T = property(T)
     Tensor.mT = property(mT)
     Tensor.__dlpack_device__ = ns.dlpack_device
