@@ -52,6 +52,7 @@ _SATISFIED = {"sort": frozenset({"kind"}), "argsort": frozenset({"kind"})}
 _UFUNC_DEFAULTS = {"casting": "same_kind", "order": "K", "subok": True, "where": True}
 
 _signatures: dict[Callable, inspect.Signature | None] = {}
+_ufunc_functions: dict[np.ufunc, Callable | None] = {}
 
 
 def _signature(f: Callable) -> inspect.Signature | None:
@@ -152,11 +153,15 @@ def _on_host(dev, label: str, call: Callable, args: tuple, kwargs: dict):
 
 def _ufunc_function(ufunc: np.ufunc) -> Callable | None:
     """numr's function for ``ufunc``: NumPy's own ufuncs and the foreign ones that compute the same."""
-    name = ufunc.__name__
-    if getattr(np, name, None) is not ufunc and name not in _FOREIGN_UFUNCS:
-        return None
-    f = getattr(_MODULES["numpy"], _UFUNC_NAMES.get(name, name), None)
-    return f if callable(f) and not isinstance(f, type) else None
+    f = _ufunc_functions.get(ufunc, 0)
+    if f == 0:
+        name = ufunc.__name__
+        f = None
+        if getattr(np, name, None) is ufunc or name in _FOREIGN_UFUNCS:
+            f = getattr(_MODULES["numpy"], _UFUNC_NAMES.get(name, name), None)
+            f = f if callable(f) and not isinstance(f, type) else None
+        _ufunc_functions[ufunc] = f
+    return f
 
 
 def _shown(v) -> str:
