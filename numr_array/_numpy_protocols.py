@@ -268,60 +268,91 @@ def _numpy_default(value, default) -> bool:
     return type(value) is type(default) and isinstance(value, (str, bool, int, float)) and value == default
 
 
-def _translated(np_func: Callable, f: Callable, args: tuple, kwargs: dict, label: str) -> tuple[list, dict]:
-    """NumPy's ``args``/``kwargs`` of ``np_func`` as numr's of ``f``: by name where numr has NumPy's
-    argument at the same place (or by keyword), else by position; NumPy's defaults numr lacks dropped."""
-    np_sig, sig = _signature(np_func), _signature(f)
-    if np_sig is None or sig is None:
-        return list(args), kwargs
-    try:
-        bound = np_sig.bind(*args, **kwargs)
-    except TypeError as e:
-        raise TypeError(f"{label}: {e}") from None
-    np_positional = [p.name for p in np_sig.parameters.values() if p.kind in _POSITIONAL]
-    params = sig.parameters
-    positional = [p for p in params.values() if p.kind in _POSITIONAL]
-    takes_star = any(p.kind is _P.VAR_POSITIONAL for p in params.values())
-    satisfied = _SATISFIED.get(f.__name__, frozenset())
-    by_position: dict[int, Any] = {}
-    by_name: dict[str, Any] = {}
-    star: tuple = ()
-    for name, value in bound.arguments.items():
-        p = np_sig.parameters[name]
-        if p.kind is _P.VAR_POSITIONAL:
-            if value and not takes_star:
-                raise TypeError(f"{label}: numr_array's {f.__name__} takes no variable arguments")
-            star = value
-            continue
-        items = value.items() if p.kind is _P.VAR_KEYWORD else ((name, value),)
-        for key, v in items:
-            target = params.get(key)
-            if target is not None and target.kind in _POSITIONAL and p.kind in _POSITIONAL \
-                    and positional.index(target) != np_positional.index(key):
+class _Plan:
+    """How the arguments of a NumPy function become those of numr's function of that name (made once per
+    pair): for each NumPy parameter, numr's parameter taking it, by name where numr has NumPy's name at the
+    same place (or as a keyword), else by position; None where numr lacks it."""
+
+    __slots__ = ("np_sig", "params", "positional", "targets", "takes_star", "satisfied", "name")
+
+    def __init__(self, np_sig: inspect.Signature, sig: inspect.Signature, name: str):
+        self.np_sig, self.params, self.name = np_sig, sig.parameters, name
+        self.positional = [p for p in sig.parameters.values() if p.kind in _POSITIONAL]
+        self.takes_star = any(p.kind is _P.VAR_POSITIONAL for p in sig.parameters.values())
+        self.satisfied = _SATISFIED.get(name, frozenset())
+        np_positional = [p.name for p in np_sig.parameters.values() if p.kind in _POSITIONAL]
+        self.targets = {}
+        for p in np_sig.parameters.values():
+            target = self.params.get(p.name)
+            place = np_positional.index(p.name) if p.kind in _POSITIONAL else None
+            if target is not None and target.kind in _POSITIONAL and place is not None \
+                    and self.positional.index(target) != place:
                 target = None  # NumPy's name at another place: map by position
-            if target is None and p.kind in _POSITIONAL and np_positional.index(key) < len(positional):
-                target = positional[np_positional.index(key)]
-            if target is None or target.kind in (_P.VAR_POSITIONAL, _P.VAR_KEYWORD):
-                if p.kind is not _P.VAR_KEYWORD and _numpy_default(v, p.default) or key in satisfied:
-                    continue
-                raise TypeError(f"{label}: numr_array does not support {key}={_shown(v)}")
-            if target.kind is _P.POSITIONAL_ONLY:
-                by_position[positional.index(target)] = v
-            else:
-                by_name[target.name] = v
-    call = []
-    last = max(by_position, default=-1)
-    for i, p in enumerate(positional[:last + 1]):
-        if i in by_position:
-            call.append(by_position[i])
-        elif p.name in by_name:
-            call.append(by_name.pop(p.name))
-        elif p.default is not _P.empty:
-            call.append(p.default)
+            if target is None and place is not None and place < len(self.positional):
+                target = self.positional[place]
+            if target is not None and target.kind in (_P.VAR_POSITIONAL, _P.VAR_KEYWORD):
+                target = None
+            self.targets[p.name] = target
+
+    def _put(self, target, key: str, value, default, by_position: dict, by_name: dict, label: str) -> None:
+        if target is None:
+            if key in self.satisfied or _numpy_default(value, default):
+                return
+            raise TypeError(f"{label}: numr_array does not support {key}={_shown(value)}")
+        if target.kind is _P.POSITIONAL_ONLY:
+            by_position[self.positional.index(target)] = value
         else:
-            raise TypeError(f"{label}: missing the argument {p.name}")
-    call.extend(star)
-    return call, by_name
+            by_name[target.name] = value
+
+    def translate(self, args: tuple, kwargs: dict, label: str) -> tuple[list, dict]:
+        try:
+            bound = self.np_sig.bind(*args, **kwargs)
+        except TypeError as e:
+            raise TypeError(f"{label}: {e}") from None
+        by_position: dict[int, Any] = {}
+        by_name: dict[str, Any] = {}
+        star: tuple = ()
+        for name, value in bound.arguments.items():
+            p = self.np_sig.parameters[name]
+            if p.kind is _P.VAR_POSITIONAL:
+                if value and not self.takes_star:
+                    raise TypeError(f"{label}: numr_array's {self.name} takes no variable arguments")
+                star = value
+            elif p.kind is _P.VAR_KEYWORD:  # (NumPy's **kwargs: numr's keyword of that name, if any)
+                for key, v in value.items():
+                    target = self.params.get(key)
+                    self._put(target if target is not None and target.kind is not _P.POSITIONAL_ONLY else None,
+                              key, v, _P.empty, by_position, by_name, label)
+            else:
+                self._put(self.targets[name], name, value, p.default, by_position, by_name, label)
+        call = []
+        for i, p in enumerate(self.positional[:max(by_position, default=-1) + 1]):
+            if i in by_position:
+                call.append(by_position[i])
+            elif p.name in by_name:
+                call.append(by_name.pop(p.name))
+            elif p.default is not _P.empty:
+                call.append(p.default)
+            else:
+                raise TypeError(f"{label}: missing the argument {p.name}")
+        call.extend(star)
+        return call, by_name
+
+
+_plans: dict[tuple[Callable, Callable], _Plan | None] = {}
+
+
+def _translated(np_func: Callable, f: Callable, args: tuple, kwargs: dict, label: str) -> tuple[list, dict]:
+    """NumPy's ``args``/``kwargs`` of ``np_func`` as numr's of ``f`` (see _Plan); NumPy's defaults numr lacks
+    dropped, another value of them a TypeError naming it."""
+    key = (np_func, f)
+    plan = _plans.get(key, 0)
+    if plan == 0:
+        np_sig, sig = _signature(np_func), _signature(f)
+        plan = _plans[key] = None if np_sig is None or sig is None else _Plan(np_sig, sig, f.__name__)
+    if plan is None:
+        return list(args), kwargs
+    return plan.translate(args, kwargs, label)
 
 
 def _function_of(func: Callable) -> Callable | None:
