@@ -128,7 +128,8 @@ def _wrapped(r, dev, outs: dict):
             return ns.asarray(np.asarray(r), device=dev, copy=False)
         return r
     if isinstance(r, (list, tuple)):
-        return type(r)(_wrapped(item, dev, outs) for item in r)
+        items = [_wrapped(item, dev, outs) for item in r]
+        return type(r)(*items) if hasattr(r, "_fields") else type(r)(items)  # (NumPy's named tuples too)
     return r
 
 

@@ -274,6 +274,9 @@ def test_what_numr_lacks_runs_on_the_host_view_on_cpu_only():
     np.testing.assert_array_equal(to_np(t), A + [[1], [0]])
     q = np.quantile(t, [0.25, 0.75])
     assert type(q) is xp.Tensor and q.shape == (2,)
+    h = np.histogram(t, bins=3)  # a tuple of arrays
+    assert type(h) is tuple and all(type(a) is xp.Tensor for a in h)
+    _same_tensor(h[0], xp.asarray(np.histogram(A, bins=3)[0]))
     assert np.shares_memory(t, t[0]) is True  # (a Python bool stays one)
 
 
