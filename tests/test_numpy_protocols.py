@@ -60,12 +60,16 @@ def test_a_tensors_dtype_for_numpy():
 
 def test_no_kind_is_compared_with_the_standards_kind_names():
     """DType.kind is NumPy's letter; comparing it with "real floating" and the like is always false (the
-    standard's names are isdtype's), so no source of the package does that."""
+    standard's names are isdtype's), so no source of the package does that (a kind in a variable included),
+    and no test does it with a dtype's ``.kind`` (where it would silently select no dtype)."""
     names = r'"(bool|signed integer|unsigned integer|integral|real floating|complex floating|numeric)"'
-    pattern = re.compile(rf"kind\s*(==|!=|in|not in)\s*\(?{names}")
-    root = pathlib.Path(xp.__file__).parent
-    hits = [f"{p.relative_to(root)}:{i}" for p in root.rglob("*.py")
-            for i, line in enumerate(p.read_text().splitlines(), 1) if pattern.search(line)]
+    package = pathlib.Path(xp.__file__).parent
+    tests = pathlib.Path(__file__).parent
+    hits = []
+    for root, pattern in ((package, rf"kind\s*(==|!=|in|not in)\s*\(?{names}"),
+                          (tests, rf"\.kind\s*(==|!=|in|not in)\s*\(?{names}")):
+        hits += [f"{p}:{i}" for p in root.rglob("*.py")
+                 for i, line in enumerate(p.read_text().splitlines(), 1) if re.search(pattern, line)]
     assert not hits
 
 
