@@ -18,8 +18,8 @@ from . import _namespace as ns
 from . import _numpy_protocols
 from . import runtime as _rt
 from ._checks import check_out
-from .errors import check_host_read
 from ._tensor import Tensor
+from .errors import check_host_read
 
 _SCALARS = (bool, int, float, complex)
 

@@ -86,6 +86,7 @@ def test_webgpu_kernel_compilation_is_logged_once_at_debug(caplog):
 def test_cuda_kernel_compilation_is_logged_once_at_debug(caplog):
     import cupy
     import numpy as np
+
     from numr_array.backends.cuda._direct_elementwise import DirectLauncher
     xp.asarray([1], device=DEVICE).device.client  # (the CUDA client sets CuPy's compile hooks up)
     launcher = DirectLauncher(cupy.cuda.Stream(non_blocking=True))  # a new kernel cache

@@ -40,7 +40,7 @@ def test_a_numr_dtype_equals_its_numpy_forms(dtype):
     for other in ALL:
         if other is not dtype:
             assert dtype != other and dtype != np.dtype(other.name) and dtype != other.name
-    assert dtype != "no such dtype" and dtype != 3 and dtype != None  # noqa: E711
+    assert dtype != "no such dtype" and dtype != 3 and (dtype == None) is False  # noqa: E711
     # hashed by identity, as NumPy's scalar types are (np.float32 == ref, with another hash); np.dtype(d) is
     # the key beside NumPy dtypes
     assert {dtype: 1}[dtype] == 1 and {ref: 1}[np.dtype(dtype)] == 1

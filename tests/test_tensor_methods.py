@@ -140,11 +140,11 @@ def test_attribute_errors_point_to_the_numr_way():
         with pytest.raises(AttributeError, match=hint):
             getattr(t, name)
     with pytest.raises(AttributeError, match="no attribute 'nosuchthing'$"):
-        t.nosuchthing
+        _ = t.nosuchthing
     assert not hasattr(t, "nosuchthing") and not hasattr(t, "get") and not hasattr(t, "flat")
     if not DEVICE.startswith("cuda"):  # the standard attributes' own messages stay
         with pytest.raises(AttributeError, match="not in CUDA memory"):
-            t.__cuda_array_interface__
+            _ = t.__cuda_array_interface__
 
 
 def test_the_standard_attributes_stay():
