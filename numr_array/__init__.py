@@ -18,10 +18,14 @@ from ._info import __array_namespace_info__  # noqa: F401
 from . import linalg, fft  # noqa: F401
 from . import _tensor_methods
 
+import logging as _logging
 import math as _math
 import sys as _sys
 
 _tensor_methods.install(_sys.modules[__name__])  # the operators and methods that are namespace functions
+# the "numr_array" logger (device discovery and absent backends at INFO, kernel compilation at DEBUG) says
+# nothing unless the application configures logging
+_logging.getLogger(__name__).addHandler(_logging.NullHandler())
 
 __array_api_version__ = "2025.12"
 
@@ -31,7 +35,7 @@ inf = _math.inf
 nan = _math.nan
 newaxis = None
 
-del _math, _sys
+del _logging, _math, _sys
 
 __all__ = [
     # the standard's constants, dtypes and version; the array, device, dtype and capture types

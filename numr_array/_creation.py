@@ -165,7 +165,7 @@ def asarray(obj: Any, /, *, dtype=None, device=None, copy: bool | None = None) -
             raise ValueError(f"asarray: copy=False but the data is {a.dtype}, not {dtype.name}")
         return client.adopt(a)
     if dtype is not None and ((type(obj) is float and dtype.kind not in dt.FLOAT_KINDS)
-                              or (type(obj) is complex and dtype.kind != "complex floating")):
+                              or (type(obj) is complex and dtype.kind != "c")):
         raise TypeError(f"asarray: a Python {type(obj).__name__} cannot become a {dtype.name} array")
     a = _host_array(obj, dtype, "asarray")
     if dtype is None and (_is_python_data(obj) or type(obj) in (float, complex)):
@@ -208,7 +208,7 @@ def _fill_dtype(fill_value, dtype: dt.DType | None, dev: Device, func: str) -> d
                         f"got {type(fill_value).__name__}")
     if dtype is None:  # (the default integer dtype is int32 on a WebGPU adapter without shader-int64)
         dtype = dt.default_dtype_of_scalar(fill_value, **default_dtypes_of(dev))
-    elif not dt.scalar_compatible(dtype, fill_value) and not (type(fill_value) is int and dtype.kind != "bool"):
+    elif not dt.scalar_compatible(dtype, fill_value) and not (type(fill_value) is int and dtype.kind != "b"):
         raise TypeError(f"{func}: fill_value {fill_value!r} does not suit dtype {dtype.name}")
     if dtype.kind in dt.INTEGER_KINDS:
         info = np.iinfo(dtype.np)
@@ -314,7 +314,7 @@ def _host_number(v, func: str):
         return v
     if v.ndim:
         raise TypeError(f"{func}: array bounds must be 0-D, got shape {v.shape}")
-    return complex(v) if v.dtype.kind == "complex floating" else float(v) if v.dtype.kind in dt.FLOAT_KINDS else int(v)
+    return complex(v) if v.dtype.kind == "c" else float(v) if v.dtype.kind in dt.FLOAT_KINDS else int(v)
 
 
 def linspace(start, stop, /, num: int = 50, endpoint: bool = True, *, dtype=None, device=None) -> Tensor:
@@ -337,10 +337,10 @@ def linspace(start, stop, /, num: int = 50, endpoint: bool = True, *, dtype=None
     is_complex = isinstance(start, complex) or isinstance(stop, complex)
     if dtype is None:
         dtype = defaults["default_complex" if is_complex else "default_float"]
-    elif dtype.kind not in dt.FLOAT_KINDS or (is_complex and dtype.kind != "complex floating"):
+    elif dtype.kind not in dt.FLOAT_KINDS or (is_complex and dtype.kind != "c"):
         raise TypeError(f"linspace: dtype must be a floating-point dtype suited to the bounds, got {dtype.name}")
     # the kernels get Python floats (complex numbers): a Python int of any size fits (or OverflowError)
-    bound = complex if dtype.kind == "complex floating" else float
+    bound = complex if dtype.kind == "c" else float
     start, stop = (bound(_python_float(v, name, "linspace") if isinstance(v, (int, np.integer)) else v)
                    for name, v in (("start", start), ("stop", stop)))
     out = _new(dev, normalize_shape(num, "linspace"), dtype, "linspace")

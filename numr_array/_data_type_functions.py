@@ -20,8 +20,8 @@ isdtype = dt.isdtype
 def astype(x, dtype, /, *, copy: bool = True, device=None) -> Tensor:
     """``x`` converted to ``dtype`` (and moved to ``device``); returns x itself when nothing changes and not copy."""
     check_tensor(x, "astype")
-    dt.check_dtype(dtype, "astype")
-    if x._dtype.kind == "complex floating" and dtype.kind not in ("complex floating", "bool"):
+    dtype = dt.check_dtype(dtype, "astype")
+    if x._dtype.kind == "c" and dtype.kind not in ("c", "b"):
         raise TypeError(f"astype: casting {x._dtype.name} to {dtype.name} would drop the imaginary part; "
                         "take real() or abs() first")
     if device is not None:
@@ -43,15 +43,15 @@ def astype(x, dtype, /, *, copy: bool = True, device=None) -> Tensor:
 def _dtype_of(v, func: str) -> dt.DType:
     if type(v) is Tensor:
         return v._dtype
-    if type(v) is dt.DType:
-        return v
+    if isinstance(v, (dt.DType, np.dtype, str, type)):
+        return dt.check_dtype(v, func)
     raise TypeError(f"{func}: expected an array or a dtype, got {v!r}")
 
 
 def can_cast(from_, to, /) -> bool:
     """Whether the standard's promotion rules allow ``from_`` to become ``to`` without loss of kind."""
     f = _dtype_of(from_, "can_cast")
-    dt.check_dtype(to, "can_cast")
+    to = dt.check_dtype(to, "can_cast")
     if type(from_) is Tensor and not from_._dev.client.supports_dtype(to):
         return False  # an array's casts are those of its device's promotion graph
     return dt._PROMOTION[f, to] is to

@@ -10,14 +10,21 @@ import numpy as np
 
 
 class DType:
-    """A data type of the standard. Instances are singletons; compare with ``==`` or ``is``."""
+    """A data type of the standard. Instances are singletons; compare with ``==`` or ``is``.
 
-    __slots__ = ("name", "kind", "itemsize", "np", "bits")
+    It also speaks NumPy's dtype protocol, so NumPy, dask and xarray take it where they take a NumPy dtype:
+    ``dtype`` is the NumPy dtype (``np.dtype(xp.float32)`` reads it), ``kind`` is NumPy's kind letter
+    (``"b" "i" "u" "f" "c"``; the standard's kind names are ``isdtype``'s), NumPy's other dtype attributes
+    (``char``, ``str``, ``type``, ``names``, ...) are the NumPy dtype's, and it equals the NumPy dtype, its
+    scalar type and its names: ``xp.float32 == np.float32 == "float32"``.
+    """
 
-    def __init__(self, name: str, kind: str):
+    __slots__ = ("name", "kind", "itemsize", "np", "dtype", "bits")
+
+    def __init__(self, name: str):
         self.name = name
-        self.kind = kind
-        self.np = np.dtype(name)
+        self.np = self.dtype = np.dtype(name)
+        self.kind = self.np.kind
         self.itemsize = self.np.itemsize
         self.bits = self.itemsize * 8
 
@@ -26,41 +33,62 @@ class DType:
 
     __str__ = __repr__
 
+    def __eq__(self, other) -> bool:
+        if type(other) is DType:
+            return self is other
+        if isinstance(other, (np.dtype, str, type)):
+            try:
+                return self.np == np.dtype(other)
+            except TypeError:  # a string or type NumPy does not know as a dtype
+                return False
+        return NotImplemented
+
+    # Hashed by identity, in C: dtypes key every call plan, and a Python __hash__ (to hash as the NumPy
+    # dtype) costs 0.1 us a key. NumPy's scalar types do the same (np.float32 == np.dtype("float32"), with
+    # other hashes); np.dtype(d) is the key to use beside NumPy dtypes.
+    __hash__ = object.__hash__
+
+    def __getattr__(self, name: str):
+        if name.startswith("_") or name in DType.__slots__:  # not set yet (unpickling), or private
+            raise AttributeError(name)
+        return getattr(self.np, name)
+
     def __reduce__(self):
         return (_by_name, (self.name,))
 
 
-bool_ = DType("bool", "bool")
-int8 = DType("int8", "signed integer")
-int16 = DType("int16", "signed integer")
-int32 = DType("int32", "signed integer")
-int64 = DType("int64", "signed integer")
-uint8 = DType("uint8", "unsigned integer")
-uint16 = DType("uint16", "unsigned integer")
-uint32 = DType("uint32", "unsigned integer")
-uint64 = DType("uint64", "unsigned integer")
-float32 = DType("float32", "real floating")
-float64 = DType("float64", "real floating")
-complex64 = DType("complex64", "complex floating")
-complex128 = DType("complex128", "complex floating")
+bool_ = DType("bool")
+int8 = DType("int8")
+int16 = DType("int16")
+int32 = DType("int32")
+int64 = DType("int64")
+uint8 = DType("uint8")
+uint16 = DType("uint16")
+uint32 = DType("uint32")
+uint64 = DType("uint64")
+float32 = DType("float32")
+float64 = DType("float64")
+complex64 = DType("complex64")
+complex128 = DType("complex128")
 
 ALL_DTYPES = (bool_, int8, int16, int32, int64, uint8, uint16, uint32, uint64,
               float32, float64, complex64, complex128)
 _BY_NAME = {d.name: d for d in ALL_DTYPES}
 _BY_NP = {d.np: d for d in ALL_DTYPES}
 
-INTEGER_KINDS = ("signed integer", "unsigned integer")
-FLOAT_KINDS = ("real floating", "complex floating")
+# NumPy's kind letters, which DType.kind holds
+INTEGER_KINDS = ("i", "u")
+FLOAT_KINDS = ("f", "c")
 NUMERIC_KINDS = INTEGER_KINDS + FLOAT_KINDS
 
 # The kind names isdtype accepts, and the dtype kinds each one covers.
 KIND_GROUPS = {
-    "bool": ("bool",),
-    "signed integer": ("signed integer",),
-    "unsigned integer": ("unsigned integer",),
+    "bool": ("b",),
+    "signed integer": ("i",),
+    "unsigned integer": ("u",),
     "integral": INTEGER_KINDS,
-    "real floating": ("real floating",),
-    "complex floating": ("complex floating",),
+    "real floating": ("f",),
+    "complex floating": ("c",),
     "numeric": NUMERIC_KINDS,
 }
 
@@ -78,10 +106,23 @@ def from_numpy(npdtype) -> DType:
 
 
 def check_dtype(dtype, func: str) -> DType:
-    """Validate a ``dtype=`` argument: one of the 13 DType objects."""
-    if type(dtype) is not DType:
-        raise TypeError(f"{func}: dtype must be a numr_array dtype such as numr_array.float32, got {dtype!r}")
-    return dtype
+    """A ``dtype=`` argument as one of the 13 DType objects: the DType itself, or what NumPy takes as that
+    dtype (a NumPy dtype or scalar type, a name such as ``"float32"`` or ``"f4"``, and as in NumPy and CuPy
+    the Python types ``bool``, ``int``, ``float``, ``complex``: bool, int64, float64, complex128); TypeError
+    naming ``func`` and the value for anything else (float16, strings, objects, ...)."""
+    if type(dtype) is DType:
+        return dtype
+    if isinstance(dtype, (np.dtype, str, type)):
+        try:
+            npdtype = np.dtype(dtype)
+        except TypeError:
+            raise TypeError(f"{func}: dtype {dtype!r} is not a data type") from None
+        d = _BY_NP.get(npdtype)
+        if d is not None and npdtype.byteorder in "=|":
+            return d
+        raise TypeError(f"{func}: dtype {dtype!r} ({npdtype}) is not supported; numr_array has "
+                        f"{', '.join(d.name for d in ALL_DTYPES)}")
+    raise TypeError(f"{func}: dtype must be a data type such as numr_array.float32, got {dtype!r}")
 
 
 def real_of(dtype: DType) -> DType:
@@ -98,14 +139,14 @@ def _promote_pair(a: DType, b: DType) -> DType | None:
         return a
     ka, kb = a.kind, b.kind
     if ka == kb:
-        if ka == "bool":
+        if ka == "b":
             return a
         return a if a.bits >= b.bits else b
-    if {ka, kb} == {"signed integer", "unsigned integer"}:
-        s, u = (a, b) if ka == "signed integer" else (b, a)
+    if {ka, kb} == {"i", "u"}:
+        s, u = (a, b) if ka == "i" else (b, a)
         bits = max(s.bits, 2 * u.bits)
         return {8: int8, 16: int16, 32: int32, 64: int64}.get(bits)
-    if {ka, kb} == {"real floating", "complex floating"}:
+    if {ka, kb} == {"f", "c"}:
         bits = max(real_of(a).bits, real_of(b).bits)
         return complex64 if bits == 32 else complex128
     return None
@@ -127,13 +168,13 @@ def scalar_compatible(dtype: DType, value) -> bool:
     t = type(value)
     kind = dtype.kind
     if t is bool:
-        return kind == "bool"
+        return kind == "b"
     if t is int:
         return kind in NUMERIC_KINDS
     if t is float:
         return kind in FLOAT_KINDS
     if t is complex:
-        return kind == "complex floating"
+        return kind == "c"
     return False
 
 
@@ -142,7 +183,7 @@ def promote_scalar(dtype: DType, value, func: str) -> DType:
     complex beside a real floating-point array the complex dtype of its precision; TypeError otherwise."""
     if scalar_compatible(dtype, value):
         return dtype
-    if type(value) is complex and dtype.kind == "real floating":
+    if type(value) is complex and dtype.kind == "f":
         return complex_of(dtype)
     raise TypeError(f"{func}: a Python {type(value).__name__} cannot be combined with a {dtype.name} array")
 
@@ -162,15 +203,15 @@ def default_dtype_of_scalar(value, default_float: DType = float64, default_integ
     raise TypeError(f"expected a Python scalar, got {t.__name__}")
 
 
-def isdtype(dtype: DType, kind) -> bool:
+def isdtype(dtype, kind) -> bool:
     """The standard's ``isdtype``: whether ``dtype`` is ``kind`` (a dtype, a kind name, or a tuple of them)."""
-    check_dtype(dtype, "isdtype")
+    dtype = check_dtype(dtype, "isdtype")
     if isinstance(kind, tuple):
         return any(isdtype(dtype, k) for k in kind)
-    if type(kind) is DType:
-        return dtype is kind
-    if isinstance(kind, str):
-        if kind not in KIND_GROUPS:
-            raise ValueError(f"isdtype: unknown kind {kind!r}; expected one of {sorted(KIND_GROUPS)}")
+    if isinstance(kind, str) and kind in KIND_GROUPS:
         return dtype.kind in KIND_GROUPS[kind]
+    if isinstance(kind, (DType, np.dtype, type)):
+        return dtype is check_dtype(kind, "isdtype")
+    if isinstance(kind, str):
+        raise ValueError(f"isdtype: unknown kind {kind!r}; expected one of {sorted(KIND_GROUPS)}")
     raise TypeError(f"isdtype: kind must be a dtype, a kind name or a tuple of them, got {kind!r}")

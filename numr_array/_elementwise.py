@@ -310,7 +310,7 @@ def _make(op: Op):
 
 
 # --- the rows with NumPy's habits, written out (one function each, calling _unary/_binary directly) -------
-_NON_FLOAT = dt.INTEGER_KINDS + ("bool",)
+_NON_FLOAT = dt.INTEGER_KINDS + ("b",)
 _NON_FLOAT_DTYPES = frozenset(d for d in dt.ALL_DTYPES if d.kind in _NON_FLOAT)  # one set lookup per division
 _NUMERIC_DTYPES = frozenset(d for d in dt.ALL_DTYPES if d.kind in dt.NUMERIC_KINDS)
 
@@ -324,7 +324,7 @@ def _quotient_dtype(x1, x2) -> dt.DType:
     floats = [x._dtype for x in arrays if x._dtype.kind in dt.FLOAT_KINDS]
     if not floats:
         return default
-    small = all(x._dtype.kind == "bool" or x._dtype.bits <= 16 for x in arrays if x._dtype.kind in _NON_FLOAT)
+    small = all(x._dtype.kind == "b" or x._dtype.bits <= 16 for x in arrays if x._dtype.kind in _NON_FLOAT)
     return dt.real_of(floats[0] if small else dt.promote(floats[0], default, "divide"))
 
 

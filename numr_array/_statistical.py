@@ -22,10 +22,10 @@ from .kernels import K, Kernel
 
 __all__ = ["cumulative_prod", "cumulative_sum", "max", "mean", "min", "prod", "std", "sum", "var"]
 
-REAL_NUMERIC_KINDS = dt.INTEGER_KINDS + ("real floating",)
+REAL_NUMERIC_KINDS = dt.INTEGER_KINDS + ("f",)
 # the order of kinds a dtype= argument may move up (but not down) from the input's: casting complex to
 # real or floating to integer inside a sum would silently drop parts of the data
-_KIND_RANK = {"signed integer": 1, "unsigned integer": 1, "real floating": 2, "complex floating": 3}
+_KIND_RANK = {"i": 1, "u": 1, "f": 2, "c": 3}
 _UNSIGNED_OF_BITS = {32: dt.uint32, 64: dt.uint64}
 # products of single-precision floats accumulate in double precision where the device has it: a partial
 # product that overflows float32 (or underflows) would otherwise make 0 * inf = NaN, or inf / 0, of a
@@ -71,7 +71,7 @@ def _accumulation_dtype(x: Tensor, dtype, func: str) -> dt.DType:
     """The result dtype of sum, prod and the cumulative functions (the standard's ``dtype=`` rules)."""
     src = x._dtype
     if dtype is not None:
-        dt.check_dtype(dtype, func)
+        dtype = dt.check_dtype(dtype, func)
         if dtype.kind not in _KIND_RANK or _KIND_RANK[dtype.kind] < _KIND_RANK[src.kind]:
             raise TypeError(f"{func}: cannot accumulate {src.name} values in {dtype.name}")
         if not x._dev.client.supports_dtype(dtype):
@@ -80,7 +80,7 @@ def _accumulation_dtype(x: Tensor, dtype, func: str) -> dt.DType:
     if src.kind not in dt.INTEGER_KINDS:
         return src
     default = default_dtypes_of(x._dev)["default_integral"]
-    if src.kind == "unsigned integer":
+    if src.kind == "u":
         default = _UNSIGNED_OF_BITS[default.bits]
     return src if src.bits > default.bits else default
 
@@ -97,7 +97,7 @@ def reduction(kernel: Kernel, x: Tensor, axes: tuple[int, ...], keepdims: bool, 
 def _fill_nan(x: Tensor, axes: tuple[int, ...], keepdims: bool, out, func: str) -> Tensor:
     """The result of a mean, var or std over no elements (or too few for the correction): all NaN."""
     o = result(out, reduced_shape(x._shape, axes, keepdims), x._dtype, x._dev, func)
-    nan = complex(math.nan, math.nan) if x._dtype.kind == "complex floating" else math.nan
+    nan = complex(math.nan, math.nan) if x._dtype.kind == "c" else math.nan
     if o.size:
         launch(x._dev, K.fill, (), (o,), {"value": x._dtype.np.type(nan)})
     return o
@@ -176,7 +176,7 @@ def mean(x, /, axis: Axis = None, dtype: dt.DType | None = None, out=None, keepd
 def _moment(k: Kernel, x, axis, correction, keepdims, out) -> Tensor:
     kernel = k.name
     axes, keepdims, count = reduction_args(x, axis, keepdims, kernel)
-    check_kind(x, ("real floating",), "real floating-point", kernel)
+    check_kind(x, ("f",), "real floating-point", kernel)
     if type(correction) not in (int, float):
         raise TypeError(f"{kernel}: correction must be an int or a float, got {correction!r}")
     if not correction >= 0:

@@ -111,6 +111,3 @@ class Tensor:
         return (self[i] for i in range(self._shape[0]))
 
     __hash__ = None  # type: ignore[assignment]
-    # NumPy ufuncs and NumPy scalars' operators defer to ours instead of converting the tensor to an ndarray
-    # (``np.float64(2) * x`` stays a Tensor; ``np.sin(x)`` is a TypeError: use ``xp.sin``)
-    __array_ufunc__ = None

@@ -32,7 +32,7 @@ def _input(x, func: str, real: bool) -> Tensor:
     """``x`` checked: floating-point, and real-valued where ``real``."""
     check_tensor(x, func)
     kind = x._dtype.kind
-    if kind not in dt.FLOAT_KINDS or (real and kind != "real floating"):
+    if kind not in dt.FLOAT_KINDS or (real and kind != "f"):
         need = "a real floating-point" if real else "a floating-point"
         raise TypeError(f"{func}: x must have {need} dtype, got {x._dtype.name}")
     return x
@@ -200,7 +200,7 @@ def _freq_args(n, d, dtype, device, func: str):
     dev = device_of(device, func)
     if dtype is None:
         dtype = default_dtypes_of(dev)["default_float"]
-    elif dt.check_dtype(dtype, func).kind != "real floating":
+    elif (dtype := dt.check_dtype(dtype, func)).kind != "f":
         raise TypeError(f"{func}: dtype must be a real floating-point dtype, got {dtype.name}")
     return n, float(d), dtype, dev
 

@@ -65,15 +65,15 @@ class Kernel:
 # functions are generated from the rows (numr_array/_elementwise.py) and each backend supplies one kernel
 # per row. Adding an element-wise function is one row here and one kernel per backend.
 
-ALL_KINDS = ("bool",) + dt.NUMERIC_KINDS
+ALL_KINDS = ("b",) + dt.NUMERIC_KINDS
 NUMERIC = dt.NUMERIC_KINDS
-REAL_NUMERIC = dt.INTEGER_KINDS + ("real floating",)
+REAL_NUMERIC = dt.INTEGER_KINDS + ("f",)
 INTEGER = dt.INTEGER_KINDS
-INT_OR_BOOL = ("bool",) + dt.INTEGER_KINDS
+INT_OR_BOOL = ("b",) + dt.INTEGER_KINDS
 FLOATING = dt.FLOAT_KINDS
-REAL_FLOATING = ("real floating",)
-BOOL = ("bool",)
-COMPLEX_FLOATING = ("complex floating",)
+REAL_FLOATING = ("f",)
+BOOL = ("b",)
+COMPLEX_FLOATING = ("c",)
 
 KIND_WORDS = {
     ALL_KINDS: "any", NUMERIC: "numeric", REAL_NUMERIC: "real numeric", INTEGER: "integer",

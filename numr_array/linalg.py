@@ -99,7 +99,7 @@ def _rtol(rtol, x: Tensor, func: str) -> tuple[Tensor | None, float | None, tupl
         # the standard's default: max(M, N) * eps of x's real dtype
         return None, max(x._shape[-2:]) * float(np.finfo(dt.real_of(x._dtype).np).eps), batch
     if type(rtol) is Tensor:
-        if rtol._dtype.kind != "real floating":
+        if rtol._dtype.kind != "f":
             raise TypeError(f"{func}: rtol must have a real floating-point dtype, got {rtol._dtype.name}")
         if rtol._dev is not x._dev:
             raise ValueError(f"{func}: rtol is on {rtol._dev} but x is on {x._dev}")

@@ -73,8 +73,8 @@ def test_asarray_numpy_arrays_and_tensors(ta):
 @given(hnp.arrays(st.sampled_from([d.np for d in supported(NUMERIC)]), shapes(max_dims=3)),
        st.sampled_from(supported(NUMERIC)))
 def test_asarray_dtype_argument(a, dtype):
-    assume(not (a.dtype.kind == "c" and dtype.kind != "complex floating"))
-    if dtype.kind in ("signed integer", "unsigned integer") and a.dtype.kind == "f":
+    assume(not (a.dtype.kind == "c" and dtype.kind != "c"))
+    if dtype.kind in ("i", "u") and a.dtype.kind == "f":
         # casting NaN, infinities or values beyond the range to an integer dtype is unspecified
         info = np.iinfo(dtype.np)
         assume(np.isfinite(a).all() and (a.size == 0 or (a.min() >= info.min and a.max() <= info.max)))
@@ -180,7 +180,7 @@ def test_asarray_errors():
     with pytest.raises(TypeError, match="asarray"):
         xp.asarray(1j, dtype=xp.float64, device=DEVICE)
     with pytest.raises(TypeError, match="asarray"):
-        xp.asarray([1], dtype="float64", device=DEVICE)
+        xp.asarray([1], dtype="float16", device=DEVICE)
     with pytest.raises(TypeError, match="asarray"):
         xp.asarray(np.ones(2, np.float16), device=DEVICE)
     with pytest.raises(TypeError, match="asarray"):
@@ -224,7 +224,7 @@ def test_shape_argument_forms_and_errors():
         with pytest.raises(TypeError, match=f.__name__):
             f("3", device=DEVICE)
         with pytest.raises(TypeError, match=f.__name__):
-            f((2,), dtype=np.float64, device=DEVICE)
+            f((2,), dtype=np.float16, device=DEVICE)
 
 
 @pytest.mark.parametrize("fill, kind", [(True, "bool"), (3, "integral"), (-2.5, "real floating"),
@@ -238,12 +238,12 @@ def test_full_infers_the_dtype(fill, kind):
 
 @given(st.sampled_from(supported(ALL)), shapes(max_dims=3), st.data())
 def test_full_with_dtype(dtype, shape, data):
-    if dtype.kind == "bool":
+    if dtype.kind == "b":
         fill = data.draw(st.booleans())
-    elif dtype.kind in ("signed integer", "unsigned integer"):
+    elif dtype.kind in ("i", "u"):
         info = np.iinfo(dtype.np)
         fill = data.draw(st.integers(int(info.min), int(info.max)))
-    elif dtype.kind == "real floating":
+    elif dtype.kind == "f":
         fill = data.draw(st.one_of(st.integers(-1000, 1000), st.floats(width=dtype.bits)))
     else:
         fill = data.draw(st.one_of(st.integers(-1000, 1000), st.floats(width=dtype.bits // 2),
@@ -299,7 +299,7 @@ def test_like_functions_errors():
         with pytest.raises(TypeError, match=f.__name__):
             f(np.zeros(3))
         with pytest.raises(TypeError, match=f.__name__):
-            f(xp.zeros(3, device=DEVICE), dtype="int8")
+            f(xp.zeros(3, device=DEVICE), dtype="U3")
     with pytest.raises(TypeError, match="full_like"):
         xp.full_like([1, 2], 1)
 

@@ -134,7 +134,7 @@ def mixed_keys(draw, shape, allow_lists=True):
             s = bshapes[j]
             j += 1
             dtype = draw(st.sampled_from(supported(INTEGER)))
-            lo = 0 if dtype.kind == "unsigned integer" else -n
+            lo = 0 if dtype.kind == "u" else -n
             a = draw(np_arrays(dtype, s, st.integers(lo, n - 1)))
             if allow_lists and a.ndim and draw(st.integers(0, 4)) == 0:
                 ours.append(a.astype(np.int64).tolist())
@@ -403,7 +403,7 @@ def test_take(data):
     n = a.shape[axis]
     dtype = data.draw(st.sampled_from(supported(INTEGER)))
     k = data.draw(st.integers(0, 5)) if n else 0
-    idx = data.draw(np_arrays(dtype, (k,), st.integers(0 if dtype.kind == "unsigned integer" else -n, n - 1)
+    idx = data.draw(np_arrays(dtype, (k,), st.integers(0 if dtype.kind == "u" else -n, n - 1)
                               if n else None))
     t = data.draw(views(idx))
     out = xp.take(x, t) if a.ndim == 1 and data.draw(st.booleans()) else xp.take(x, t, axis=axis)
@@ -437,7 +437,7 @@ def test_take_along_axis(data):
     ishape = [1 if data.draw(st.booleans()) else s for s in a.shape]
     ishape[axis] = data.draw(st.integers(0, 4)) if n else 0
     dtype = data.draw(st.sampled_from(supported(INTEGER)))
-    idx = data.draw(np_arrays(dtype, tuple(ishape), st.integers(0 if dtype.kind == "unsigned integer" else -n,
+    idx = data.draw(np_arrays(dtype, tuple(ishape), st.integers(0 if dtype.kind == "u" else -n,
                                                                   max(n - 1, 0))))
     expected_shape = np.broadcast_shapes(a.shape[:axis % a.ndim] + (1,) + a.shape[axis % a.ndim + 1:], idx.shape)
     expected_shape = list(expected_shape)

@@ -174,8 +174,7 @@ def test_mean_std_var_dtype():
     assert xp.mean(x, dtype=xp.float32).dtype == xp.float32
     with pytest.raises(TypeError):  # the standard's mean takes floating-point arrays only
         xp.mean(x)
-    with pytest.raises(TypeError):
-        xp.mean(x, dtype="float64")
+    _same(xp.mean(x, dtype="float64"), np.mean(a, dtype="float64"))
 
 
 def test_ddof_and_correction_together_is_an_error():
@@ -239,8 +238,8 @@ def test_divide_integer_and_bool_arrays_like_numpy(data):
         warnings.simplefilter("ignore", RuntimeWarning)
         got, ref = x / y, np.true_divide(a, b)
         got_fn = xp.divide(x, y)
-        got_scalar = xp.divide(x, 2) if dtype.kind != "bool" else xp.divide(x, True)
-        ref_scalar = np.true_divide(a, 2 if dtype.kind != "bool" else True)
+        got_scalar = xp.divide(x, 2) if dtype.kind != "b" else xp.divide(x, True)
+        ref_scalar = np.true_divide(a, 2 if dtype.kind != "b" else True)
     default_float = xp.__array_namespace_info__().default_dtypes(device=DEVICE)["real floating"]
     assert got.dtype == got_fn.dtype == default_float
     _same(got, ref.astype(default_float.np))
@@ -365,7 +364,7 @@ def test_dot_inner_outer(data):
     s1 = tuple(data.draw(side) for _ in range(max(nd1 - 1, 0))) + ((k,) if nd1 else ())
     s2 = (tuple(data.draw(side) for _ in range(max(nd2 - 2, 0))) + ((k,) if nd2 else ())
           + ((data.draw(side),) if nd2 >= 2 else ()))
-    elements = (st.integers(-9, 9) if dtype.kind != "real floating"
+    elements = (st.integers(-9, 9) if dtype.kind != "f"
                 else st.floats(-9, 9, width=dtype.bits, allow_subnormal=False))
     a, b = data.draw(np_arrays(dtype, s1, elements)), data.draw(np_arrays(dtype, s2, elements))
     x, y = data.draw(views(a)) if a.ndim else _t(a), data.draw(views(b)) if b.ndim else _t(b)

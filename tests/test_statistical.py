@@ -30,11 +30,11 @@ def elements(dtype, bound: float = 1e3):
     """Element strategy: the whole range for bools and integers; for floating dtypes, values in
     [-bound, bound] mixed with NaN, infinities and signed zeros (bounded, so that sums cannot overflow
     and the order in which a device adds them cannot change inf or NaN into a finite value)."""
-    if dtype.kind not in ("real floating", "complex floating"):
+    if dtype.kind not in ("f", "c"):
         return None
     width = 32 if dtype in (xp.float32, xp.complex64) else 64
     real = st.floats(-bound, bound, width=width) | st.sampled_from(SPECIAL_FLOATS)
-    if dtype.kind == "complex floating":
+    if dtype.kind == "c":
         return st.builds(complex, real, real)
     return real
 
@@ -81,13 +81,13 @@ def assert_result(t, expected, dtype, scale: float = 1.0):
     expected = np.asarray(expected)
     assert t.shape == expected.shape, (t.shape, expected.shape)
     got = to_np(t)
-    if dtype.kind == "complex floating":
+    if dtype.kind == "c":
         # part by part: NumPy compares a complex element with an infinite part only for exact equality, so a
         # rounding difference in the finite part of (inf + 130.61108j) would fail whatever the tolerance
         want = expected.astype(dtype.np)
         for part in (np.real, np.imag):
             np.testing.assert_allclose(part(got), part(want), equal_nan=True, **tolerance(dtype, scale))
-    elif dtype.kind == "real floating":
+    elif dtype.kind == "f":
         np.testing.assert_allclose(got, expected.astype(dtype.np), equal_nan=True, **tolerance(dtype, scale))
     else:
         np.testing.assert_array_equal(got, expected.astype(dtype.np), strict=True)
@@ -139,7 +139,7 @@ def accumulation_dtype(dtype):
 
 def dtype_args(dtype):
     """dtype= values accepted for an input of ``dtype``: None, or a dtype of the same or a higher kind."""
-    rank = {"signed integer": 1, "unsigned integer": 1, "real floating": 2, "complex floating": 3}
+    rank = {"i": 1, "u": 1, "f": 2, "c": 3}
     return st.none() | st.sampled_from(supported([d for d in NUMERIC if rank[d.kind] >= rank[dtype.kind]]))
 
 
@@ -434,7 +434,7 @@ def test_dtype_and_correction_errors():
     with pytest.raises(TypeError):
         xp.prod(xp.ones(3, dtype=xp.complex64, device=DEVICE), dtype=FLOAT_DEFAULT)
     with pytest.raises(TypeError):
-        xp.sum(x, dtype="float64")
+        xp.sum(x, dtype="float16")
     with pytest.raises(TypeError):
         xp.sum(x, dtype=xp.bool)
     with pytest.raises(ValueError):

@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import importlib
+import logging
 import threading
 
 from ..runtime import Runtime
+
+#: device discovery: the backends found (INFO) and, from each backend, why it is absent (INFO)
+log = logging.getLogger(__name__)
 
 #: device kind -> the package implementing it; each exposes ``create_runtime() -> Runtime | None``
 BACKEND_MODULES = {
@@ -25,7 +29,10 @@ def get_runtime(kind: str) -> Runtime | None:
             if kind not in _runtimes:
                 try:
                     module = importlib.import_module(BACKEND_MODULES[kind])
-                    _runtimes[kind] = module.create_runtime()
-                except ImportError:
-                    _runtimes[kind] = None
+                    _runtimes[kind] = runtime = module.create_runtime()
+                except ImportError as e:
+                    log.info("%s backend absent: %s", kind, e)
+                    _runtimes[kind] = runtime = None
+                if runtime is not None:
+                    log.info("%s backend: %d device(s)", kind, runtime.device_count())
     return _runtimes[kind]

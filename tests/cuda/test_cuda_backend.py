@@ -50,9 +50,9 @@ def cuda_arrays(draw, dtypes, shape=None, elements=None):
     """(CUDA tensor, its values as NumPy): contiguous, strided or reversed."""
     dtype = draw(st.sampled_from(dtypes))
     shape = draw(hnp.array_shapes(min_dims=0, max_dims=3, min_side=0, max_side=4)) if shape is None else shape
-    if elements is None and dtype.kind == "real floating":
+    if elements is None and dtype.kind == "f":
         elements = st.floats(-100, 100, width=32 if dtype is xp.float32 else 64)
-    if elements is None and dtype.kind == "complex floating":  # (NumPy's sign of a huge or tiny z is off)
+    if elements is None and dtype.kind == "c":  # (NumPy's sign of a huge or tiny z is off)
         elements = st.complex_numbers(max_magnitude=1e6, allow_subnormal=False,
                                       width=64 if dtype is xp.complex64 else 128)
     a = draw(hnp.arrays(dtype.np, shape, elements=elements))
@@ -223,7 +223,7 @@ def test_hypot_and_full_of_negative_zero_follow_numpy():
     same(xp.hypot(on(a[:1]), float(big)), np.hypot(a[:1], big))
     for dtype in (xp.float32, xp.float64, xp.complex64, xp.complex128):
         for v in (-0.0, complex(0.0, -0.0)):
-            if isinstance(v, complex) and dtype.kind != "complex floating":
+            if isinstance(v, complex) and dtype.kind != "c":
                 continue
             got, want = to_np(xp.full((3,), v, dtype=dtype, device=DEV)), np.full((3,), v, dtype.np)
             # CuPy fills zeros with a memset: the signs must survive it
@@ -347,9 +347,9 @@ def test_matmul_matches_numpy(shapes, dtype):
     s1, s2 = shapes
     a = (rng.standard_normal(s1) * 4).astype(dtype.np)
     b = (rng.standard_normal(s2) * 4).astype(dtype.np)
-    if dtype.kind == "complex floating":
+    if dtype.kind == "c":
         a = a + 1j * (rng.standard_normal(s1)).astype(dtype.np)
-    rtol = {xp.float32: 1e-4, xp.complex64: 1e-4}.get(dtype, 1e-10 if dtype.kind != "signed integer" else None)
+    rtol = {xp.float32: 1e-4, xp.complex64: 1e-4}.get(dtype, 1e-10 if dtype.kind != "i" else None)
     same(xp.matmul(on(a), on(b)), np.matmul(a, b), rtol=rtol)
 
 

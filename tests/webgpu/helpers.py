@@ -19,10 +19,10 @@ if get_runtime("webgpu") is not None:  # (without an adapter the test modules sk
     INFO = xp.__array_namespace_info__()
     DTYPES = list(INFO.dtypes(device=DEV).values())
     NUMERIC = [d for d in DTYPES if d != xp.bool]
-    REAL = [d for d in NUMERIC if d.kind != "complex floating"]
-    FLOAT = [d for d in REAL if d.kind == "real floating"]
+    REAL = [d for d in NUMERIC if d.kind != "c"]
+    FLOAT = [d for d in REAL if d.kind == "f"]
     #: real and complex floating dtypes (the linear algebra's)
-    INEXACT = [d for d in NUMERIC if d.kind in ("real floating", "complex floating")]
+    INEXACT = [d for d in NUMERIC if d.kind in ("f", "c")]
     #: the device's default dtypes: int32 indices and float32 where the adapter lacks shader-int64/f64
     DEFAULTS = INFO.default_dtypes(device=DEV)
     INDEX = DEFAULTS["indexing"]
@@ -46,7 +46,7 @@ def to_index(a: np.ndarray) -> np.ndarray:
 
 def random(rng, dtype, shape, scale: float = 1.0) -> np.ndarray:
     a = rng.standard_normal(shape)
-    if dtype.kind == "complex floating":
+    if dtype.kind == "c":
         a = a + 1j * rng.standard_normal(shape)
     return (scale * a).astype(dtype.np)
 

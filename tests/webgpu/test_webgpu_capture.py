@@ -104,8 +104,7 @@ def replay_and_eager(run, a, b, a2):
 
 
 @given(st.lists(st.tuples(st.sampled_from(["add_x", "mul_y", "inplace", "shifted", "cast", "where", "sum"]),
-                          st.sampled_from([d for d in DTYPES if d.kind in ("bool", "signed integer",
-                                                                                "unsigned integer")])),
+                          st.sampled_from([d for d in DTYPES if d.kind in ("b", "i", "u")])),
                 min_size=1, max_size=12))
 def test_fused_replay_equals_eager(ops):
     """Random chains with in-place updates, shifted views of written buffers (which must not merge),
@@ -142,7 +141,7 @@ def check_chain(ops):
     np.testing.assert_array_equal(bits(r), bits(want))
 
 
-@pytest.mark.parametrize("dtype", [d for d in DTYPES if d.kind in ("bool", "signed integer", "unsigned integer")],
+@pytest.mark.parametrize("dtype", [d for d in DTYPES if d.kind in ("b", "i", "u")],
                          ids=lambda d: d.name)
 def test_fused_casts_of_out_of_range_floats_replay_as_eager(dtype):
     """A float cast to an integer dtype and back inside one merged launch: the value passed on is the

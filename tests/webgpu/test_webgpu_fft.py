@@ -28,8 +28,8 @@ if get_runtime("webgpu") is None:
 DEV = "webgpu:0"
 HAVE = xp.__array_namespace_info__().dtypes(device=DEV)
 FLOAT = [d for d in (xp.float32, xp.float64, xp.complex64, xp.complex128) if d.name in HAVE]
-REAL = [d for d in FLOAT if d.kind == "real floating"]
-COMPLEX = [d for d in FLOAT if d.kind == "complex floating"]
+REAL = [d for d in FLOAT if d.kind == "f"]
+COMPLEX = [d for d in FLOAT if d.kind == "c"]
 SINGLE = (xp.float32, xp.complex64)
 NORMS = ["backward", "ortho", "forward"]
 
@@ -52,7 +52,7 @@ def close(got, want: np.ndarray, n: int) -> None:
 
 def signal(rng, shape, dtype) -> np.ndarray:
     a = rng.standard_normal(shape)
-    if dtype.kind == "complex floating":
+    if dtype.kind == "c":
         a = a + 1j * rng.standard_normal(shape)
     return a.astype(dtype.np)
 

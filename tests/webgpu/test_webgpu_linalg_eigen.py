@@ -25,7 +25,7 @@ if get_runtime("webgpu") is None:
 DEV = "webgpu:0"
 client = xp._device.parse_device(DEV).client
 from .helpers import INEXACT as FLOAT, missing  # noqa: E402
-REAL = [d for d in FLOAT if d.kind == "real floating"]
+REAL = [d for d in FLOAT if d.kind == "f"]
 SINGLE = (xp.float32, xp.complex64)
 needs_f64 = pytest.mark.skipif(xp.float64 not in FLOAT, reason=missing("shader-f64", "shader-int64") or "")
 

@@ -28,7 +28,7 @@ from .helpers import DTYPES, FLOAT, INDEX, NUMERIC, REAL, WIDEST, device_dtype  
 def ints(rng, dtype, shape, lo=-3, hi=4):
     if dtype == xp.bool:
         return rng.integers(0, 2, shape).astype(bool)
-    return rng.integers(0 if dtype.kind == "unsigned integer" else lo, hi, shape).astype(dtype.np)
+    return rng.integers(0 if dtype.kind == "u" else lo, hi, shape).astype(dtype.np)
 
 
 def check(got, want, rtol=None, exact=False):
@@ -137,7 +137,7 @@ def test_tensordot_through_tiles_and_generic(dtype):
 @pytest.mark.parametrize("dtype", NUMERIC, ids=lambda d: d.name)
 def test_cross_matches_cpu(dtype):
     rng = np.random.default_rng(6)
-    if dtype.kind in ("real floating", "complex floating"):
+    if dtype.kind in ("f", "c"):
         a = (rng.standard_normal((4, 3, 5)) * 1e3).astype(dtype.np)
         b = (rng.standard_normal((3, 1)) * 1e-3).astype(dtype.np)
     else:
@@ -146,7 +146,7 @@ def test_cross_matches_cpu(dtype):
         got = no_readback(lambda: xp.linalg.cross(xp.asarray(p, device=DEV), xp.asarray(q, device=DEV), axis=axis))
         want = xp.linalg.cross(xp.asarray(p), xp.asarray(q), axis=axis)
         # each product is rounded before the subtraction, as NumPy's: exact for real floats too
-        check(got, to_np(want), exact=dtype.kind != "complex floating")
+        check(got, to_np(want), exact=dtype.kind != "c")
 
 
 # --- cumulative sums and products ---------------------------------------------------------------------
@@ -202,9 +202,9 @@ def test_scan_long_lines_on_outer_axis_and_in_place():
 @settings(max_examples=30)
 @given(st.sampled_from(REAL), hnp.array_shapes(min_dims=1, max_dims=3, min_side=1, max_side=7), st.data())
 def test_argmax_argmin_match_cpu(dtype, shape, data):
-    a = data.draw(hnp.arrays(dtype.np, shape, elements=st.integers(-3, 3) if dtype.kind != "unsigned integer"
+    a = data.draw(hnp.arrays(dtype.np, shape, elements=st.integers(-3, 3) if dtype.kind != "u"
                              else st.integers(0, 3)))
-    if dtype.kind == "real floating":
+    if dtype.kind == "f":
         specials = np.array([np.nan, -0.0, 0.0, np.inf, -np.inf], dtype.np)
         mask = data.draw(hnp.arrays(np.int8, shape, elements=st.integers(-6, 4)))
         a = np.where(mask >= 0, specials[np.clip(mask, 0, 4)], a)
@@ -287,7 +287,7 @@ def test_contractions_longer_than_an_invocations_loop(dtype):
     ga, gb = xp.asarray(a, device=DEV), xp.asarray(b, device=DEV)
     with np.errstate(over="ignore"):
         want_mm, want_dot = a @ b, np.sum(np.conj(a[0]) * a[1])
-    check = np.testing.assert_allclose if dtype.kind == "complex floating" else np.testing.assert_array_equal
+    check = np.testing.assert_allclose if dtype.kind == "c" else np.testing.assert_array_equal
     check(to_np(xp.matmul(ga, gb)), want_mm.astype(dtype.np))
     check(to_np(xp.vecdot(ga[0], ga[1])), np.asarray(want_dot).astype(dtype.np))
 

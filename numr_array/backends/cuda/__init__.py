@@ -7,7 +7,11 @@ without CuPy, or without a GPU, ``create_runtime`` returns None and no ``cuda`` 
 
 from __future__ import annotations
 
+import logging
+
 from ...runtime import Runtime
+
+log = logging.getLogger(__name__)
 
 
 class CudaRuntime(Runtime):
@@ -28,7 +32,15 @@ def create_runtime() -> CudaRuntime | None:
     """The CUDA runtime, or None when CuPy is missing or finds no GPU (no driver, no device)."""
     try:
         import cupy
-        count = cupy.cuda.runtime.getDeviceCount()
-    except Exception:  # ImportError, or CuPy's CUDARuntimeError when there is no driver or device
+    except ImportError as e:
+        log.info("cuda backend absent: CuPy cannot be imported (%s)", e)
         return None
-    return CudaRuntime(count) if count > 0 else None
+    try:
+        count = cupy.cuda.runtime.getDeviceCount()
+    except Exception as e:  # CuPy's CUDARuntimeError when there is no driver or device
+        log.info("cuda backend absent: CuPy finds no CUDA device (%s: %s)", type(e).__name__, e)
+        return None
+    if count == 0:
+        log.info("cuda backend absent: the CUDA driver reports no device")
+        return None
+    return CudaRuntime(count)

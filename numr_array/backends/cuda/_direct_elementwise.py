@@ -18,6 +18,7 @@ single kernel node of the CUDA graph, which a replay runs at the cost of one lau
 
 from __future__ import annotations
 
+import logging
 import threading
 
 import cupy
@@ -26,6 +27,9 @@ from cupy.cuda import driver, runtime
 
 from ..._tensor import Tensor, contiguous_strides
 from ._cupy_module import _HYPOT
+
+#: kernel compilation (DEBUG): one record per kernel compiled, none per launch
+log = logging.getLogger(__name__)
 
 #: the largest element count launched directly; beyond it the kernel's own time dominates the call
 SMALL = 1 << 20
@@ -157,6 +161,7 @@ class DirectLauncher:
         if f is None:
             ctype = _CTYPE[npdtype.name]
             rtype = "bool" if op in _BOOL_RESULT else ctype
+            log.debug("cuda: compiling the direct kernel %s of %s (%s operands)", op, npdtype.name, form)
             k = cupy.RawKernel(_source(op, ctype, rtype, form), "k")
             self._kernels.append(k)
             f = self._functions[key] = k.kernel.ptr
@@ -292,6 +297,7 @@ class DirectLauncher:
         if f is None:
             # CuPy's options for its ufunc kernels (FMA contraction on, as in each eager kernel): the steps
             # are kept apart by FusedRun's opaque values, not by compiler options
+            log.debug("cuda: compiling a fused kernel of %d steps over %d elements", len(run.steps), run.n)
             k = cupy.RawKernel(source, "k", options=("--std=c++17",))
             self._kernels.append(k)
             f = self._fused[key] = k.kernel.ptr

@@ -12,12 +12,15 @@ absent from ``devices()``.
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import sys
 import tempfile
 from typing import Iterator
 
 from ...runtime import Runtime
+
+log = logging.getLogger(__name__)
 
 #: features requested when the adapter offers them (wgpu-py's names)
 WANTED_FEATURES = ("shader-f16", "shader-f64", "shader-int64", "subgroup")
@@ -73,7 +76,8 @@ def _pick_adapter(wgpu):
     if not want:
         try:
             adapter = wgpu.gpu.request_adapter_sync(power_preference="high-performance")
-        except Exception:
+        except Exception as e:
+            log.debug("webgpu: wgpu's request for a high-performance adapter failed: %s", e)
             adapter = None
         if backend or (adapter is not None and _backend(adapter) in NATIVE_BACKENDS):
             return adapter
@@ -115,10 +119,17 @@ class WebGPURuntime(Runtime):
 def create_runtime() -> WebGPURuntime | None:
     try:
         import wgpu
-    except ImportError:
+    except ImportError as e:
+        log.info("webgpu backend absent: wgpu cannot be imported (%s)", e)
         return None
     with native_stderr_filtered():
         adapter = _pick_adapter(wgpu)
     if adapter is None:
+        log.info("webgpu backend absent: no WebGPU adapter (NUMR_WEBGPU_ADAPTER=%r, WGPU_BACKEND_TYPE=%r)",
+                 os.environ.get("NUMR_WEBGPU_ADAPTER", ""), os.environ.get("WGPU_BACKEND_TYPE", ""))
         return None
+    info = adapter.info
+    log.info("webgpu:0 on the adapter %r (%s backend, %s; features: %s)", info.get("device", ""),
+             info.get("backend_type", ""), info.get("adapter_type", ""),
+             ", ".join(f for f in WANTED_FEATURES if f in adapter.features) or "none of the optional ones")
     return WebGPURuntime(wgpu, adapter)

@@ -96,6 +96,8 @@ class _LostLog(logging.Filter):
 
 
 logging.getLogger("wgpu").addFilter(_LostLog())
+#: kernel compilation (DEBUG): one record per pipeline built, none per launch
+log = logging.getLogger(__name__)
 
 
 def _reason(message: str) -> str:
@@ -414,6 +416,7 @@ class WebGPUClient(Client):
         p = self._pipelines.get(key)
         if p is None:
             source = make_source()
+            log.debug("%s: compiling the WGSL kernel %r (%d lines)", self.device, key, source.count("\n") + 1)
             try:
                 module = self.wdevice.create_shader_module(code=source)
                 pipe = self.wdevice.create_compute_pipeline(layout=self._layout(nbind)[1],
