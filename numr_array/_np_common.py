@@ -37,11 +37,11 @@ def default_int(dev: Device) -> dt.DType:
 def floating(a: Tensor, func: str, allow_complex: bool = True) -> Tensor:
     """``a`` as a floating-point array: integer and bool arrays in the device's default float (as NumPy
     computes their means, quantiles, ...), floating ones unchanged."""
-    if a._dtype.kind == "complex floating":
+    if a._dtype.kind == "c":
         if not allow_complex:
             raise TypeError(f"{func}: complex arrays are not accepted, got {a._dtype.name}")
         return a
-    if a._dtype.kind == "real floating":
+    if a._dtype.kind == "f":
         return a
     return astype(a, default_float(a._dev))
 

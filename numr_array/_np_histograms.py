@@ -67,7 +67,7 @@ def bincount(x: Tensor, /, weights: Tensor | None = None, minlength: int = 0) ->
         check_same_device("bincount", x, weights)
         if weights._shape != x._shape:
             raise ValueError(f"bincount: weights (shape {weights._shape}) must be shaped like x ({x._shape})")
-        if weights._dtype.kind == "complex floating":
+        if weights._dtype.kind == "c":
             raise TypeError(f"bincount: weights must be real, got {weights._dtype.name}")
         weights = astype(weights, default_float(x._dev))
     n = minlength
@@ -90,7 +90,7 @@ def digitize(x: Tensor, bins: Tensor, right: bool = False) -> Tensor:
     check_same_device("digitize", x, bins)
     if bins.ndim != 1:
         raise ValueError(f"digitize: bins must be 1-D, got shape {bins._shape}")
-    if x._dtype.kind == "complex floating" or bins._dtype.kind == "complex floating":
+    if x._dtype.kind == "c" or bins._dtype.kind == "c":
         raise TypeError("digitize: x and bins must be real")
     increasing = True
     if bins.size > 1:
@@ -121,7 +121,7 @@ def _edges_of(a: Tensor, bins, range_, func: str) -> Tensor:
     nbins = integer(bins, func, "bins")
     if nbins < 1:
         raise ValueError(f"{func}: bins must be positive, got {nbins}")
-    fdt = a._dtype if a._dtype.kind == "real floating" else default_float(a._dev)
+    fdt = a._dtype if a._dtype.kind == "f" else default_float(a._dev)
     if range_ is None:
         if a.size:
             lo, hi = _st.min(a), _st.max(a)
@@ -151,13 +151,13 @@ def _edges_of(a: Tensor, bins, range_, func: str) -> Tensor:
 def _comparable(x: Tensor, y: Tensor) -> tuple[Tensor, Tensor]:
     """``x`` and ``y`` in dtypes that compare (integers beside floats: both in the float's dtype, or the
     default float), as NumPy compares them."""
-    if (x._dtype.kind == "real floating") == (y._dtype.kind == "real floating"):
+    if (x._dtype.kind == "f") == (y._dtype.kind == "f"):
         try:
             dt.promote(x._dtype, y._dtype, "")
             return x, y
         except TypeError:
             pass
-    f = next((t._dtype for t in (x, y) if t._dtype.kind == "real floating"), default_float(x._dev))
+    f = next((t._dtype for t in (x, y) if t._dtype.kind == "f"), default_float(x._dev))
     return astype(x, f, copy=False), astype(y, f, copy=False)
 
 
@@ -187,7 +187,7 @@ def histogram(a: Tensor, bins: int | Tensor = 10, range: tuple[float, float] | N
     ``range`` (default: the data's), or in the bins between the given edges; the last bin includes its
     right edge. ``weights`` sums weights instead; ``density`` normalises to a probability density."""
     check_tensor(a, "histogram", "a")
-    if a._dtype.kind == "complex floating":
+    if a._dtype.kind == "c":
         raise TypeError("histogram: a must be real")
     weights = _check_weights(a, weights, "histogram")
     edges = _edges_of(a, bins, range, "histogram")
@@ -195,7 +195,7 @@ def histogram(a: Tensor, bins: int | Tensor = 10, range: tuple[float, float] | N
     counts = _counts(_bin_index(_mn.reshape(a, (-1,)), edges), nbins,
                      None if weights is None else _mn.reshape(weights, (-1,)))
     if density:
-        widths = _mn_diff(astype(edges, default_float(a._dev)) if edges._dtype.kind != "real floating" else edges)
+        widths = _mn_diff(astype(edges, default_float(a._dev)) if edges._dtype.kind != "f" else edges)
         c = astype(counts, widths._dtype) if counts._dtype is not widths._dtype else counts
         return _ew.divide(_ew.divide(c, widths), _st.sum(c)), edges
     return counts, edges
@@ -237,7 +237,7 @@ def histogramdd(sample: Tensor, bins: int | Sequence = 10, range: Sequence | Non
     total = math.prod(sizes)
     flat = where(outside, total, flat)
     counts = _mn.reshape(_counts(flat, total, weights), tuple(sizes))
-    if counts._dtype.kind != "real floating":
+    if counts._dtype.kind != "f":
         counts = astype(counts, default_float(sample._dev))  # NumPy's counts here are floats
     if density:
         c = _ew.divide(counts, _st.sum(counts))

@@ -241,7 +241,7 @@ def argpartition(a: Tensor, kth: int | Sequence[int], axis: int | None = -1, kin
 def sort_complex(a: Tensor) -> Tensor:
     """``a`` sorted by real part, then imaginary part, as a complex array."""
     check_tensor(a, "sort_complex", "a")
-    if a._dtype.kind != "complex floating":
+    if a._dtype.kind != "c":
         c = dt.complex128 if a._dtype in (dt.float64, dt.int64, dt.uint64, dt.int32, dt.uint32) else dt.complex64
         if not a._dev.client.supports_dtype(c):
             c = dt.complex64

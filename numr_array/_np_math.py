@@ -31,7 +31,7 @@ Scalar = int | float
 
 def _real(x, func: str, name: str = "x") -> Tensor:
     tensor(x, func, name)
-    if x._dtype.kind not in dt.INTEGER_KINDS + ("real floating",):
+    if x._dtype.kind not in dt.INTEGER_KINDS + ("f",):
         raise TypeError(f"{func}: {name} must have a real numeric dtype, got {x._dtype.name}")
     return x
 
@@ -55,7 +55,7 @@ def fmod(x1: Tensor, x2: Tensor | Scalar, /) -> Tensor:
     _real(x1, "fmod", "x1")
     if isinstance(x2, Tensor):
         _real(x2, "fmod", "x2")
-    if x1._dtype.kind == "real floating" or (isinstance(x2, Tensor) and x2._dtype.kind == "real floating") \
+    if x1._dtype.kind == "f" or (isinstance(x2, Tensor) and x2._dtype.kind == "f") \
             or isinstance(x2, float):
         r = _ew.remainder(_ew.abs(x1), _ew.abs(x2) if isinstance(x2, Tensor) else abs(x2))
         return _ew.copysign(r, astype(x1, r._dtype, copy=False))
@@ -131,7 +131,7 @@ def float_power(x1: Tensor, x2: Tensor | Scalar, /) -> Tensor:
     """``x1 ** x2`` computed in float64 (complex128 for complex operands)."""
     tensor(x1, "float_power", "x1")
     kinds = {x1._dtype.kind, x2._dtype.kind if isinstance(x2, Tensor) else type(x2).__name__}
-    wide = dt.complex128 if kinds & {"complex floating", "complex"} else dt.float64
+    wide = dt.complex128 if kinds & {"c", "complex"} else dt.float64
     if not x1._dev.client.supports_dtype(wide):
         raise TypeError(f"float_power: computes in {wide.name}, which device {x1._dev} does not support")
     return _ew.pow(astype(x1, wide), astype(x2, wide) if isinstance(x2, Tensor) else x2)
@@ -250,7 +250,7 @@ def fix(x: Tensor, /) -> Tensor:
 
 def isneginf(x: Tensor, /) -> Tensor:
     """Where ``x`` is -inf."""
-    return _ew.logical_and(_ew.isinf(_real(x, "isneginf")), _ew.signbit(x) if x._dtype.kind == "real floating"
+    return _ew.logical_and(_ew.isinf(_real(x, "isneginf")), _ew.signbit(x) if x._dtype.kind == "f"
                            else _ew.less(x, 0))
 
 
@@ -262,7 +262,7 @@ def isposinf(x: Tensor, /) -> Tensor:
 def isreal(x: Tensor, /) -> Tensor:
     """Where the imaginary part is zero (everywhere for real arrays)."""
     tensor(x, "isreal", "x")
-    if x._dtype.kind == "complex floating":
+    if x._dtype.kind == "c":
         return _ew.equal(_ew.imag(x), 0)
     return full_like(x, True, dtype=dt.bool_)
 
@@ -274,12 +274,12 @@ def iscomplex(x: Tensor, /) -> Tensor:
 
 def isrealobj(x: Tensor, /) -> bool:
     """Whether ``x`` has a real (non-complex) dtype."""
-    return tensor(x, "isrealobj", "x")._dtype.kind != "complex floating"
+    return tensor(x, "isrealobj", "x")._dtype.kind != "c"
 
 
 def iscomplexobj(x: Tensor, /) -> bool:
     """Whether ``x`` has a complex dtype."""
-    return tensor(x, "iscomplexobj", "x")._dtype.kind == "complex floating"
+    return tensor(x, "iscomplexobj", "x")._dtype.kind == "c"
 
 
 def isscalar(element: object, /) -> bool:
@@ -294,11 +294,11 @@ def nan_to_num(x: Tensor, /, copy: bool = True, nan: float = 0.0, posinf: float 
     largest and most negative finite values); real and imaginary parts separately. Always a new array
     (``copy=False`` cannot write in place: numr functions do not mutate their arguments)."""
     tensor(x, "nan_to_num", "x")
-    if x._dtype.kind == "complex floating":
+    if x._dtype.kind == "c":
         re, im = nan_to_num(_ew.real(x), nan=nan, posinf=posinf, neginf=neginf), \
             nan_to_num(_ew.imag(x), nan=nan, posinf=posinf, neginf=neginf)
         return _ew.add(astype(re, x._dtype), _ew.multiply(astype(im, x._dtype), 1j))
-    if x._dtype.kind != "real floating":
+    if x._dtype.kind != "f":
         return astype(x, x._dtype, copy=True)
     big = float(np.finfo(x._dtype.np).max)
     out = where(_ew.isnan(x), float(nan), x)
@@ -310,7 +310,7 @@ def angle(z: Tensor, deg: bool = False) -> Tensor:
     """The argument of each complex number (of a real number: 0 or pi), in radians or degrees."""
     tensor(z, "angle", "z")
     z = floating(z, "angle")
-    if z._dtype.kind == "complex floating":
+    if z._dtype.kind == "c":
         a = _ew.atan2(_ew.imag(z), _ew.real(z))
     else:
         a = _ew.atan2(full_like(z, 0.0), z)  # +0 imaginary parts: pi for negative numbers
@@ -329,7 +329,7 @@ def bitwise_count(x: Tensor, /) -> Tensor:
     _integer(x, "bitwise_count", "x")
     bits = x._dtype.bits
     unsigned = {8: dt.uint8, 16: dt.uint16, 32: dt.uint32, 64: dt.uint64}[bits]
-    v = astype(_ew.abs(x) if x._dtype.kind == "signed integer" else x, unsigned)
+    v = astype(_ew.abs(x) if x._dtype.kind == "i" else x, unsigned)
     m1, m2, m4 = _SWAR[bits]
     v = _ew.subtract(v, _ew.bitwise_and(_ew.bitwise_right_shift(v, 1), m1))
     v = _ew.add(_ew.bitwise_and(v, m2), _ew.bitwise_and(_ew.bitwise_right_shift(v, 2), m2))
@@ -345,7 +345,7 @@ def fmax(x1: Tensor, x2: Tensor | Scalar, /) -> Tensor:
     """The element-wise maximum, ignoring NaNs (NaN only where both are NaN)."""
     _real(x1, "fmax", "x1")
     m = _ew.maximum(x1, x2)
-    if m._dtype.kind != "real floating":
+    if m._dtype.kind != "f":
         return m
     return where(_ew.isnan(x1), _as(x2, m), where(_ew.isnan(_as(x2, m)), x1, m))
 
@@ -354,7 +354,7 @@ def fmin(x1: Tensor, x2: Tensor | Scalar, /) -> Tensor:
     """The element-wise minimum, ignoring NaNs (NaN only where both are NaN)."""
     _real(x1, "fmin", "x1")
     m = _ew.minimum(x1, x2)
-    if m._dtype.kind != "real floating":
+    if m._dtype.kind != "f":
         return m
     return where(_ew.isnan(x1), _as(x2, m), where(_ew.isnan(_as(x2, m)), x1, m))
 
@@ -389,7 +389,7 @@ def real_if_close(a: Tensor, tol: float = 100) -> Tensor:
     zero (``tol`` > 1), or that many absolute units (``tol`` <= 1); else ``a``. Whether they are is read on
     the host: the result's dtype depends on it, as in NumPy."""
     tensor(a, "real_if_close")
-    if a._dtype.kind != "complex floating":
+    if a._dtype.kind != "c":
         return a
     if tol > 1:
         tol = float(np.finfo(dt.real_of(a._dtype).np).eps) * tol

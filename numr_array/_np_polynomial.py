@@ -167,7 +167,7 @@ def poly(seq_of_zeros: Tensor) -> Tensor:
     for i in range(z.shape[0]):
         factor = _mn.concat([asarray([1.0], dtype=z._dtype, device=z._dev), _mn.reshape(_ew.negative(z[i]), (1,))])
         a = convolve(a, factor)
-    if a._dtype.kind == "complex floating":
+    if a._dtype.kind == "c":
         # roots in conjugate pairs give a real polynomial: NumPy returns its real part then (read on host)
         from ._np_math import real_if_close
         a = real_if_close(a)
@@ -249,7 +249,7 @@ def correlate(a: Tensor, v: Tensor, mode: str = "valid") -> Tensor:
     if a.shape[0] == 0 or v.shape[0] == 0:
         raise ValueError("correlate: a and v cannot be empty")
     # the full correlation is the convolution of a with reversed conj(v); the shorter one is the kernel
-    kernel = _mn.flip(_ew.conj(v) if v._dtype.kind == "complex floating" else v)
+    kernel = _mn.flip(_ew.conj(v) if v._dtype.kind == "c" else v)
     if kernel.shape[0] <= a.shape[0]:
         return _mode_slice(_full_convolution(a, kernel), a.shape[0], v.shape[0], mode, "correlate")
     # NumPy computes this case as correlate(v, a) reversed: its 'same' window is the mirrored one
@@ -267,7 +267,7 @@ def interp(x: Tensor, xp: Tensor, fp: Tensor, left: float | None = None, right: 
         raise ValueError(f"interp: fp and xp are not of the same length ({fp.shape[0]} and {xp.shape[0]})")
     if xp.shape[0] == 0:
         raise ValueError("interp: array of sample points is empty")
-    fdt = default_float(x._dev) if fp._dtype.kind != "complex floating" else fp._dtype
+    fdt = default_float(x._dev) if fp._dtype.kind != "c" else fp._dtype
     x, xp = astype(floating(x, "interp"), dt.real_of(fdt)), astype(floating(xp, "interp"), dt.real_of(fdt))
     fp = astype(fp, fdt)
     if period is not None:
@@ -292,7 +292,7 @@ def interp(x: Tensor, xp: Tensor, fp: Tensor, left: float | None = None, right: 
     slope = _ew.divide(_ew.subtract(f1, f0), _ew.subtract(x1, x0))
     r = _ew.add(_ew.multiply(slope, _ew.subtract(flat, x0)), f0)
     # NumPy: where that is NaN (an infinite slope times zero), from the other end
-    if r._dtype.kind == "real floating":
+    if r._dtype.kind == "f":
         other = _ew.add(_ew.multiply(slope, _ew.subtract(flat, x1)), f1)
         r = where(_ew.logical_and(_ew.isnan(r), _ew.logical_not(_ew.isnan(slope))), other, r)
         r = where(_ew.logical_and(_ew.isnan(r), _ew.equal(f0, f1)), f0, r)
@@ -396,7 +396,7 @@ def trapezoid(y: Tensor, x: Tensor | None = None, dx: float = 1.0, axis: int = -
         d = dx
     else:
         check_tensor(x, "trapezoid", "x")
-        x = astype(floating(x, "trapezoid"), y._dtype if y._dtype.kind == "real floating" else dt.real_of(y._dtype))
+        x = astype(floating(x, "trapezoid"), y._dtype if y._dtype.kind == "f" else dt.real_of(y._dtype))
         if x.ndim == 1:
             d = _mn.reshape(_ew.subtract(x[1:], x[:-1]), (-1,) + (1,) * (y.ndim - ax - 1))
         else:
@@ -557,7 +557,7 @@ def vdot(a: Tensor, b: Tensor, /) -> Tensor:
     check_tensor(b, "vdot", "b")
     if a.size != b.size:
         raise ValueError(f"vdot: arrays have different sizes ({a.size} and {b.size})")
-    a = _ew.conj(ravel(a)) if a._dtype.kind == "complex floating" else ravel(a)
+    a = _ew.conj(ravel(a)) if a._dtype.kind == "c" else ravel(a)
     return _st.sum(_ew.multiply(a, ravel(b)))
 
 
@@ -576,7 +576,7 @@ def vecmat(x1: Tensor, x2: Tensor, /) -> Tensor:
     check_tensor(x2, "vecmat", "x2")
     if x1.ndim < 1 or x2.ndim < 2:
         raise ValueError(f"vecmat: x1 must be at least 1-D and x2 at least 2-D, got {x1.shape}, {x2.shape}")
-    v = _ew.conj(x1) if x1._dtype.kind == "complex floating" else x1
+    v = _ew.conj(x1) if x1._dtype.kind == "c" else x1
     return matmul(_mn.expand_dims(v, axis=-2), x2)[..., 0, :]
 
 

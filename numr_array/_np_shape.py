@@ -562,7 +562,7 @@ def copyto(dst: Tensor, src, casting: str = "same_kind", where=True) -> None:
 
 
 _where = where
-_KIND_ORDER = {"bool": 0, "unsigned integer": 1, "signed integer": 1, "real floating": 2, "complex floating": 3}
+_KIND_ORDER = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
 
 
 def fill_diagonal(a: Tensor, val, wrap: bool = False) -> None:

@@ -37,7 +37,7 @@ _METHODS = ("linear", "lower", "higher", "nearest", "midpoint")
 
 def _real(a, func: str) -> Tensor:
     check_tensor(a, func, "a")
-    if a._dtype.kind not in dt.INTEGER_KINDS + ("real floating",):
+    if a._dtype.kind not in dt.INTEGER_KINDS + ("f",):
         raise TypeError(f"{func}: a must have a real numeric dtype, got {a._dtype.name}")
     return a
 
@@ -61,7 +61,7 @@ def _q_tensor(q, a: Tensor, func: str, scale: float) -> tuple[Tensor, bool]:
     and whether q was 0-D; ValueError outside [0, 1] for Python numbers (arrays are not read)."""
     if isinstance(q, Tensor):
         check_tensor(q, func, "q")
-        if q._dtype.kind not in dt.INTEGER_KINDS + ("real floating",):
+        if q._dtype.kind not in dt.INTEGER_KINDS + ("f",):
             raise TypeError(f"{func}: q must be real, got {q._dtype.name}")
         scalar = q.ndim == 0
         if q.ndim > 1:
@@ -274,7 +274,7 @@ def _nan_moment(a, axis, dtype, out, ddof, keepdims, func: str, root: bool) -> T
     count = _st.sum(astype(valid, real), axis=axis, keepdims=True)
     mean = _ew.divide(_st.sum(where(valid, a, 0), axis=axis, keepdims=True), count)
     d = where(valid, _ew.subtract(a, mean), 0)
-    sq = _ew.multiply(_ew.real(d), _ew.real(d)) if a._dtype.kind == "real floating" else \
+    sq = _ew.multiply(_ew.real(d), _ew.real(d)) if a._dtype.kind == "f" else \
         _ew.real(_ew.multiply(d, _ew.conj(d)))
     dof = _ew.subtract(count, float(ddof))
     v = _ew.divide(_st.sum(sq, axis=axis, keepdims=True), where(_ew.greater(dof, 0), dof, math.nan))
@@ -297,7 +297,7 @@ def average(a: Tensor, axis: Axis = None, weights: Tensor | None = None, returne
         if not returned:
             return avg
         n = math.prod(a._shape[i] for i in check_axes(axis, a.ndim, "average"))
-        return avg, _ew.add(_ew.multiply(_ew.real(avg) if avg._dtype.kind == "complex floating" else avg, 0), float(n))
+        return avg, _ew.add(_ew.multiply(_ew.real(avg) if avg._dtype.kind == "c" else avg, 0), float(n))
     check_tensor(weights, "average", "weights")
     if weights._shape != a._shape:
         if axis is None:
@@ -348,7 +348,7 @@ def cov(m: Tensor, y: Tensor | None = None, rowvar: bool = True, bias: bool = Fa
         avg = _st.mean(x, axis=1, keepdims=True)
         fact = float(n - ddof)
         xc = _ew.subtract(x, avg)
-        c = matmul(xc, _ew.conj(_mn.matrix_transpose(xc)) if xc._dtype.kind == "complex floating"
+        c = matmul(xc, _ew.conj(_mn.matrix_transpose(xc)) if xc._dtype.kind == "c"
                    else _mn.matrix_transpose(xc))
         c = _ew.divide(c, fact if fact > 0 else 0.0)
     else:
@@ -364,7 +364,7 @@ def cov(m: Tensor, y: Tensor | None = None, rowvar: bool = True, bias: bool = Fa
         fact = where(_ew.less_equal(fact, 0), 0.0, fact)
         xc = _ew.subtract(x, avg)
         xt = _mn.matrix_transpose(_ew.multiply(xc, w))
-        c = _ew.divide(matmul(xc, _ew.conj(xt) if xc._dtype.kind == "complex floating" else xt), fact)
+        c = _ew.divide(matmul(xc, _ew.conj(xt) if xc._dtype.kind == "c" else xt), fact)
     return c[0, 0] if c._shape == (1, 1) and m.ndim < 2 and y is None else c
 
 
@@ -391,9 +391,9 @@ def corrcoef(x: Tensor, y: Tensor | None = None, rowvar: bool = True, *, dtype: 
         return _ew.divide(c, c)
     from ._numpy_compat import diag
     d = diag(c)
-    s = _ew.sqrt(_ew.real(d) if d._dtype.kind == "complex floating" else d)
+    s = _ew.sqrt(_ew.real(d) if d._dtype.kind == "c" else d)
     c = _ew.divide(_ew.divide(c, _mn.reshape(s, (-1, 1))), _mn.reshape(s, (1, -1)))
-    if c._dtype.kind == "complex floating":
+    if c._dtype.kind == "c":
         # NumPy clips the real and imaginary parts each to [-1, 1]
         re, im = (astype(_ew.clip(part, -1.0, 1.0), c._dtype) for part in (_ew.real(c), _ew.imag(c)))
         return _ew.add(re, _ew.multiply(im, 1j))

@@ -462,13 +462,13 @@ def lstsq(a, b, rcond: float | None = None) -> LstsqResult:
     keep = _ew.greater(s, cut)
     inv_s = where(keep, _ew.divide(1.0, where(keep, s, 1.0)), 0.0)
     bb = b if b.ndim == 2 else _mn.reshape(b, (-1, 1))
-    uh = _mn.matrix_transpose(_ew.conj(u) if u._dtype.kind == "complex floating" else u)
-    vv = _mn.matrix_transpose(_ew.conj(vh) if vh._dtype.kind == "complex floating" else vh)
+    uh = _mn.matrix_transpose(_ew.conj(u) if u._dtype.kind == "c" else u)
+    vv = _mn.matrix_transpose(_ew.conj(vh) if vh._dtype.kind == "c" else vh)
     x = matmul(vv, _ew.multiply(_mn.reshape(_astype_like(inv_s, uh), (-1, 1)), matmul(uh, bb)))
     from ._data_type_functions import astype
     rank = _sum(astype(keep, _index_int(a)))
     r = _ew.subtract(matmul(a, x), bb)
-    res = _sum(_ew.real(_ew.multiply(r, _ew.conj(r))) if r._dtype.kind == "complex floating"
+    res = _sum(_ew.real(_ew.multiply(r, _ew.conj(r))) if r._dtype.kind == "c"
                else _ew.multiply(r, r), axis=0)
     # NumPy's residuals are empty unless the rank is full and M > N: whether it is, is read on the host
     if not (m > n and int(rank) == n):
