@@ -1,0 +1,335 @@
+"""``Generator``: NumPy's ``numpy.random.Generator`` methods, drawn on the device from Philox4x32-10.
+
+The state is a uint32 tensor (6,) on the generator's device: a 64-bit key (from ``numpy.random.SeedSequence``
+of the seed) and a 128-bit counter. A draw of n elements launches "philox" (element i from
+philox(counter + i, key)) and then "philox_advance" (counter += n), both reading the state on the device:
+a captured draw therefore draws fresh numbers at every replay, and one seed gives the same stream on every
+device (docs/random.md defines the bits exactly).
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+
+import numpy as np
+
+from .. import _dtypes as dt
+from .. import _namespace as ns
+from .._device import Device, resolve_device
+from .._info import default_dtypes_of
+from .._launch import launch, new_tensor
+from .._creation import normalize_shape
+from .._tensor import Tensor
+from ..kernels import K
+
+__all__ = ["Generator", "default_rng"]
+
+
+def _shape(size, func: str) -> tuple[int, ...]:
+    return () if size is None else normalize_shape(size, func)
+
+
+def _dtype(dtype, func: str, kinds: tuple[str, ...]) -> dt.DType:
+    """``dtype`` (a numr dtype, a NumPy dtype or its name) as a DType of one of ``kinds``."""
+    if type(dtype) is not dt.DType:
+        try:
+            dtype = dt.from_numpy(np.dtype(dtype))
+        except TypeError:
+            raise TypeError(f"{func}: unsupported dtype {dtype!r}") from None
+    if dtype.kind not in kinds:
+        raise TypeError(f"{func}: unsupported dtype {dtype.name} (expected {' or '.join(kinds)})")
+    return dtype
+
+
+def _check_on(dev: Device, dtype: dt.DType, func: str) -> None:
+    client = dev.client
+    if not client.supports_dtype(dtype):
+        need = "shader-f64" if dtype.kind in dt.FLOAT_KINDS else "shader-int64"
+        lacks = f" (the adapter lacks {need})" if getattr(client, "features", None) is not None else ""
+        raise TypeError(f"{func}: {dtype.name} is not supported on device {dev}{lacks}")
+
+
+def _number(v, func: str, name: str) -> float:
+    if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)):
+        raise TypeError(f"{func}: {name} must be a real number or an array, got {v!r}")
+    v = float(v)
+    if not math.isfinite(v):
+        raise ValueError(f"{func}: {name} must be finite, got {v!r}")
+    return v
+
+
+def _integer(v, func: str, name: str) -> int:
+    try:
+        if isinstance(v, bool):
+            raise TypeError
+        return operator.index(v)
+    except TypeError:
+        raise TypeError(f"{func}: {name} must be an integer, got {v!r}") from None
+
+
+class Generator:
+    """A counter-based (Philox4x32-10) generator whose numbers are made on ``device``.
+
+    Methods follow ``numpy.random.Generator``'s signatures; results are tensors on the generator's
+    device (a 0-D tensor where NumPy returns a Python scalar for ``size=None``). The streams differ from
+    NumPy's (PCG64).
+    """
+
+    def __init__(self, seed=None, device=None, *, _seq: np.random.SeedSequence | None = None):
+        self._dev = resolve_device(device, "default_rng")
+        if _seq is None:
+            if isinstance(seed, Generator):
+                raise TypeError("default_rng: seed must be None, an int or a sequence of ints, got a Generator")
+            try:
+                _seq = np.random.SeedSequence(seed)
+            except (TypeError, ValueError) as e:
+                raise type(e)(f"default_rng: invalid seed {seed!r} ({e})") from None
+        self._seq = _seq
+        key = _seq.generate_state(2, np.uint32)
+        self._state = ns.asarray(np.array([key[0], key[1], 0, 0, 0, 0], np.uint32), device=self._dev)
+
+    @property
+    def device(self) -> Device:
+        return self._dev
+
+    def __repr__(self) -> str:
+        return f"Generator(Philox4x32-10) on {self._dev}"
+
+    def spawn(self, n_children: int) -> list["Generator"]:
+        """``n_children`` independent generators (``SeedSequence.spawn``) on the same device."""
+        return [Generator(device=self._dev, _seq=s) for s in self._seq.spawn(_integer(n_children, "spawn", "n_children"))]
+
+    # --- the draws ----------------------------------------------------------------------------------
+    def _draw(self, shape: tuple[int, ...], dtype: dt.DType, params: dict) -> Tensor:
+        """A new tensor of ``shape`` from the kernel, the counter then advanced by its size."""
+        out = new_tensor(self._dev, shape, dtype)
+        n = math.prod(shape)
+        if n:
+            launch(self._dev, K.philox, (self._state,), (out,), params)
+            launch(self._dev, K.philox_advance, (), (self._state,), {"n": n})
+        return out
+
+    def _float(self, dtype, func: str) -> dt.DType:
+        d = default_dtypes_of(self._dev)["default_float"] if dtype is None else _dtype(dtype, func, ("real floating",))
+        _check_on(self._dev, d, func)
+        return d
+
+    def _uniform01(self, shape, dtype: dt.DType) -> Tensor:
+        return self._draw(shape, dtype, {"dist": "uniform"})
+
+    def bits(self, size=None) -> Tensor:
+        """Raw uint32 words (word 0 of each Philox block)."""
+        return self._draw(_shape(size, "bits"), dt.uint32, {"dist": "bits"})
+
+    def random(self, size=None, dtype=None, out=None) -> Tensor:
+        """Uniform floats in [0, 1): float32 (w >> 8) * 2**-24, float64 ((w0 >> 5) * 2**26 + (w1 >> 6)) * 2**-53."""
+        if out is not None:
+            if type(out) is not Tensor:
+                raise TypeError(f"random: out must be a Tensor, got {type(out).__name__}")
+            d = self._float(out.dtype if dtype is None else dtype, "random")
+            if d != out.dtype or (size is not None and _shape(size, "random") != out.shape):
+                raise ValueError(f"random: out has shape {out.shape} and dtype {out.dtype}, the draw "
+                                 f"{_shape(size, 'random') if size is not None else out.shape} and {d}")
+            ns.setitem(out, ..., self._uniform01(out.shape, d))
+            return out
+        return self._uniform01(_shape(size, "random"), self._float(dtype, "random"))
+
+    def uniform(self, low=0.0, high=1.0, size=None, *, dtype=None) -> Tensor:
+        """low + (high - low) * random(): in [low, high) (up to rounding)."""
+        d = self._float(dtype, "uniform")
+        lo, hi = self._param(low, d, "uniform", "low"), self._param(high, d, "uniform", "high")
+        shape = self._out_shape(size, "uniform", lo, hi)
+        return ns.add(lo, ns.multiply(ns.subtract(hi, lo), self._uniform01(shape, d)))
+
+    def standard_normal(self, size=None, dtype=None, out=None) -> Tensor:
+        """Box-Muller: sqrt(-2 log(1 - u1)) cos(2 pi u2) of two uniform draws."""
+        d = self._float(dtype if out is None or dtype is not None else out.dtype, "standard_normal")
+        shape = out.shape if out is not None and size is None else _shape(size, "standard_normal")
+        z = self._normal(shape, d)
+        if out is None:
+            return z
+        if type(out) is not Tensor or out.shape != shape or out.dtype != d:
+            raise ValueError(f"standard_normal: out must be a Tensor of shape {shape} and dtype {d}, got {out!r}")
+        ns.setitem(out, ..., z)
+        return out
+
+    def _normal(self, shape, d: dt.DType) -> Tensor:
+        u1 = self._uniform01(shape, d)
+        u2 = self._uniform01(shape, d)
+        r = ns.sqrt(ns.multiply(ns.log1p(ns.negative(u1)), -2.0))
+        return ns.multiply(r, ns.cos(ns.multiply(u2, 2.0 * math.pi)))
+
+    def normal(self, loc=0.0, scale=1.0, size=None, *, dtype=None) -> Tensor:
+        d = self._float(dtype, "normal")
+        loc, scale = self._param(loc, d, "normal", "loc"), self._param(scale, d, "normal", "scale", nonneg=True)
+        shape = self._out_shape(size, "normal", loc, scale)
+        return ns.add(loc, ns.multiply(scale, self._normal(shape, d)))
+
+    def standard_exponential(self, size=None, dtype=None, method: str = "inv") -> Tensor:
+        """-log(1 - u) (inversion; NumPy's default "zig" ziggurat is not used)."""
+        if method not in ("inv", "zig"):
+            raise ValueError(f"standard_exponential: method must be 'inv' or 'zig', got {method!r}")
+        d = self._float(dtype, "standard_exponential")
+        return ns.negative(ns.log1p(ns.negative(self._uniform01(_shape(size, "standard_exponential"), d))))
+
+    def exponential(self, scale=1.0, size=None, *, dtype=None) -> Tensor:
+        d = self._float(dtype, "exponential")
+        scale = self._param(scale, d, "exponential", "scale", nonneg=True)
+        shape = self._out_shape(size, "exponential", scale)
+        e = ns.negative(ns.log1p(ns.negative(self._uniform01(shape, d))))
+        return ns.multiply(scale, e)
+
+    def _param(self, v, d: dt.DType, func: str, name: str, nonneg: bool = False):
+        """A distribution parameter: a finite Python float, or a tensor on the generator's device."""
+        if type(v) is Tensor:
+            if v.device != self._dev:
+                raise ValueError(f"{func}: {name} is on {v.device}, the generator on {self._dev}")
+            return v
+        if isinstance(v, (list, tuple, np.ndarray)):
+            a = np.asarray(v, d.np)
+            if nonneg and (a < 0).any():
+                raise ValueError(f"{func}: {name} must be non-negative, got {v!r}")
+            return ns.asarray(a, device=self._dev)
+        v = _number(v, func, name)
+        if nonneg and v < 0:
+            raise ValueError(f"{func}: {name} must be non-negative, got {v!r}")
+        return v
+
+    def _out_shape(self, size, func: str, *params) -> tuple[int, ...]:
+        shapes = [p.shape for p in params if type(p) is Tensor]
+        if size is not None:
+            shape = _shape(size, func)
+            for s in shapes:
+                if ns.broadcast_shapes(s, shape) != shape:
+                    raise ValueError(f"{func}: parameters of shape {s} do not broadcast to size {shape}")
+            return shape
+        return ns.broadcast_shapes(*shapes) if shapes else ()
+
+    def integers(self, low, high=None, size=None, dtype=None, endpoint: bool = False) -> Tensor:
+        """Integers in [low, high) ([low, high] with endpoint), unbiased to within range / 2**64 (a range up to
+        2**32: two words' 64-bit multiply-shift) or 2**-64 (larger ranges: four words)."""
+        func = "integers"
+        d = (default_dtypes_of(self._dev)["default_integral"] if dtype is None
+             else _dtype(dtype, func, ("signed integer", "unsigned integer")))
+        _check_on(self._dev, d, func)
+        low = _integer(low, func, "low")
+        if high is None:
+            low, high = 0, low
+        else:
+            high = _integer(high, func, "high")
+        if endpoint:
+            high += 1
+        if low >= high:
+            raise ValueError(f"{func}: low >= high (low={low}, high={high - endpoint}{', endpoint=True' if endpoint else ''})")
+        info = np.iinfo(d.np)
+        if low < info.min or high - 1 > info.max:
+            raise ValueError(f"{func}: the bounds [{low}, {high}) do not fit in {d.name}")
+        return self._draw(_shape(size, func), d, {"dist": "integers", "low": low, "range": high - low})
+
+    def _index_dtype(self) -> dt.DType:
+        return default_dtypes_of(self._dev)["default_integral"]
+
+    def _order(self, n: int) -> Tensor:
+        """A uniformly random permutation of range(n): indices sorted by a 64-bit key of two uint32 draws
+        (secondary, then stable by primary), so ties are a 2**-64 event per pair."""
+        k1, k2 = self.bits(n), self.bits(n)
+        o = ns.argsort(k2, stable=True)
+        return ns.take(o, ns.argsort(ns.take(k1, o), stable=True))
+
+    def permutation(self, x, axis: int = 0) -> Tensor:
+        """A permuted range(x) (x an int), or a permuted copy of the array x along ``axis``."""
+        if type(x) is not Tensor and not isinstance(x, (list, tuple, np.ndarray)):
+            n = _integer(x, "permutation", "x")
+            if n < 0:
+                raise ValueError(f"permutation: x must be non-negative, got {n}")
+            return ns.astype(self._order(n), self._index_dtype(), copy=False)
+        x = x if type(x) is Tensor else ns.asarray(x, device=self._dev)
+        if x.ndim == 0:
+            raise ValueError("permutation: x must be an int or an array of at least one dimension, got a 0-D array")
+        axis = _integer(axis, "permutation", "axis")
+        if not -x.ndim <= axis < x.ndim:
+            raise ValueError(f"permutation: axis {axis} is out of bounds for an array of {x.ndim} dimensions")
+        return ns.take(x, self._order(x.shape[axis]), axis=axis)
+
+    def shuffle(self, x: Tensor, axis: int = 0) -> None:
+        """Permute the tensor ``x`` in place along ``axis``."""
+        if type(x) is not Tensor:
+            raise TypeError(f"shuffle: x must be a numr_array Tensor (shuffled in place), got {type(x).__name__}")
+        if x.ndim == 0:
+            raise ValueError("shuffle: x must have at least one dimension, got a 0-D array")
+        ns.setitem(x, ..., self.permutation(x, axis))
+
+    def choice(self, a, size=None, replace: bool = True, p=None, axis: int = 0, shuffle: bool = True) -> Tensor:
+        """Samples of range(a) (a an int) or of a's entries along ``axis``, with or without replacement,
+        uniform or with probabilities ``p`` (inverse CDF with replacement; exponential keys without)."""
+        func = "choice"
+        pool = None
+        if type(a) is Tensor or isinstance(a, (list, tuple, np.ndarray)):
+            pool = a if type(a) is Tensor else ns.asarray(a, device=self._dev)
+            if pool.ndim == 0:
+                raise ValueError("choice: a must be a positive int or an array of at least one dimension")
+            axis = _integer(axis, func, "axis")
+            if not -pool.ndim <= axis < pool.ndim:
+                raise ValueError(f"choice: axis {axis} is out of bounds for an array of {pool.ndim} dimensions")
+            n = pool.shape[axis]
+        else:
+            n = _integer(a, func, "a")
+            if n <= 0:
+                raise ValueError(f"choice: a must be a positive integer, got {n}")
+        shape = _shape(size, func)
+        k = math.prod(shape)
+        if n == 0 and k:
+            raise ValueError("choice: a cannot be empty unless no samples are taken")
+        probs = None
+        if p is not None:
+            probs = np.asarray(ns.to_numpy(p, "choice") if type(p) is Tensor else p, np.float64)
+            if probs.ndim != 1 or probs.shape[0] != n:
+                raise ValueError(f"choice: p must be 1-D of length {n}, got shape {probs.shape}")
+            if not np.isfinite(probs).all() or (probs < 0).any():
+                raise ValueError(f"choice: probabilities must be finite and non-negative, got {p!r}")
+            if abs(probs.sum() - 1.0) > math.sqrt(np.finfo(np.float64).eps):
+                raise ValueError(f"choice: probabilities do not sum to 1 (sum {probs.sum()!r})")
+        fd = default_dtypes_of(self._dev)["default_float"]
+        if replace:
+            if probs is None:
+                idx = self.integers(0, max(n, 1), k, dtype=self._index_dtype())
+            else:
+                cdf = np.cumsum(probs)
+                cdf /= cdf[-1]
+                u = self._uniform01((k,), fd)
+                idx = ns.searchsorted(ns.asarray(cdf.astype(fd.np), device=self._dev), u, side="right")
+                idx = ns.minimum(idx, n - 1)  # (u < 1 = cdf[-1]; rounding of the cdf aside)
+        else:
+            if k > n:
+                raise ValueError(f"choice: cannot take a larger sample ({k}) than the population ({n}) without replacement")
+            if probs is None:
+                idx = self._order(n)[:k]
+            else:
+                if np.count_nonzero(probs) < k:
+                    raise ValueError(f"choice: fewer non-zero probabilities ({np.count_nonzero(probs)}) than samples ({k})")
+                with np.errstate(divide="ignore"):
+                    inv = np.where(probs > 0, 1.0 / probs, np.inf)
+                keys = ns.multiply(self.standard_exponential(n, dtype=fd), ns.asarray(inv.astype(fd.np), device=self._dev))
+                idx = ns.argsort(keys, stable=True)[:k]
+        if pool is None:
+            return ns.reshape(ns.astype(idx, self._index_dtype(), copy=False), shape)
+        picked = ns.take(pool, idx, axis=axis)
+        ax = axis % pool.ndim
+        return ns.reshape(picked, pool.shape[:ax] + shape + pool.shape[ax + 1:])
+
+    def bytes(self, length: int) -> bytes:
+        """``length`` random bytes (uint32 words, little-endian), read back to the host."""
+        length = _integer(length, "bytes", "length")
+        if length < 0:
+            raise ValueError(f"bytes: length must be non-negative, got {length}")
+        words = self.bits(-(-length // 4))
+        return ns.to_numpy(words, "bytes").astype("<u4").tobytes()[:length]
+
+
+def default_rng(seed=None, device=None) -> Generator:
+    """A new :class:`Generator` seeded with ``seed`` (None: fresh entropy; an int or a sequence of ints,
+    through ``numpy.random.SeedSequence``), generating on ``device`` (default: the default device)."""
+    if isinstance(seed, Generator):
+        return seed
+    return Generator(seed, device)
