@@ -140,7 +140,8 @@ class Generator:
         d = self._float(dtype, "uniform")
         lo, hi = self._param(low, d, "uniform", "low"), self._param(high, d, "uniform", "high")
         shape = self._out_shape(size, "uniform", lo, hi)
-        return ns.add(lo, ns.multiply(ns.subtract(hi, lo), self._uniform01(shape, d)))
+        span = hi - lo if type(lo) is float and type(hi) is float else ns.subtract(hi, lo)
+        return ns.add(lo, ns.multiply(span, self._uniform01(shape, d)))
 
     def standard_normal(self, size=None, dtype=None, out=None) -> Tensor:
         """Box-Muller: sqrt(-2 log(1 - u1)) cos(2 pi u2) of two uniform draws."""
@@ -289,7 +290,7 @@ class Generator:
             if not np.isfinite(probs).all() or (probs < 0).any():
                 raise ValueError(f"choice: probabilities must be finite and non-negative, got {p!r}")
             if abs(probs.sum() - 1.0) > math.sqrt(np.finfo(np.float64).eps):
-                raise ValueError(f"choice: probabilities do not sum to 1 (sum {probs.sum()!r})")
+                raise ValueError(f"choice: probabilities do not sum to 1 (sum {float(probs.sum())!r})")
         fd = default_dtypes_of(self._dev)["default_float"]
         if replace:
             if probs is None:

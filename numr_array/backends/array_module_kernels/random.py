@@ -86,10 +86,12 @@ def kernels(m) -> dict:
         s = outs[0]
         n = p["n"]
         c = s[2:6].astype(u64)
+        words = []
         carry = u64(0)
         for j, add in enumerate((n & MASK, n >> 32, 0, 0)):
             t = c[j] + u64(add) + carry
-            s[2 + j] = t & u64(MASK)
+            words.append(t & u64(MASK))
             carry = t >> u64(32)
+        m.copyto(s[2:6], m.stack(words), casting="unsafe")  # (on the device: no host read of the counter)
 
     return {"philox": philox, "philox_advance": philox_advance}
