@@ -183,6 +183,53 @@ def test_distributions_against_scipy(dtype):
     assert abs(z.mean()) < 5 / math.sqrt(n) and abs(z.var() - 1) < 5 * math.sqrt(2 / n)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_gamma_family_against_scipy(dtype):
+    d = getattr(xp, dtype)
+    needs_dtype(d)
+    r = xp.random.default_rng(4242, device=DEVICE)
+    n = 20_000
+    cases = [(r.standard_gamma(a, n, dtype=d), stats.gamma(a).cdf) for a in (0.3, 1.0, 2.5, 40.0)]
+    cases += [(r.gamma(2.0, 3.0, n, dtype=d), stats.gamma(2.0, scale=3.0).cdf),
+              (r.beta(0.5, 2.0, n, dtype=d), stats.beta(0.5, 2.0).cdf),
+              (r.chisquare(3.0, n, dtype=d), stats.chi2(3.0).cdf)]
+    for t, cdf in cases:
+        v = host(t)
+        assert t.dtype == d and np.isfinite(v).all() and (v >= 0).all()
+        assert stats.kstest(v, cdf).pvalue > 1e-6
+    assert host(r.standard_gamma(0.0, 4, dtype=d)).tolist() == [0.0] * 4
+    shapes = xp.asarray(np.array([0.5, 5.0], d.np), device=DEVICE)
+    g = host(r.standard_gamma(shapes, (8000, 2), dtype=d))
+    assert np.allclose(g.mean(axis=0), [0.5, 5.0], rtol=0.05)
+
+
+def test_poisson_and_binomial_against_scipy():
+    r = xp.random.default_rng(77, device=DEVICE)
+    n = 40_000
+    for lam in (0.5, 4.0, 300.0):
+        v = host(r.poisson(lam, n))
+        assert v.dtype == defaults()["integral"].np and v.min() >= 0
+        _chisquare_against(v, stats.poisson(lam))
+    for trials, p in ((10, 0.3), (1000, 0.01), (200, 0.9)):
+        v = host(r.binomial(trials, p, n))
+        assert 0 <= v.min() and v.max() <= trials
+        _chisquare_against(v, stats.binom(trials, p))
+    assert host(r.poisson(0.0, 3)).tolist() == [0, 0, 0]
+    assert host(r.binomial(7, 1.0, 3)).tolist() == [7, 7, 7]
+
+
+def _chisquare_against(v: np.ndarray, dist) -> None:
+    """Chi-square of the counts of v against dist's pmf, the tails beyond expected count 5 pooled."""
+    ks = np.arange(v.min(), v.max() + 1)
+    expected = dist.pmf(ks) * v.size
+    keep = expected >= 5
+    lo, hi = ks[keep][0], ks[keep][-1]
+    counts = [np.count_nonzero(v <= lo)] + [np.count_nonzero(v == k) for k in range(lo + 1, hi)] + [np.count_nonzero(v >= hi)]
+    want = [dist.cdf(lo)] + [dist.pmf(k) for k in range(lo + 1, hi)] + [dist.sf(hi - 1)]
+    want = np.array(want) * v.size
+    assert stats.chisquare(counts, want * sum(counts) / want.sum()).pvalue > 1e-6
+
+
 def test_array_parameters_broadcast():
     d = defaults()["real floating"]
     r = xp.random.default_rng(3, device=DEVICE)
@@ -298,6 +345,16 @@ def test_argument_errors_name_the_function_and_value():
         r.permutation(-2)
     with pytest.raises(TypeError, match=r"shuffle: x must be a numr_array Tensor"):
         r.shuffle([1, 2, 3])
+    with pytest.raises(ValueError, match=r"standard_gamma: shape must be non-negative, got -1.0"):
+        r.standard_gamma(-1.0)
+    with pytest.raises(ValueError, match=r"beta: a must be positive, got 0"):
+        r.beta(0, 1.0)
+    with pytest.raises(ValueError, match=r"poisson: lam must be in \[0, 1e8\], got -2.0"):
+        r.poisson(-2)
+    with pytest.raises(ValueError, match=r"binomial: p must be in \[0, 1\], got 1.5"):
+        r.binomial(3, 1.5)
+    with pytest.raises(ValueError, match=r"binomial: n must be non-negative, got -3"):
+        r.binomial(-3, 0.5)
     with pytest.raises(ValueError, match=r"default_rng: invalid seed -1"):
         xp.random.default_rng(-1)
     with pytest.raises(ValueError, match=r"Sobol: d must be between 1 and 21, got 22"):

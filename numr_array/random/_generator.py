@@ -181,6 +181,116 @@ class Generator:
         e = ns.negative(ns.log1p(ns.negative(self._uniform01(shape, d))))
         return ns.multiply(scale, e)
 
+    #: Marsaglia-Tsang candidates drawn per gamma value: each is accepted with probability above 0.95, so
+    #: all of them are rejected with probability below 0.05**12 < 2.5e-16 (the value is then d, the mode)
+    GAMMA_TRIES = 12
+
+    def _gamma(self, a, shape: tuple[int, ...], d: dt.DType) -> Tensor:
+        """Standard gamma variates of shape parameter ``a`` (a tensor broadcast to ``shape``): Marsaglia and
+        Tsang's method (ACM TOMS 26, 2000), its candidates drawn at once and the first accepted one kept;
+        for a < 1, gamma(a + 1) * u**(1/a)."""
+        a = ns.broadcast_to(a, shape)
+        small = ns.less(a, 1.0)
+        a1 = ns.where(small, ns.add(a, 1.0), a)
+        dd = ns.subtract(a1, 1.0 / 3.0)
+        c = ns.divide(1.0 / 3.0, ns.sqrt(dd))
+        tries = (self.GAMMA_TRIES,) + shape
+        z = self._normal(tries, d)
+        u = self._uniform01(tries, d)
+        v = ns.pow(ns.add(ns.multiply(c, z), 1.0), 3.0)
+        bound = ns.add(ns.multiply(ns.multiply(z, z), 0.5),
+                       ns.multiply(dd, ns.add(ns.subtract(1.0, v), ns.log(v))))  # (log of v <= 0: NaN, refused)
+        ok = ns.logical_and(ns.greater(v, 0.0), ns.less(ns.log1p(ns.negative(u)), bound))
+        first = ns.argmax(ns.astype(ok, dt.uint8), axis=0, keepdims=True)
+        vv = ns.reshape(ns.take_along_axis(v, first, axis=0), shape)
+        g = ns.multiply(dd, ns.where(ns.any(ok, axis=0), vv, 1.0))
+        boost = ns.pow(self._uniform01(shape, d), ns.divide(1.0, a))
+        return ns.where(small, ns.multiply(g, boost), g)
+
+    def _tensor_param(self, v, d: dt.DType, func: str, name: str, nonneg: bool = False) -> Tensor:
+        v = self._param(v, d, func, name, nonneg)
+        return v if type(v) is Tensor else ns.full((), v, dtype=d, device=self._dev)
+
+    def standard_gamma(self, shape, size=None, dtype=None, out=None) -> Tensor:
+        """Gamma(shape, 1) variates (``shape`` >= 0; a tensor ``shape`` is not checked on the host)."""
+        d = self._float(dtype, "standard_gamma")
+        k = self._tensor_param(shape, d, "standard_gamma", "shape", nonneg=True)
+        g = self._gamma(k, self._out_shape(size, "standard_gamma", k), d)
+        if out is None:
+            return g
+        if type(out) is not Tensor or out.shape != g.shape or out.dtype != d:
+            raise ValueError(f"standard_gamma: out must be a Tensor of shape {g.shape} and dtype {d}, got {out!r}")
+        ns.setitem(out, ..., g)
+        return out
+
+    def gamma(self, shape, scale=1.0, size=None, *, dtype=None) -> Tensor:
+        d = self._float(dtype, "gamma")
+        k = self._tensor_param(shape, d, "gamma", "shape", nonneg=True)
+        scale = self._param(scale, d, "gamma", "scale", nonneg=True)
+        shape = self._out_shape(size, "gamma", k, *([scale] if type(scale) is Tensor else []))
+        return ns.multiply(scale, self._gamma(k, shape, d))
+
+    def beta(self, a, b, size=None, *, dtype=None) -> Tensor:
+        """X / (X + Y) of X ~ Gamma(a), Y ~ Gamma(b) (a, b > 0)."""
+        d = self._float(dtype, "beta")
+        ta, tb = self._tensor_param(a, d, "beta", "a", nonneg=True), self._tensor_param(b, d, "beta", "b", nonneg=True)
+        for name, v in (("a", a), ("b", b)):
+            if type(v) is not Tensor and not isinstance(v, (list, tuple, np.ndarray)) and float(v) == 0:
+                raise ValueError(f"beta: {name} must be positive, got {v!r}")
+        shape = self._out_shape(size, "beta", ta, tb)
+        x, y = self._gamma(ta, shape, d), self._gamma(tb, shape, d)
+        return ns.divide(x, ns.add(x, y))
+
+    def chisquare(self, df, size=None, *, dtype=None) -> Tensor:
+        """2 * Gamma(df / 2) (df > 0)."""
+        d = self._float(dtype, "chisquare")
+        k = self._tensor_param(df, d, "chisquare", "df", nonneg=True)
+        return ns.multiply(self._gamma(ns.multiply(k, 0.5), self._out_shape(size, "chisquare", k), d), 2.0)
+
+    def _from_table(self, k0: int, logpmf: np.ndarray, size, func: str) -> Tensor:
+        """Integers k0 + j drawn with probabilities exp(logpmf[j]) (normalised on the host) by the inverse
+        CDF: a uniform draw of the device's default float dtype searched in the cumulative table."""
+        cdf = np.cumsum(np.exp(logpmf - logpmf.max()))
+        cdf /= cdf[-1]
+        fd = default_dtypes_of(self._dev)["default_float"]
+        shape = _shape(size, func)
+        u = self._uniform01(shape, fd)
+        table = ns.asarray(cdf[:-1].astype(fd.np), device=self._dev)
+        j = ns.searchsorted(table, ns.reshape(u, (-1,)), side="right")
+        return ns.reshape(ns.add(j, k0), shape)
+
+    def poisson(self, lam=1.0, size=None) -> Tensor:
+        """Poisson(lam) integers (lam a number up to 1e8), by the inverse CDF over a table of lam +- 40 sqrt(lam)
+        + 40 (the mass outside is below 1e-300)."""
+        lam = _number(lam, "poisson", "lam")
+        if not 0 <= lam <= 1e8:  # (the table has 80 sqrt(lam) entries)
+            raise ValueError(f"poisson: lam must be in [0, 1e8], got {lam!r}")
+        if lam == 0:
+            return ns.zeros(_shape(size, "poisson"), dtype=self._index_dtype(), device=self._dev)
+        spread = 40 * math.sqrt(lam) + 40
+        k = np.arange(max(0, math.floor(lam - spread)), math.ceil(lam + spread) + 1, dtype=np.float64)
+        logpmf = k * math.log(lam) - lam - np.array([math.lgamma(v + 1) for v in k])
+        return ns.astype(self._from_table(int(k[0]), logpmf, size, "poisson"), self._index_dtype(), copy=False)
+
+    def binomial(self, n, p, size=None) -> Tensor:
+        """Binomial(n, p) integers (n an int, p a number in [0, 1]), by the inverse CDF over mean +- 40 sd + 40."""
+        n = _integer(n, "binomial", "n")
+        p = _number(p, "binomial", "p")
+        if n < 0:
+            raise ValueError(f"binomial: n must be non-negative, got {n}")
+        if not 0 <= p <= 1:
+            raise ValueError(f"binomial: p must be in [0, 1], got {p!r}")
+        if n == 0 or p in (0.0, 1.0):
+            return ns.full(_shape(size, "binomial"), n if p == 1.0 else 0, dtype=self._index_dtype(), device=self._dev)
+        mean, var = n * p, n * p * (1 - p)
+        if var > 1e8:  # (the table has 80 sqrt(var) entries)
+            raise ValueError(f"binomial: n * p * (1 - p) must be at most 1e8, got {var!r} (n={n}, p={p!r})")
+        spread = 40 * math.sqrt(var) + 40
+        k = np.arange(max(0, math.floor(mean - spread)), min(n, math.ceil(mean + spread)) + 1, dtype=np.float64)
+        logpmf = (math.lgamma(n + 1) - np.array([math.lgamma(v + 1) + math.lgamma(n - v + 1) for v in k])
+                  + k * math.log(p) + (n - k) * math.log1p(-p))
+        return ns.astype(self._from_table(int(k[0]), logpmf, size, "binomial"), self._index_dtype(), copy=False)
+
     def _param(self, v, d: dt.DType, func: str, name: str, nonneg: bool = False):
         """A distribution parameter: a finite Python float, or a tensor on the generator's device."""
         if type(v) is Tensor:
