@@ -365,6 +365,22 @@ def test_argument_errors_name_the_function_and_value():
     assert np.array_equal(host(r._state), state)  # a failing call draws nothing
 
 
+def test_out_is_checked_before_drawing():
+    d = defaults()["real floating"]
+    r = xp.random.default_rng(2, device=DEVICE)
+    out = xp.empty((3, 2), dtype=d, device=DEVICE)
+    state = host(r._state)
+    for call in (lambda: r.random(4, out=out), lambda: r.standard_normal(out=[0.0]),
+                 lambda: r.standard_gamma(2.0, (2, 3), out=out)):
+        with pytest.raises((TypeError, ValueError), match=r"(random|standard_normal|standard_gamma): out "):
+            call()
+    assert np.array_equal(host(r._state), state)  # nothing was drawn
+    assert r.random(out=out) is out
+    assert host(out).tolist() == np.array(model_draw(2, 0, 6, d.name), d.np).reshape(3, 2).tolist()
+    assert r.standard_normal(out=out) is out and r.standard_gamma(3.0, out=out) is out
+    assert (host(out) > 0).all()
+
+
 def test_float64_without_shader_f64_names_it():
     if not missing_dtype(xp.float64):
         pytest.skip(f"{DEVICE} has float64")

@@ -122,18 +122,31 @@ class Generator:
         """Raw uint32 words (word 0 of each Philox block)."""
         return self._draw(_shape(size, "bits"), dt.uint32, {"dist": "bits"})
 
+    def _target(self, size, dtype, out, func: str) -> tuple[tuple[int, ...], dt.DType]:
+        """The shape and dtype of a draw that may go into ``out`` (checked before anything is drawn: it must
+        be a tensor of the generator's device, of the draw's shape and dtype)."""
+        if out is None:
+            return _shape(size, func), self._float(dtype, func)
+        if type(out) is not Tensor:
+            raise TypeError(f"{func}: out must be a numr_array Tensor, got {type(out).__name__}")
+        d = self._float(out.dtype if dtype is None else dtype, func)
+        shape = out.shape if size is None else _shape(size, func)
+        if out.device != self._dev or out.shape != shape or out.dtype != d:
+            raise ValueError(f"{func}: out is a {out.dtype} tensor of shape {out.shape} on {out.device}; the draw "
+                             f"is {d} of shape {shape} on {self._dev}")
+        return shape, d
+
+    @staticmethod
+    def _into(out: Tensor | None, value: Tensor) -> Tensor:
+        if out is None:
+            return value
+        ns.setitem(out, ..., value)
+        return out
+
     def random(self, size=None, dtype=None, out=None) -> Tensor:
         """Uniform floats in [0, 1): float32 (w >> 8) * 2**-24, float64 ((w0 >> 5) * 2**26 + (w1 >> 6)) * 2**-53."""
-        if out is not None:
-            if type(out) is not Tensor:
-                raise TypeError(f"random: out must be a Tensor, got {type(out).__name__}")
-            d = self._float(out.dtype if dtype is None else dtype, "random")
-            if d != out.dtype or (size is not None and _shape(size, "random") != out.shape):
-                raise ValueError(f"random: out has shape {out.shape} and dtype {out.dtype}, the draw "
-                                 f"{_shape(size, 'random') if size is not None else out.shape} and {d}")
-            ns.setitem(out, ..., self._uniform01(out.shape, d))
-            return out
-        return self._uniform01(_shape(size, "random"), self._float(dtype, "random"))
+        shape, d = self._target(size, dtype, out, "random")
+        return self._into(out, self._uniform01(shape, d))
 
     def uniform(self, low=0.0, high=1.0, size=None, *, dtype=None) -> Tensor:
         """low + (high - low) * random(): in [low, high) (up to rounding)."""
@@ -145,15 +158,8 @@ class Generator:
 
     def standard_normal(self, size=None, dtype=None, out=None) -> Tensor:
         """Box-Muller: sqrt(-2 log(1 - u1)) cos(2 pi u2) of two uniform draws."""
-        d = self._float(dtype if out is None or dtype is not None else out.dtype, "standard_normal")
-        shape = out.shape if out is not None and size is None else _shape(size, "standard_normal")
-        z = self._normal(shape, d)
-        if out is None:
-            return z
-        if type(out) is not Tensor or out.shape != shape or out.dtype != d:
-            raise ValueError(f"standard_normal: out must be a Tensor of shape {shape} and dtype {d}, got {out!r}")
-        ns.setitem(out, ..., z)
-        return out
+        shape, d = self._target(size, dtype, out, "standard_normal")
+        return self._into(out, self._normal(shape, d))
 
     def _normal(self, shape, d: dt.DType) -> Tensor:
         u1 = self._uniform01(shape, d)
@@ -213,15 +219,11 @@ class Generator:
 
     def standard_gamma(self, shape, size=None, dtype=None, out=None) -> Tensor:
         """Gamma(shape, 1) variates (``shape`` >= 0; a tensor ``shape`` is not checked on the host)."""
-        d = self._float(dtype, "standard_gamma")
-        k = self._tensor_param(shape, d, "standard_gamma", "shape", nonneg=True)
-        g = self._gamma(k, self._out_shape(size, "standard_gamma", k), d)
-        if out is None:
-            return g
-        if type(out) is not Tensor or out.shape != g.shape or out.dtype != d:
-            raise ValueError(f"standard_gamma: out must be a Tensor of shape {g.shape} and dtype {d}, got {out!r}")
-        ns.setitem(out, ..., g)
-        return out
+        func = "standard_gamma"
+        target, d = self._target(size, dtype, out, func) if out is not None else (None, self._float(dtype, func))
+        k = self._tensor_param(shape, d, func, "shape", nonneg=True)
+        shape_out = target if target is not None else self._out_shape(size, func, k)
+        return self._into(out, self._gamma(k, shape_out, d))
 
     def gamma(self, shape, scale=1.0, size=None, *, dtype=None) -> Tensor:
         d = self._float(dtype, "gamma")
