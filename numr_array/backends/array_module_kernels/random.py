@@ -15,27 +15,40 @@ M0, M1 = 0xD2511F53, 0xCD9E8D57
 W0, W1 = 0x9E3779B9, 0xBB67AE85
 ROUNDS = 10
 MASK = 0xFFFFFFFF
+#: NumPy computes a draw in blocks of this many elements, whose arrays stay in the CPU's cache (CuPy: in one)
+CHUNK = 1 << 16
 
 
-def philox_words(m, state, n: int) -> list:
-    """The four uint64 arrays (each (n,), values below 2**32) of philox4x32-10(counter + i, key), i < n."""
+def philox_words(m, state, n: int, start: int = 0) -> list:
+    """The four uint64 arrays (each (n,), values below 2**32) of philox4x32-10(counter + i, key) for
+    start <= i < start + n. In-place operations on four arrays and one temporary: no allocation per round."""
     u64 = m.uint64
-    i = m.arange(n, dtype=u64)
+    i = m.arange(start, start + n, dtype=u64)
     st = state.astype(u64)
     low = st[2] | (st[3] << u64(32))
-    s = low + i  # wraps modulo 2**64
+    s = i + low  # wraps modulo 2**64
     carry = (s < i).astype(u64)
-    high = (st[4] | (st[5] << u64(32))) + carry
-    c = [s & u64(MASK), s >> u64(32), high & u64(MASK), high >> u64(32)]
+    high = carry + (st[4] | (st[5] << u64(32)))
+    a, b = s & u64(MASK), m.right_shift(s, u64(32), out=s)
+    c, d = high & u64(MASK), m.right_shift(high, u64(32), out=high)
+    t = i  # (the indices are no longer needed: their array is the temporary)
     k0, k1 = st[0], st[1]
     for r in range(ROUNDS):
         if r:
             k0 = (k0 + u64(W0)) & u64(MASK)
             k1 = (k1 + u64(W1)) & u64(MASK)
-        p0 = c[0] * u64(M0)  # below 2**64: no wrap
-        p1 = c[2] * u64(M1)
-        c = [(p1 >> u64(32)) ^ c[1] ^ k0, p1 & u64(MASK), (p0 >> u64(32)) ^ c[3] ^ k1, p0 & u64(MASK)]
-    return c
+        m.multiply(a, u64(M0), out=a)  # below 2**64: no wrap
+        m.multiply(c, u64(M1), out=c)
+        m.right_shift(c, u64(32), out=t)
+        m.bitwise_xor(t, b, out=t)
+        m.bitwise_xor(t, k0, out=t)  # t: the new word 0
+        m.bitwise_and(c, u64(MASK), out=b)
+        m.right_shift(a, u64(32), out=c)
+        m.bitwise_xor(c, d, out=c)
+        m.bitwise_xor(c, k1, out=c)
+        m.bitwise_and(a, u64(MASK), out=d)
+        a, t = t, a
+    return [a, b, c, d]
 
 
 def _integers(m, w: list, low: int, rng: int):
@@ -67,20 +80,22 @@ def kernels(m) -> dict:
     def philox(ins, outs, p):
         o = outs[0]
         n = o.size
-        if n == 0:
-            return
-        w = philox_words(m, ins[0], n)
-        dist = p["dist"]
-        if dist == "bits":
-            v = w[0]
-        elif dist == "uniform":
-            if o.dtype == m.float32:
-                v = (w[0] >> u64(8)).astype(m.float32) * m.float32(2.0 ** -24)
+        flat = o.reshape(-1)  # (a view: the namespace gives a new C-contiguous output)
+        step = CHUNK if m.__name__ == "numpy" else max(n, 1)
+        for start in range(0, n, step):
+            count = min(step, n - start)
+            w = philox_words(m, ins[0], count, start)
+            dist = p["dist"]
+            if dist == "bits":
+                v = w[0]
+            elif dist == "uniform":
+                if o.dtype == m.float32:
+                    v = (w[0] >> u64(8)).astype(m.float32) * m.float32(2.0 ** -24)
+                else:
+                    v = ((w[0] >> u64(5)).astype(m.float64) * 2.0 ** 26 + (w[1] >> u64(6)).astype(m.float64)) * 2.0 ** -53
             else:
-                v = ((w[0] >> u64(5)).astype(m.float64) * 2.0 ** 26 + (w[1] >> u64(6)).astype(m.float64)) * 2.0 ** -53
-        else:
-            v = _integers(m, w, p["low"], p["range"])
-        m.copyto(o, v.reshape(o.shape), casting="unsafe")
+                v = _integers(m, w, p["low"], p["range"])
+            m.copyto(flat[start:start + count], v, casting="unsafe")
 
     def philox_advance(ins, outs, p):
         s = outs[0]
