@@ -114,6 +114,18 @@ def test_integers_are_the_model(dtype, low, high):
     assert got.min() >= low and got.max() < high
 
 
+def test_a_draw_larger_than_a_binding_is_launched_in_pieces(monkeypatch):
+    """WebGPU binds the output window whole: beyond the adapter's largest binding the draw is split."""
+    if not DEVICE.startswith("webgpu"):
+        pytest.skip("the split applies to WebGPU's largest storage binding")
+    r = xp.random.default_rng(17, device=DEVICE)
+    client = xp._device.parse_device(DEVICE).client
+    monkeypatch.setattr(client, "max_binding", 4096 + client.storage_align)
+    got = host(r.integers(-5, 5000, 3000, dtype=xp.int16))
+    assert got.tolist() == model_draw(17, 0, 3000, "integers", -5, 5005)
+    assert host(r.bits(2500)).tolist() == model_draw(17, 3000, 2500, "bits")
+
+
 def test_integers_endpoint_and_single_bound():
     r = xp.random.default_rng(0, device=DEVICE)
     d = defaults()["integral"]

@@ -12,6 +12,7 @@ shader when it runs, so a graph's replay draws from the counter the previous rep
 from __future__ import annotations
 
 from ... import _dtypes as dt
+from ..._tensor import Tensor
 from ._shader import Layout, bindings, groups, main_header, pack_words
 from ._types import WGSL_TYPES, cast, wt
 from ._views import window
@@ -20,8 +21,9 @@ U32 = WGSL_TYPES[dt.uint32]
 U64 = WGSL_TYPES[dt.uint64]
 MASK = 0xFFFFFFFF
 
-# uniform words after the frame's four: the state's element offset, the output's, low (2 words), range (2)
-_STATE, _OUT, _LOW, _RANGE = 4, 5, 6, 8
+# uniform words after the frame's four: the state's element offset, the output's, low (2 words), range (2),
+# and the draw's index of the launch's first element (a draw too large for one binding is launched in pieces)
+_STATE, _OUT, _LOW, _RANGE, _BASE = 4, 5, 6, 8, 10
 
 _PHILOX = """
 fn mulhi(a: u32, b: u32) -> u32 {
@@ -80,14 +82,14 @@ def _integer_body(k: int, full: bool, ow) -> str:
 
 def _layout() -> Layout:
     lay = Layout()
-    lay.alloc(6)  # _STATE, _OUT, _LOW, _RANGE
+    lay.alloc(7)  # _STATE, _OUT, _LOW, _RANGE, _BASE
     return lay
 
 
 def _philox_source(dist: str, ow, k: int, full: bool) -> str:
     lay = _layout()
     W = Layout.word
-    body = "  let w = philox(i);\n" + f"  let o = {W(_OUT)};\n"
+    body = f"  let w = philox(i + {W(_BASE)});\n  let o = {W(_OUT)};\n"
     if dist == "bits":
         body += "  st2(o + i, w.x);\n"
     elif dist == "uniform" and ow.dtype == dt.float32:
@@ -116,11 +118,16 @@ def _philox(client, ins, outs, p):
     if pipe is None:
         pipe = client.pipeline(key, lambda: _philox_source(dist, ow, k, full), 2, _layout().nbytes)
     sb, ss, sfirst = window(client, state)
-    ob, osz, ofirst = window(client, o)
     low = p.get("low", 0) % 2 ** 64
-    grid = groups(n)
-    words = [n, grid[0], 0, 0, sfirst, ofirst, low & MASK, low >> 32, rng & MASK, (rng >> 32) & MASK]
-    client.dispatch(pipe, pack_words(words), (state._buf.handle, sb, ss, o._buf.handle, ob, osz), grid)
+    isz = o._dtype.itemsize
+    piece = max(1024, (client.max_binding - client.storage_align) // isz // 1024 * 1024)
+    for base in range(0, n, piece):
+        count = min(piece, n - base)
+        part = Tensor(o._buf, o._dtype, (count,), (1,), o._offset + base, o._dev)  # (o is C-contiguous)
+        ob, osz, ofirst = window(client, part)
+        grid = groups(count)
+        words = [count, grid[0], 0, 0, sfirst, ofirst, low & MASK, low >> 32, rng & MASK, (rng >> 32) & MASK, base, 0]
+        client.dispatch(pipe, pack_words(words), (state._buf.handle, sb, ss, o._buf.handle, ob, osz), grid)
 
 
 _ADVANCE = """
