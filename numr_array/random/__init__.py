@@ -14,8 +14,24 @@ from .._tensor import Tensor
 from ._generator import Generator, default_rng
 from ._sobol import Sobol
 
-__all__ = ["Generator", "default_rng", "Sobol", "seed", "rand", "randn", "randint", "random", "random_sample",
-           "normal", "uniform", "choice", "permutation", "shuffle", "standard_normal", "exponential"]
+__all__ = [
+    "Generator",
+    "Sobol",
+    "choice",
+    "default_rng",
+    "exponential",
+    "normal",
+    "permutation",
+    "rand",
+    "randint",
+    "randn",
+    "random",
+    "random_sample",
+    "seed",
+    "shuffle",
+    "standard_normal",
+    "uniform",
+]
 
 _seed = None
 _globals: dict[Device, Generator] = {}

@@ -16,10 +16,10 @@ import numpy as np
 
 from .. import _dtypes as dt
 from .. import _namespace as ns
+from .._creation import normalize_shape
 from .._device import Device, resolve_device
 from .._info import default_dtypes_of
 from .._launch import launch, new_tensor
-from .._creation import normalize_shape
 from .._tensor import Tensor
 from ..kernels import K
 
@@ -96,7 +96,7 @@ class Generator:
     def __repr__(self) -> str:
         return f"Generator(Philox4x32-10) on {self._dev}"
 
-    def spawn(self, n_children: int) -> list["Generator"]:
+    def spawn(self, n_children: int) -> list[Generator]:
         """``n_children`` independent generators (``SeedSequence.spawn``) on the same device."""
         return [Generator(device=self._dev, _seq=s) for s in self._seq.spawn(_integer(n_children, "spawn", "n_children"))]
 

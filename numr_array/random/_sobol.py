@@ -90,12 +90,12 @@ class Sobol:
         ns.add(self._index, n, out=self._index)
         return ns.multiply(ns.astype(acc, d), 2.0 ** -BITS)
 
-    def reset(self) -> "Sobol":
+    def reset(self) -> Sobol:
         """Back to the first point."""
         ns.setitem(self._index, ..., 0)
         return self
 
-    def fast_forward(self, n: int) -> "Sobol":
+    def fast_forward(self, n: int) -> Sobol:
         """Skip ``n`` points."""
         n = _integer(n, "fast_forward", "n")
         if n < 0:
