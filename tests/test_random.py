@@ -429,6 +429,24 @@ def test_capture_replays_draw_fresh_numbers():
     assert np.array_equal(host(r.bits(3)), host(eager.bits(3)))
 
 
+def test_threads_sharing_a_generator_draw_distinct_numbers():
+    import threading
+    r = xp.random.default_rng(50, device=DEVICE)
+    got = []
+
+    def work():
+        for _ in range(20):
+            got.append(host(r.bits(16)))
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    words = np.concatenate(got)
+    assert sorted(words.tolist()) == sorted(model_draw(50, 0, 4 * 20 * 16, "bits"))
+
+
 # --- the legacy functions ------------------------------------------------------------------------------
 
 def test_legacy_functions():
@@ -446,6 +464,8 @@ def test_legacy_functions():
     assert xp.random.uniform(1.0, 2.0, 5, device=DEVICE).shape == (5,)
     assert xp.random.choice(4, 3, device=DEVICE).shape == (3,)
     assert sorted(host(xp.random.permutation(5, device=DEVICE)).tolist()) == list(range(5))
+    with pytest.raises(ValueError, match=r"seed: invalid seed -3"):
+        xp.random.seed(-3)
     xp.random.seed(5)
     model = model_draw(5, 0, 6, "float32" if missing_dtype(xp.float64) else "float64")
     assert host(xp.random.rand(6, device=DEVICE)).tolist() == model

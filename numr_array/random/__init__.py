@@ -9,6 +9,8 @@ Sobol' quasi-random points. The streams are not NumPy's (PCG64).
 
 from __future__ import annotations
 
+import numpy as np
+
 from .._device import Device, resolve_device
 from .._tensor import Tensor
 from ._generator import Generator, default_rng
@@ -50,7 +52,10 @@ def _global(device=None) -> Generator:
 def seed(seed=None) -> None:
     """Reseed the global generators (every device's, each made again from ``seed`` on its next use)."""
     global _seed
-    default_rng(seed)  # validates it
+    try:
+        np.random.SeedSequence(seed)
+    except (TypeError, ValueError) as e:
+        raise type(e)(f"seed: invalid seed {seed!r} ({e})") from None
     _seed = seed
     _globals.clear()
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import operator
+import threading
 
 import numpy as np
 
@@ -88,6 +89,9 @@ class Generator:
         self._seq = _seq
         key = _seq.generate_state(2, np.uint32)
         self._state = ns.asarray(np.array([key[0], key[1], 0, 0, 0, 0], np.uint32), device=self._dev)
+        # a draw and its advance are two launches: threads sharing the generator take turns, so that no two
+        # draws read the same counter
+        self._lock = threading.Lock()
 
     @property
     def device(self) -> Device:
@@ -106,8 +110,9 @@ class Generator:
         out = new_tensor(self._dev, shape, dtype)
         n = math.prod(shape)
         if n:
-            launch(self._dev, K.philox, (self._state,), (out,), params)
-            launch(self._dev, K.philox_advance, (), (self._state,), {"n": n})
+            with self._lock:
+                launch(self._dev, K.philox, (self._state,), (out,), params)
+                launch(self._dev, K.philox_advance, (), (self._state,), {"n": n})
         return out
 
     def _float(self, dtype, func: str) -> dt.DType:
