@@ -77,18 +77,20 @@ class Generator:
     NumPy's (PCG64).
     """
 
-    def __init__(self, seed=None, device=None, *, _seq: np.random.SeedSequence | None = None):
-        self._dev = resolve_device(device, "default_rng")
-        if _seq is None:
-            if isinstance(seed, Generator):
-                raise TypeError("default_rng: seed must be None, an int or a sequence of ints, got a Generator")
-            try:
-                _seq = np.random.SeedSequence(seed)
-            except (TypeError, ValueError) as e:
-                raise type(e)(f"default_rng: invalid seed {seed!r} ({e})") from None
-        self._seq = _seq
-        key = _seq.generate_state(2, np.uint32)
-        self._state = ns.asarray(np.array([key[0], key[1], 0, 0, 0, 0], np.uint32), device=self._dev)
+    def __init__(self, seed=None, device=None):
+        if isinstance(seed, Generator):
+            raise TypeError("default_rng: seed must be None, an int or a sequence of ints, got a Generator")
+        try:
+            seq = np.random.SeedSequence(seed)
+        except (TypeError, ValueError) as e:
+            raise type(e)(f"default_rng: invalid seed {seed!r} ({e})") from None
+        self._start(seq, resolve_device(device, "default_rng"))
+
+    def _start(self, seq: np.random.SeedSequence, dev: Device) -> None:
+        self._dev = dev
+        self._seq = seq
+        key = seq.generate_state(2, np.uint32)
+        self._state = ns.asarray(np.array([key[0], key[1], 0, 0, 0, 0], np.uint32), device=dev)
         # a draw and its advance are two launches: threads sharing the generator take turns, so that no two
         # draws read the same counter
         self._lock = threading.Lock()
@@ -102,7 +104,12 @@ class Generator:
 
     def spawn(self, n_children: int) -> list[Generator]:
         """``n_children`` independent generators (``SeedSequence.spawn``) on the same device."""
-        return [Generator(device=self._dev, _seq=s) for s in self._seq.spawn(_integer(n_children, "spawn", "n_children"))]
+        children = []
+        for seq in self._seq.spawn(_integer(n_children, "spawn", "n_children")):
+            child = Generator.__new__(Generator)
+            child._start(seq, self._dev)
+            children.append(child)
+        return children
 
     # --- the draws ----------------------------------------------------------------------------------
     def _draw(self, shape: tuple[int, ...], dtype: dt.DType, params: dict) -> Tensor:
