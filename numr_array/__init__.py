@@ -16,6 +16,7 @@ from .errors import DeviceLostError  # noqa: F401
 from ._namespace import *  # noqa: F401,F403
 from ._info import __array_namespace_info__  # noqa: F401
 from . import linalg, fft  # noqa: F401
+from . import random  # noqa: F401
 from . import _tensor_methods
 
 import logging as _logging
@@ -47,7 +48,7 @@ __all__ = [
     # device memory (_memory.py)
     "empty_cache", "memory_stats", "reset_peak_memory_stats",
     # the extensions
-    "linalg", "fft",
+    "linalg", "fft", "random",
     # creation (_creation.py)
     "arange", "asarray", "empty", "empty_like", "eye", "full", "full_like", "linspace", "ones", "ones_like", "tril",
     "triu", "zeros", "zeros_like",

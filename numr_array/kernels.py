@@ -194,6 +194,15 @@ OTHERS: tuple[Kernel, ...] = (
     Kernel("rfftfreq", "fft", 0, 1, ("n", "d")),
     Kernel("fftshift", "fft", 1, 1, ("axes",)),
     Kernel("ifftshift", "fft", 1, 1, ("axes",)),
+    # random numbers (numr_array/random): the generator's state is a uint32 tensor (6,) on the device,
+    # [key0, key1, ctr0, ctr1, ctr2, ctr3] (the 128-bit counter least significant word first), so that a
+    # replayed draw reads the counter the previous replay advanced. Element i of a draw comes from
+    # philox4x32-10(counter + i, key): dist "bits" (a uint32 output: word 0), "uniform" (float32:
+    # (w0 >> 8) * 2**-24; float64: ((w0 >> 5) * 2**26 + (w1 >> 6)) * 2**-53) or "integers" (low +
+    # floor(R * range / 2**(32 k)), R the k = 2 words w0 w1 (range <= 2**32) or k = 4 words w0..w3 (range
+    # above), w0 most significant; low and range Python ints, range in 1..2**64)
+    Kernel("philox", "random", 1, 1, ("dist",), ("low", "range")),
+    Kernel("philox_advance", "random", 0, 1, ("n",)),  # the state's counter += n (an int below 2**64)
 )
 
 KERNELS: dict[str, Kernel] = {k.name: k for k in OPS + OTHERS}

@@ -25,7 +25,7 @@ BACKEND_MAY_IMPORT = {"numr_array.runtime", "numr_array._dtypes", "numr_array._t
 # --- the declared set against each backend -----------------------------------------------------------
 
 def test_declaration_is_consistent():
-    assert len(KERNELS) == 140
+    assert len(KERNELS) == 142
     assert all(k.family == "elementwise" and k.required == {"dtype"} for k in OPS)
     assert {k.family for k in KERNELS.values() if k not in OPS}.isdisjoint({"elementwise"})
     assert all(getattr(K, name) is k for name, k in KERNELS.items())

@@ -15,7 +15,7 @@ from numr_array import _namespace, fft, linalg
 PACKAGE = pathlib.Path(xp.__file__).parent
 #: modules of the package that are not namespace names: the runtime interface and the contract beside it,
 #: which backend authors import by their module path
-INTERNAL_MODULES = {m.name for m in pkgutil.iter_modules(xp.__path__) if not m.name.startswith("_")} - {"linalg", "fft"}
+INTERNAL_MODULES = {m.name for m in pkgutil.iter_modules(xp.__path__) if not m.name.startswith("_")} - {"linalg", "fft", "random"}
 #: the standard's two dunder names, which ``dir`` minus underscored names leaves out
 DUNDERS = {"__array_api_version__", "__array_namespace_info__"}
 #: the family modules whose ``__all__`` together are the namespace functions (the star-import of _namespace)

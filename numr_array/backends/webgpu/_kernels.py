@@ -10,7 +10,7 @@ import importlib
 from ...kernels import check_table
 
 FAMILIES = ("k_elementwise", "k_reduce", "k_index", "k_contract", "k_factor", "k_jacobi", "k_hessenberg_qr",
-            "k_sort", "k_fft")
+            "k_sort", "k_fft", "k_random")
 
 
 def make_kernels() -> dict:
