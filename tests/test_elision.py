@@ -276,6 +276,19 @@ def test_cuda_array_interface_export_is_never_taken(small):
     np.testing.assert_array_equal(cupy.asnumpy(d[0]), a_np)
 
 
+@pytest.mark.cuda
+def test_cuda_memory_exported_inside_a_capture_never_serves_a_later_tensor_of_the_block():
+    if not any(str(d).startswith("cuda") for d in xp.__array_namespace_info__().devices()):
+        pytest.skip("no CUDA device: CuPy is missing or finds no GPU")
+    x = on(data(0), "cuda:0")
+    with xp.capture(device="cuda:0"):
+        t = x * 2.0
+        pointer = t.__cuda_array_interface__["data"][0]  # a consumer may keep the bare pointer
+        del t
+        later = [x + float(k) for k in range(4)]
+        assert all(u.__cuda_array_interface__["data"][0] != pointer for u in later)
+
+
 #: an operand of each dtype kind, with values inside every function's domain
 _KIND_DATA = {
     "real floating": lambda rng: rng.uniform(0.1, 0.9, SHAPE).astype(np.float32),
@@ -440,3 +453,26 @@ def test_threads_overwrite_nothing_of_each_other(small):
     assert not errors, errors[0]
     np.testing.assert_array_equal(to_np(a), a_np)
     np.testing.assert_array_equal(to_np(b), b_np)
+
+
+# --- other peaks ----------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("transform", ["rfft", "fft", "irfft", "fftn"])
+def test_cpu_fft_peaks_no_higher_than_numpys(transform):
+    import tracemalloc
+    a = np.random.default_rng(0).standard_normal((256, 512)).astype(np.float32)
+    if transform == "irfft":
+        a = np.fft.rfft(a).astype(np.complex64)
+    x = xp.asarray(a, device="cpu")
+    peaks = []
+    for f in (getattr(np.fft, transform), getattr(xp.fft, transform)):
+        f(a if f.__module__.startswith("numpy") else x)  # (first calls plan and cache)
+        gc.collect()
+        tracemalloc.start()
+        r = f(a if f.__module__.startswith("numpy") else x)
+        peaks.append(tracemalloc.get_traced_memory()[1])
+        tracemalloc.stop()
+        del r
+    numpy_peak, numr_peak = peaks
+    # (NumPy's transform writes numr's result itself: no second result-sized array)
+    assert numr_peak <= numpy_peak * 1.05, (numr_peak, numpy_peak)
