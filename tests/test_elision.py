@@ -73,6 +73,18 @@ def test_elision_is_on_in_this_interpreter():
     assert _launch.ELIDE == (os.environ.get("NUMR_ELIDE", "1") != "0")
 
 
+def test_numr_elide_0_turns_elision_off():
+    import subprocess
+    import sys
+    code = ("import numr_array as xp, numr_array._launch as L, weakref\n"
+            "x = xp.ones((1 << 17,), dtype=xp.float32)\n"
+            "def t():\n    r = x * 2.0\n    bufs.append(weakref.ref(r._buf))\n    return r\n"
+            "bufs = []\ny = xp.sin(t())\nprint(L.ELIDE, y._buf is bufs[0]())\n")
+    env = dict(os.environ, NUMR_ELIDE="0")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
+    assert out.stdout.split() == ["False", "False"]
+
+
 @needs_elision
 def test_dead_temporaries_take_the_result_in_every_call_form(small):
     a_np, b_np = data(0), data(1)
@@ -457,7 +469,7 @@ def test_threads_overwrite_nothing_of_each_other(small):
 
 # --- other peaks ----------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("transform", ["rfft", "fft", "irfft", "fftn"])
+@pytest.mark.parametrize("transform", ["rfft", "fft", "irfft", "ifft"])
 def test_cpu_fft_peaks_no_higher_than_numpys(transform):
     import tracemalloc
     a = np.random.default_rng(0).standard_normal((256, 512)).astype(np.float32)

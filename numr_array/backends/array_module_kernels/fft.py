@@ -2,35 +2,37 @@
 
 The namespace resolves every size (``n``, ``s``; no -1 or None reaches a kernel), every axis and the norm
 mode; a kernel computes and writes the result into its output, whose dtype the namespace fixed: NumPy's
-transforms write it themselves (``out=``, no second result-sized array at the peak); elsewhere, or where
-NumPy's result dtype is not the output's, the copy casts a library that computes in double precision back
-to the single-precision result.
+fft, ifft, rfft and irfft write it themselves (``out=``, no second result-sized array at the peak); elsewhere
+(CuPy, NumPy's other transforms, whose ``out`` handling differs for padded, empty or n-dimensional cases,
+or a result dtype NumPy would not give) the copy casts a library that computes in double precision back to
+the single-precision result.
 """
 
 from __future__ import annotations
 
 _ONE_DIM = ("fft", "ifft", "rfft", "irfft", "hfft", "ihfft")
+_WRITES_OUT = ("fft", "ifft", "rfft", "irfft")  # NumPy's transforms that compute straight into ``out``
 _N_DIM = ("fftn", "ifftn", "rfftn", "irfftn")
 
 
 def kernels(m) -> dict:
     f = m.fft
-    direct = m.__name__ == "numpy"  # NumPy 2's transforms take ``out=``; CuPy's do not
-
-    def into(o, transform, x, **kw):
-        if direct and o.dtype == _natural(m, x.dtype, o.dtype):
-            transform(x, out=o, **kw)
-        else:
-            m.copyto(o, transform(x, **kw))
+    numpy = m.__name__ == "numpy"  # NumPy 2's transforms take ``out=``; CuPy's do not
 
     def one_dim(transform):
+        direct = numpy and transform.__name__ in _WRITES_OUT
+
         def kernel(ins, outs, p):
-            into(outs[0], transform, ins[0], n=p["n"], axis=p["axis"], norm=p["norm"])
+            x, o = ins[0], outs[0]
+            if direct and o.size and o.dtype == _natural(m, x.dtype, o.dtype):
+                transform(x, n=p["n"], axis=p["axis"], norm=p["norm"], out=o)
+            else:
+                m.copyto(o, transform(x, n=p["n"], axis=p["axis"], norm=p["norm"]))
         return kernel
 
     def n_dim(transform):
         def kernel(ins, outs, p):
-            into(outs[0], transform, ins[0], s=p["s"], axes=p["axes"], norm=p["norm"])
+            m.copyto(outs[0], transform(ins[0], s=p["s"], axes=p["axes"], norm=p["norm"]))
         return kernel
 
     def shift(transform):
