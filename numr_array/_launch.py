@@ -81,11 +81,70 @@ _OPERATOR_OPCODES = frozenset(dis.opmap[name] for name in ("BINARY_OP", "UNARY_N
 
 
 def from_interpreter(depth: int) -> bool:
-    """Whether the Python frame ``depth`` frames above the caller is executing an operator instruction, i.e.
-    the operator method below it was called by the interpreter on operands of its stack, not by C code
-    (``operator.add``, a Cython function) holding a reference the count cannot tell from a stack slot."""
+    """Whether the operator method below the Python frame ``depth`` frames above the caller was called by
+    the interpreter itself on an operand of that frame's stack, as NumPy's elision checks: the frame is
+    executing an operator instruction, and between it and this call's evaluation loop the C stack holds
+    only the interpreter's own code (``_C_STACK``). C code such as a NumPy object array's loop (``objarr +
+    1.0``), ``operator.add`` or Cython may call the method on a reference it only borrows, which the count
+    cannot tell from a stack slot."""
     frame = sys._getframe(depth + 1)  # (0 is this function's frame)
-    return frame.f_code.co_code[frame.f_lasti] in _OPERATOR_OPCODES
+    return frame.f_code.co_code[frame.f_lasti] in _OPERATOR_OPCODES and _C_STACK is not None and _C_STACK()
+
+
+def _c_stack_check():
+    """``check()``: whether the C stack, from the evaluation loop running the caller's Python frames to the
+    next evaluation loop out, runs only in the interpreter's own library (glibc's backtrace and dladdr, as
+    NumPy's check_callers). None where they or the evaluation loop's symbol cannot be found: then no
+    operator's operand is elided."""
+    import ctypes
+
+    class DlInfo(ctypes.Structure):
+        _fields_ = [("fname", ctypes.c_void_p), ("fbase", ctypes.c_void_p), ("sname", ctypes.c_void_p),
+                    ("saddr", ctypes.c_void_p)]
+
+    try:
+        libc = ctypes.CDLL(None)
+        backtrace, dladdr = libc.backtrace, libc.dladdr
+        loop = ctypes.cast(ctypes.pythonapi._PyEval_EvalFrameDefault, ctypes.c_void_p).value
+    except (AttributeError, OSError):
+        return None
+    backtrace.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_int]
+    backtrace.restype = ctypes.c_int
+    dladdr.argtypes = [ctypes.c_void_p, ctypes.POINTER(DlInfo)]
+    dladdr.restype = ctypes.c_int
+    info = DlInfo()
+    if not dladdr(loop, ctypes.byref(info)) or info.saddr != loop:
+        return None
+    libpython = info.fbase
+    size = 32  # (the user's frame lies within about 12 C frames of ours when only the interpreter is between)
+    known: dict[int, tuple[int, bool]] = {}  # return address -> (its object's base, whether it is the loop)
+
+    def check() -> bool:
+        frames = (ctypes.c_void_p * size)()
+        n = backtrace(frames, size)
+        loops = 0
+        for address in frames[:n]:
+            where = known.get(address)
+            if where is None:  # (dladdr scans a symbol table: done once per return address)
+                found = DlInfo()
+                if not dladdr(address, ctypes.byref(found)):
+                    return False
+                if len(known) >= 4096:
+                    known.clear()
+                where = known[address] = (found.fbase, found.saddr == loop)
+            if where[1]:
+                loops += 1
+                if loops == 2:  # the user's frame, reached through the interpreter's code alone
+                    return True
+            elif loops == 1 and where[0] != libpython:
+                return False  # foreign C code between the user's operator and ours
+        return False
+
+    check()  # (the first backtrace loads the unwinder)
+    return check
+
+
+_C_STACK = _c_stack_check()
 
 
 def _calibrate() -> bool:
