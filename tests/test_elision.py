@@ -104,6 +104,11 @@ def test_dead_temporaries_take_the_result_in_every_call_form(small):
         (lambda: xp.sin(t(a)), np.sin(a_np)),
         (lambda: xp.divide(t(a), b), a_np / b_np),
         (lambda: xp.round(t(a)), np.round(a_np)),
+        (lambda: xp.add(t(a), b, out=None), a_np + b_np),  # the keyword form
+        (lambda: xp.sin(t(a), out=None), np.sin(a_np)),
+        (lambda: xp.pow(t(a), 2), a_np ** 2),
+        (lambda: xp.sum((t(a) - b) ** 2, axis=-1, keepdims=True) * t(a),
+         np.sum((a_np - b_np) ** 2, axis=-1, keepdims=True) * a_np),
     ]
     for k, (form, want) in enumerate(forms):
         t.bufs.clear()
