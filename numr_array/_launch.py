@@ -67,7 +67,8 @@ def reusable(t: Tensor, held: int) -> bool:
     holds ``t``; ``t`` is the only tensor of its Buffer (no view, no graph's input or output shares it) and
     covers all of it (offset 0, C-contiguous); the Buffer is an allocator's (not a capture arena's, whose
     blocks a graph bakes in, nor memory adopted from another library) and was never exported (a NumPy view,
-    DLPack, __cuda_array_interface__). The C hot path mirrors exactly these checks (docs/architecture.md)."""
+    DLPack, __cuda_array_interface__). A compiled call path must make the same checks (docs/architecture.md,
+    "Temporary elision")."""
     if _refcount(t) != held + 2:  # (+ this frame's parameter and getrefcount's argument)
         return False
     buf = t._buf
@@ -87,7 +88,10 @@ def from_interpreter(depth: int) -> bool:
     only the interpreter's own code (``_C_STACK``). C code such as a NumPy object array's loop (``objarr +
     1.0``), ``operator.add`` or Cython may call the method on a reference it only borrows, which the count
     cannot tell from a stack slot."""
-    frame = sys._getframe(depth + 1)  # (0 is this function's frame)
+    try:
+        frame = sys._getframe(depth + 1)  # (0 is this function's frame)
+    except ValueError:  # no Python frame there: C code with no Python caller applied the operator
+        return False
     return frame.f_code.co_code[frame.f_lasti] in _OPERATOR_OPCODES and _C_STACK is not None and _C_STACK()
 
 
