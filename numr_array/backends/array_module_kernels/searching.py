@@ -26,11 +26,19 @@ def kernels(m) -> dict:
         x1, x2, sorter = ins
         m.copyto(outs[0], m.searchsorted(x1, x2, side=p["side"], sorter=sorter), casting="unsafe")
 
+    in_place = m.__name__ == "numpy"  # ndarray.sort takes NumPy's every kind, in place
+
     def sort(ins, outs, p):
         x = ins[0]
         axis = p["axis"]
         # kind=None is NumPy's fastest sort (CuPy's only sort is stable)
         kind = "stable" if p["stable"] else None
+        if in_place:  # x copied into the result and sorted there: no second result-sized array
+            o = outs[0]
+            m.copyto(o, x)
+            # (descending: the reversed view sorted ascending, which keeps equal elements in order)
+            (m.flip(o, axis) if p["descending"] else o).sort(axis=axis, kind=kind)
+            return
         if p["descending"]:
             # sorting the reversed array ascending and reversing back keeps equal elements in order
             r = m.flip(m.sort(m.flip(x, axis), axis=axis, kind=kind), axis)
