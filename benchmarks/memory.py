@@ -85,7 +85,7 @@ def child(spec: str, name: str, size: str) -> dict:
         out.update(rss_before=rss, rss_peak=_status("VmHWM"))
         return out
     peaks = {}
-    if spec.startswith("numr:") or spec == "cupy":
+    if spec.startswith("numr:cuda") or spec == "cupy":
         peaks["cupy pool hook"] = _cupy_hook_peak(lambda: (run(backend.xp, **arrays, **params), backend.sync()))
     if spec.startswith("numr:"):
         import numr_array as xp
@@ -191,7 +191,7 @@ def _row(name: str, row: dict, specs: list[str], gpu: bool) -> str:
     torch = row["torch"]["device_peaks"]["torch max_memory_allocated"]
     hook = numr["cupy pool hook"]
     return (f"{name}: device peak numr {_mib(hook)} (pool hook; memory_stats {_mib(numr['numr memory_stats'])}), "
-            f"cupy {_mib(cupy)}, torch {_mib(torch)}; numr/cupy {hook / max(cupy, 1):.2f}, "
+            f"cupy {_mib(cupy)}, torch {_mib(torch)}; numr/cupy {hook / max(cupy, 1):.2f} (pool hook, both), "
             f"numr/torch {numr['numr memory_stats'] / max(torch, 1):.2f}")
 
 

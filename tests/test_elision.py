@@ -528,7 +528,7 @@ def test_cpu_sort_peaks_no_higher_than_numpys(descending):
     x = xp.asarray(a, device="cpu")
     want = np.flip(np.sort(np.flip(a, 0), axis=0, kind="stable"), 0) if descending else np.sort(a, axis=0)
     peaks = []
-    for f in (lambda: np.sort(a, axis=0), lambda: xp.sort(x, axis=0, descending=descending, stable=True)):
+    for f in (lambda: np.sort(a, axis=0, kind="stable"), lambda: xp.sort(x, axis=0, descending=descending, stable=True)):
         f()
         gc.collect()
         tracemalloc.start()

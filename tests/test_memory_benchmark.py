@@ -36,3 +36,20 @@ def test_the_issue_program_is_k_means_then_logistic_regression():
     make, run = memory.programs("tiny")["kmeans+logreg (issue 19)"]
     host, params = make(np.random.default_rng(0))
     assert host["X"].shape == (100_000, 32) and params["iters"] == 5 and params["steps"] == 20
+
+
+def test_a_gpu_row_gives_numr_against_cupy_on_the_same_pool_hook_and_against_torch():
+    row = {"numr:cuda:0": {"device_peaks": {"cupy pool hook": 1 << 20, "numr memory_stats": 1 << 20}},
+           "cupy": {"device_peaks": {"cupy pool hook": 1 << 21}},
+           "torch": {"device_peaks": {"torch max_memory_allocated": 1 << 22}}}
+    line = memory._row("kmeans", row, ["numr:cuda:0", "cupy", "torch"], True)
+    assert "numr/cupy 0.50" in line and "numr/torch 0.25" in line
+    row["cupy"] = {"spec": "cupy", "error": "ModuleNotFoundError: No module named 'cupy'"}
+    assert memory._row("kmeans", row, ["numr:cuda:0", "cupy", "torch"], True).startswith("kmeans: ERROR")
+
+
+def test_numr_on_a_gpu_reports_its_allocator_peak(device):
+    if device.kind == "cpu":
+        pytest.skip("the device under test is the CPU (the CPU figure is the resident set)")
+    r = memory.child(f"numr:{device}", "heat", "tiny")
+    assert r["device_peaks"]["numr memory_stats"] > 0
