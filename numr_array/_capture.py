@@ -87,7 +87,7 @@ class _Recycler:
         buffer.owner = None
         self.ids.discard(id(buffer))
         free = self.free
-        if free is not None and not buffer.constant:
+        if free is not None and not buffer.constant and not buffer.exported:  # (a consumer may hold the pointer)
             block = buffer.block
             free.setdefault(block.nbytes, []).append(block)  # (setdefault and append are atomic)
 

@@ -143,4 +143,7 @@ def dlpack_export(x: Tensor, *, stream=None, max_version=None, dl_device=None, c
     if not isinstance(client, Interop):
         raise BufferError(f"__dlpack__: {x._dev} does not export its memory through DLPack; "
                           "pass dl_device=(1, 0) for a host copy (numpy.from_dlpack(x, device='cpu'))")
-    return client.dlpack(x, stream=stream, max_version=max_version, copy=copy)
+    capsule = client.dlpack(x, stream=stream, max_version=max_version, copy=copy)
+    if not copy:
+        x._buf.exported = True  # the consumer shares the memory: never reused in place
+    return capsule

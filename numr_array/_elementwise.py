@@ -25,8 +25,8 @@ from . import runtime as _rt
 from ._checks import broadcast_shape, broadcast_to_shape, check_out, check_tensor, promote_on
 from ._data_type_functions import astype
 from ._info import default_dtypes_of
-from ._launch import launch, result
-from ._tensor import Tensor, contiguous_strides
+from ._launch import ELIDE, ELIDE_MIN_BYTES, from_interpreter, launch, result, reusable
+from ._tensor import Tensor, _size, contiguous_strides
 from .kernels import CHECK_LAUNCHES
 from .kernels import KIND_WORDS as _KIND_WORDS
 from .kernels import OPS, K, Kernel
@@ -107,8 +107,14 @@ def _store(plans: dict, key: tuple, plan: tuple) -> tuple:
     return plan
 
 
+def _elides(shape: tuple[int, ...], dtype: dt.DType) -> bool:
+    """Whether a result of ``shape`` and ``dtype`` may go into an operand of the same (a dead temporary)."""
+    return ELIDE and _size(shape) * dtype.itemsize >= ELIDE_MIN_BYTES
+
+
 def _plan_unary(op: Op, plans: dict, key: tuple, x) -> tuple:
-    """(result dtype, shape, strides, params, device, alloc, run) of ``op`` on ``x``'s signature."""
+    """(result dtype, shape, strides, params, device, alloc, run, elide) of ``op`` on ``x``'s signature;
+    ``elide``: whether the result may go into x, if x is a dead temporary."""
     dtype = x._dtype
     if dtype.kind not in op.kinds:
         raise _kind_error(op, dtype)
@@ -116,13 +122,15 @@ def _plan_unary(op: Op, plans: dict, key: tuple, x) -> tuple:
     client = dev._client or dev.client
     params = _COMPUTE[dtype]
     shape = x._shape
-    return _store(plans, key, (_result_dtype(op, dtype), shape, contiguous_strides(shape), params, dev,
-                               client.alloc_tensor, _bound(client, dev, op, params)))
+    rdtype = _result_dtype(op, dtype)
+    return _store(plans, key, (rdtype, shape, contiguous_strides(shape), params, dev, client.alloc_tensor,
+                               _bound(client, dev, op, params), rdtype is dtype and _elides(shape, rdtype)))
 
 
 def _plan_binary(op: Op, plans: dict, key: tuple, x1, x2) -> tuple:
-    """(result dtype, shape, strides, params, device, alloc, run, broadcast) of ``op`` on two arrays'
-    signature; ``broadcast``: whether an operand needs a broadcast view."""
+    """(result dtype, shape, strides, params, device, alloc, run, broadcast, elide) of ``op`` on two arrays'
+    signature; ``broadcast``: whether an operand needs a broadcast view; ``elide``: which operands the result
+    may go into, if dead temporaries (1: x1, 2: x2, 3: either)."""
     dev = x1._dev
     if x2._dev is not dev:
         raise ValueError(f"{op.name}: arrays are on different devices ({dev} and {x2._dev}); "
@@ -141,56 +149,80 @@ def _plan_binary(op: Op, plans: dict, key: tuple, x1, x2) -> tuple:
     shape = s1 if s1 == s2 else broadcast_shape((s1, s2), op.name)
     client = dev._client or dev.client
     params = _COMPUTE[dtype]
-    return _store(plans, key, (_result_dtype(op, dtype), shape, contiguous_strides(shape), params, dev,
-                               client.alloc_tensor, _bound(client, dev, op, params),
-                               s1 != shape or s2 != shape))
+    rdtype = _result_dtype(op, dtype)
+    elide = 0
+    if _elides(shape, rdtype):
+        elide = (s1 == shape and d1 is rdtype) + 2 * (s2 == shape and d2 is rdtype)
+    return _store(plans, key, (rdtype, shape, contiguous_strides(shape), params, dev, client.alloc_tensor,
+                               _bound(client, dev, op, params), s1 != shape or s2 != shape, elide))
 
 
 def _plan_scalar(op: Op, plans: dict, key: tuple, x, value) -> tuple:
-    """(result dtype, shape, strides, params, device, alloc, run, scalar dtype) of ``op`` on an array and
-    a Python scalar of ``value``'s type; each call still converts its value (OverflowError is per value)."""
+    """(result dtype, shape, strides, params, device, alloc, run, scalar dtype, elide) of ``op`` on an array
+    and a Python scalar of ``value``'s type; each call still converts its value (OverflowError is per value);
+    ``elide``: whether the result may go into the array, if a dead temporary."""
     dtype, _ = _with_scalar(op, x._dtype, value)
     dev = x._dev
     client = dev._client or dev.client
     params = _COMPUTE[dtype]
     shape = x._shape
-    return _store(plans, key, (_result_dtype(op, dtype), shape, contiguous_strides(shape), params, dev,
-                               client.alloc_tensor, _bound(client, dev, op, params), dtype))
+    rdtype = _result_dtype(op, dtype)
+    return _store(plans, key, (rdtype, shape, contiguous_strides(shape), params, dev, client.alloc_tensor,
+                               _bound(client, dev, op, params), dtype,
+                               rdtype is x._dtype and _elides(shape, rdtype)))
 
 
 def _overflow(op: Op, dtype: dt.DType, value) -> OverflowError:
     return OverflowError(f"{op.name}: the Python int {value} does not fit in {dtype.name}")
 
 
-def _unary(op: Op, plans: dict, x, out):
+#: the references an operator's operand has outside _unary/_binary when it is a dead temporary: the
+#: interpreter's stack slot, the Tensor method's frame and the operator function's (``operator_function``)
+_OPERATOR = 3
+
+
+def _dead(x: Tensor, held: int) -> bool:
+    """Whether the result of the calling _unary/_binary may go into its operand ``x``, held ``held`` times by
+    the chain above that function (``reusable``; for an operator, also that the interpreter called it)."""
+    return reusable(x, held + 2) and (held != _OPERATOR or from_interpreter(4))
+
+
+def _unary(op: Op, plans: dict, x, out, held: int):
+    """``op`` of ``x`` into ``out`` or a new tensor, or into x itself when x is a dead temporary: ``held``,
+    the references to x that the caller's chain holds (its frames' variables), says when it is."""
     if type(x) is not Tensor:
         raise TypeError(f"{op.name}: x must be a numr_array array, got {type(x).__name__}")
     key = (x._dtype, x._shape, x._dev._client)
     plan = plans.get(key)
     if plan is None:
         plan = _plan_unary(op, plans, key, x)
-    rdtype, shape, strides, params, dev, alloc, run = plan
+    rdtype, shape, strides, params, dev, alloc, run, elide = plan
     if _capture.capturing or _rt.lost_count:  # the launch's capture bookkeeping and liveness checks
         o = result(out, shape, rdtype, dev, op.name)
         launch(dev, op, (x,), (o,), params)
         return o
     if out is None:
-        buf, view = alloc(shape, rdtype)
-        o = Tensor(buf, rdtype, shape, strides, 0, dev, view)
+        if elide and _dead(x, held):
+            o = Tensor(x._buf, rdtype, shape, strides, 0, dev, x._view)
+        else:
+            buf, view = alloc(shape, rdtype)
+            o = Tensor(buf, rdtype, shape, strides, 0, dev, view)
     else:
         o = check_out(out, shape, rdtype, dev, op.name)
     run((x,), (o,))
     return o
 
 
-def _binary(op: Op, plans: dict, x1, x2, out):
+def _binary(op: Op, plans: dict, x1, x2, out, held: int):
+    """``op`` of ``x1`` and ``x2`` into ``out`` or a new tensor, or into an operand that is a dead temporary
+    (``held``: the references to each operand that the caller's chain holds, as for _unary)."""
     if type(x1) is Tensor:
         if type(x2) is Tensor:
             key = (x1._dtype, x2._dtype, x1._shape, x2._shape, x1._dev._client, x2._dev._client)
             plan = plans.get(key)
             if plan is None:
                 plan = _plan_binary(op, plans, key, x1, x2)
-            rdtype, shape, strides, params, dev, alloc, run, bcast = plan
+            rdtype, shape, strides, params, dev, alloc, run, bcast, elide = plan
             if bcast:
                 x1 = broadcast_to_shape(x1, shape)
                 x2 = broadcast_to_shape(x2, shape)
@@ -199,7 +231,7 @@ def _binary(op: Op, plans: dict, x1, x2, out):
             plan = plans.get(key)
             if plan is None:
                 plan = _plan_scalar(op, plans, key, x1, x2)
-            rdtype, shape, strides, params, dev, alloc, run, sdtype = plan
+            rdtype, shape, strides, params, dev, alloc, run, sdtype, elide = plan
             try:
                 x2 = sdtype.np.type(x2)
             except OverflowError:
@@ -209,7 +241,8 @@ def _binary(op: Op, plans: dict, x1, x2, out):
         plan = plans.get(key)
         if plan is None:
             plan = _plan_scalar(op, plans, key, x2, x1)
-        rdtype, shape, strides, params, dev, alloc, run, sdtype = plan
+        rdtype, shape, strides, params, dev, alloc, run, sdtype, elide = plan
+        elide *= 2  # (the array is x2)
         try:
             x1 = sdtype.np.type(x1)
         except OverflowError:
@@ -222,8 +255,13 @@ def _binary(op: Op, plans: dict, x1, x2, out):
         launch(dev, op, (x1, x2), (o,), params)
         return o
     if out is None:
-        buf, view = alloc(shape, rdtype)
-        o = Tensor(buf, rdtype, shape, strides, 0, dev, view)
+        if elide & 1 and _dead(x1, held):
+            o = Tensor(x1._buf, rdtype, shape, strides, 0, dev, x1._view)
+        elif elide & 2 and _dead(x2, held):
+            o = Tensor(x2._buf, rdtype, shape, strides, 0, dev, x2._view)
+        else:
+            buf, view = alloc(shape, rdtype)
+            o = Tensor(buf, rdtype, shape, strides, 0, dev, view)
     else:
         o = check_out(out, shape, rdtype, dev, op.name)
     run((x1, x2), (o,))
@@ -291,12 +329,18 @@ def _make(op: Op):
     plans = _plans(op.name)
     if op.arity == 1:
         def f(x, /, *, out=None):
-            return _unary(op, plans, x, out)
+            return _unary(op, plans, x, out, 1)
+
+        def operator_function(x):
+            return _unary(op, plans, x, None, _OPERATOR)
         params = [inspect.Parameter("x", inspect.Parameter.POSITIONAL_ONLY)]
         doc = f"Element-wise {op.name} of x (accepts {_KIND_WORDS[op.kinds]} dtypes)."
     else:
         def f(x1, x2, /, *, out=None):
-            return _binary(op, plans, x1, x2, out)
+            return _binary(op, plans, x1, x2, out, 1)
+
+        def operator_function(x1, x2):
+            return _binary(op, plans, x1, x2, None, _OPERATOR)
         params = [inspect.Parameter("x1", inspect.Parameter.POSITIONAL_ONLY),
                   inspect.Parameter("x2", inspect.Parameter.POSITIONAL_ONLY)]
         doc = (f"Element-wise {op.name} of x1 and x2, broadcast together (accepts {_KIND_WORDS[op.kinds]} "
@@ -306,6 +350,7 @@ def _make(op: Op):
     f.__module__ = "numr_array"
     f.__doc__ = doc + "\n\n``out``: an array of exactly the result's shape and dtype on the same device; returned."
     f.__signature__ = inspect.Signature(params)
+    f._operator = operator_function
     return f
 
 
@@ -349,35 +394,45 @@ def divide(x1: Tensor | int | float | complex, x2: Tensor | int | float | comple
         x1, x2 = (int(x) if type(x) is bool
                   else astype(x, dtype) if type(x) is Tensor and x._dtype.kind in _NON_FLOAT else x
                   for x in (x1, x2))
-    return _binary(K.divide, _PLANS_DIVIDE, x1, x2, out)
+    return _binary(K.divide, _PLANS_DIVIDE, x1, x2, out, 1)
+
+
+def _divide_operator(x1, x2):
+    """``/``: divide, its operands' references counted as an operator's (see ``operator_function``)."""
+    if getattr(x1, "_dtype", None) in _NON_FLOAT_DTYPES or getattr(x2, "_dtype", None) in _NON_FLOAT_DTYPES:
+        return divide(x1, x2)
+    return _binary(K.divide, _PLANS_DIVIDE, x1, x2, None, _OPERATOR)
+
+
+divide._operator = _divide_operator
 
 
 def _truth(x):
     """A numeric array's truth values (non-zero), as NumPy's logical functions read them."""
-    return _binary(K.not_equal, _PLANS_NOT_EQUAL, x, 0, None) if type(x) is Tensor and x._dtype in _NUMERIC_DTYPES else x
+    return _binary(K.not_equal, _PLANS_NOT_EQUAL, x, 0, None, 2) if type(x) is Tensor and x._dtype in _NUMERIC_DTYPES else x
 
 
 def logical_and(x1: Tensor | bool, x2: Tensor | bool, /, *, out: Tensor | None = None) -> Tensor:
     """Element-wise logical AND of x1 and x2, broadcast together (either may be a Python bool); numeric
     arrays also count, as their non-zero elements (NumPy)."""
-    return _binary(K.logical_and, _PLANS_LOGICAL_AND, _truth(x1), _truth(x2), out)
+    return _binary(K.logical_and, _PLANS_LOGICAL_AND, _truth(x1), _truth(x2), out, 1)
 
 
 def logical_or(x1: Tensor | bool, x2: Tensor | bool, /, *, out: Tensor | None = None) -> Tensor:
     """Element-wise logical OR of x1 and x2, broadcast together (either may be a Python bool); numeric
     arrays also count, as their non-zero elements (NumPy)."""
-    return _binary(K.logical_or, _PLANS_LOGICAL_OR, _truth(x1), _truth(x2), out)
+    return _binary(K.logical_or, _PLANS_LOGICAL_OR, _truth(x1), _truth(x2), out, 1)
 
 
 def logical_xor(x1: Tensor | bool, x2: Tensor | bool, /, *, out: Tensor | None = None) -> Tensor:
     """Element-wise logical XOR of x1 and x2, broadcast together (either may be a Python bool); numeric
     arrays also count, as their non-zero elements (NumPy)."""
-    return _binary(K.logical_xor, _PLANS_LOGICAL_XOR, _truth(x1), _truth(x2), out)
+    return _binary(K.logical_xor, _PLANS_LOGICAL_XOR, _truth(x1), _truth(x2), out, 1)
 
 
 def logical_not(x: Tensor, /, *, out: Tensor | None = None) -> Tensor:
     """Element-wise logical NOT of x; a numeric array counts as its non-zero elements (NumPy)."""
-    return _unary(K.logical_not, _PLANS_LOGICAL_NOT, _truth(x), out)
+    return _unary(K.logical_not, _PLANS_LOGICAL_NOT, _truth(x), out, 1)
 
 
 def round(x: Tensor, /, decimals: int = 0, *, out: Tensor | None = None) -> Tensor:
@@ -387,11 +442,11 @@ def round(x: Tensor, /, decimals: int = 0, *, out: Tensor | None = None) -> Tens
     2.67)."""
     decimals = operator.index(decimals)
     if decimals == 0:
-        return _unary(K.round, _PLANS_ROUND, x, out)
+        return _unary(K.round, _PLANS_ROUND, x, out, 1)
     check_tensor(x, "round")
     if x._dtype.kind in dt.INTEGER_KINDS:
         if decimals > 0:
-            return _unary(K.round, _PLANS_ROUND, x, out)
+            return _unary(K.round, _PLANS_ROUND, x, out, 1)
         raise TypeError(f"round: decimals={decimals} on {x._dtype.name} arrays is not supported; "
                         "cast to a floating-point dtype first")
     if x._dtype.kind not in dt.FLOAT_KINDS:
@@ -399,8 +454,8 @@ def round(x: Tensor, /, decimals: int = 0, *, out: Tensor | None = None) -> Tens
     # NumPy's own steps, so that results agree to the last bit: scale up, round half to even, scale back
     scale = 10.0 ** (decimals if decimals > 0 else -decimals)  # (abs is the element-wise function here)
     if decimals > 0:
-        return divide(_unary(K.round, _PLANS_ROUND, multiply(x, scale), None), scale, out=out)
-    return multiply(_unary(K.round, _PLANS_ROUND, divide(x, scale), None), scale, out=out)
+        return divide(_unary(K.round, _PLANS_ROUND, multiply(x, scale), None, 0), scale, out=out)
+    return multiply(_unary(K.round, _PLANS_ROUND, divide(x, scale), None, 0), scale, out=out)
 
 
 _WRITTEN_OUT = ("divide", "logical_and", "logical_or", "logical_xor", "logical_not", "round", "clip")

@@ -98,7 +98,9 @@ class Tensor:
         client = self._dev.client
         if not isinstance(client, CudaInterop):
             raise AttributeError(f"__cuda_array_interface__: {self._dev} tensors are not in CUDA memory")
-        return client.cuda_array_interface(self)
+        interface = client.cuda_array_interface(self)
+        self._buf.exported = True  # a consumer may keep the pointer alone: never reused in place
+        return interface
 
     def __len__(self) -> int:
         if not self._shape:

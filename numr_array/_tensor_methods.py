@@ -35,19 +35,22 @@ def _operand(other):
 
 
 def _binary(fn):
-    """The forward, reflected and in-place operator of the binary namespace function ``fn``."""
+    """The forward, reflected and in-place operator of the binary namespace function ``fn``. An element-wise
+    function's operators call its ``_operator`` (fn without ``out``, counting an operand the interpreter
+    holds only on its stack as a dead temporary whose memory the result may take: _elementwise._OPERATOR)."""
+    call = getattr(fn, "_operator", fn)
 
     def forward(self, other):
         other = _operand(other)
         if other is None:
             return NotImplemented
-        return fn(self, other)
+        return call(self, other)
 
     def reflected(self, other):
         other = _operand(other)
         if other is None:
             return NotImplemented
-        return fn(other, self)
+        return call(other, self)
 
     def inplace(self, other):
         other = _operand(other)
@@ -60,7 +63,8 @@ def _binary(fn):
 
 
 def _unary(fn):
-    return lambda self: fn(self)
+    call = getattr(fn, "_operator", fn)
+    return lambda self: call(self)
 
 
 def _scalar(self: Tensor, func: str):

@@ -17,12 +17,14 @@ __all__ = ["to_numpy", "from_numpy", "to_device"]
 
 
 def to_numpy(x: Tensor, func: str) -> np.ndarray:
-    """A host copy of ``x`` (a zero-copy view on CPU) with its shape; CaptureError inside a capture."""
+    """A host copy of ``x`` (a zero-copy view on CPU, which marks its buffer exported) with its shape;
+    CaptureError inside a capture."""
     if _rt.lost_count:
         _rt.check_live((x,))
     _capture.check_host_read(x._dev, func)
     client = x._dev.client
     if isinstance(client, _rt.HostInterop):
+        x._buf.exported = True  # the view may outlive every tensor of the buffer: never reused in place
         return client.host_view(x)
     if not x.is_contiguous():
         c = new_tensor(x._dev, x._shape, x._dtype)

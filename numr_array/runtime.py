@@ -67,12 +67,16 @@ class Buffer:
     capture block once the buffer is dead).
     """
 
-    __slots__ = ("handle", "nbytes", "owner", "__weakref__")
+    __slots__ = ("handle", "nbytes", "owner", "exported", "__weakref__")
 
     def __init__(self, handle: Any, nbytes: int, owner: "Allocator | None"):
         self.handle = handle
         self.nbytes = nbytes
         self.owner = owner
+        # set once the memory is handed to another library (NumPy, DLPack, __cuda_array_interface__), which
+        # may hold it without holding a reference to any tensor: then no result is ever written into it in
+        # place of a new buffer (numr_array._launch.reusable)
+        self.exported = False
 
     def __del__(self):
         owner = self.owner
