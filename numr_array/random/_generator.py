@@ -31,15 +31,11 @@ def _shape(size, func: str) -> tuple[int, ...]:
     return () if size is None else normalize_shape(size, func)
 
 
-def _dtype(dtype, func: str, kinds: tuple[str, ...]) -> dt.DType:
-    """``dtype`` (a numr dtype, a NumPy dtype or its name) as a DType of one of ``kinds``."""
-    if type(dtype) is not dt.DType:
-        try:
-            dtype = dt.from_numpy(np.dtype(dtype))
-        except TypeError:
-            raise TypeError(f"{func}: unsupported dtype {dtype!r}") from None
+def _dtype(dtype, func: str, kinds: str, words: str) -> dt.DType:
+    """``dtype`` (what ``dtype=`` takes everywhere) as a DType of one of NumPy's ``kinds`` letters."""
+    dtype = dt.check_dtype(dtype, func)
     if dtype.kind not in kinds:
-        raise TypeError(f"{func}: unsupported dtype {dtype.name} (expected {' or '.join(kinds)})")
+        raise TypeError(f"{func}: unsupported dtype {dtype.name} (expected {words})")
     return dtype
 
 
@@ -123,7 +119,7 @@ class Generator:
         return out
 
     def _float(self, dtype, func: str) -> dt.DType:
-        d = default_dtypes_of(self._dev)["default_float"] if dtype is None else _dtype(dtype, func, ("real floating",))
+        d = default_dtypes_of(self._dev)["default_float"] if dtype is None else _dtype(dtype, func, "f", "a real floating-point dtype")
         _check_on(self._dev, d, func)
         return d
 
@@ -336,7 +332,7 @@ class Generator:
         2**32: two words' 64-bit multiply-shift) or 2**-64 (larger ranges: four words)."""
         func = "integers"
         d = (default_dtypes_of(self._dev)["default_integral"] if dtype is None
-             else _dtype(dtype, func, ("signed integer", "unsigned integer")))
+             else _dtype(dtype, func, "iu", "an integer dtype"))
         _check_on(self._dev, d, func)
         low = _integer(low, func, "low")
         if high is None:

@@ -77,7 +77,7 @@ class Sobol:
         n = _integer(n, "random", "n")
         if n < 0:
             raise ValueError(f"random: n must be non-negative, got {n}")
-        d = default_dtypes_of(self._dev)["default_float"] if dtype is None else _dtype(dtype, "random", ("real floating",))
+        d = default_dtypes_of(self._dev)["default_float"] if dtype is None else _dtype(dtype, "random", "f", "a real floating-point dtype")
         _check_on(self._dev, d, "random")
         i = ns.add(ns.arange(n, dtype=dt.uint32, device=self._dev), self._index)
         g = ns.reshape(ns.bitwise_xor(i, ns.bitwise_right_shift(i, 1)), (n, 1))

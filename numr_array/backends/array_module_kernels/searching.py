@@ -26,13 +26,20 @@ def kernels(m) -> dict:
         x1, x2, sorter = ins
         m.copyto(outs[0], m.searchsorted(x1, x2, side=p["side"], sorter=sorter), casting="unsafe")
 
+    in_place_views = m.__name__ == "numpy"  # NumPy sorts a strided view in place; CuPy's sort takes none
+
     def sort(ins, outs, p):
         x = ins[0]
         axis = p["axis"]
         # kind=None is NumPy's fastest sort (CuPy's only sort is stable)
         kind = "stable" if p["stable"] else None
         o = outs[0]
-        if p["descending"]:
+        if p["descending"] and in_place_views:
+            # x copied into the result and its reversed view sorted ascending there (equal elements keep
+            # their order): no second result-sized array
+            m.copyto(o, x)
+            m.flip(o, axis).sort(axis=axis, kind=kind)
+        elif p["descending"]:
             # sorting the reversed array ascending and reversing back keeps equal elements in order
             m.copyto(o, m.flip(m.sort(m.flip(x, axis), axis=axis, kind=kind), axis))
         elif o.flags.c_contiguous:
