@@ -315,6 +315,8 @@ class WebGPUClient(Client):
         self.allocator = WebGPUAllocator(self)
         self._freed = self.allocator._freed
         self._pipelines: dict[Any, Pipeline] = {}
+        #: eager map launches' plans by signature (_map_template._eager)
+        self.map_plans: dict[tuple, Any] = {}
         self._layouts: dict[int, tuple[Any, Any]] = {}
         self._bind_groups: dict[tuple, Any] = {}
         self._bg_keys_of: dict[int, list[tuple]] = {}
