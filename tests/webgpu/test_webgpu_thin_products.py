@@ -247,3 +247,27 @@ def test_matrix_vector_dispatch_counts(monkeypatch):
     assert len(calls) <= 2
     assert np.array_equal(to_np(r), np.full(100_000, 64, np.float32))
     assert np.array_equal(to_np(s), np.full(64, 100_000, np.float32))
+
+
+@pytest.mark.parametrize("n", [2048, 100_000])
+def test_float32_dot_products_keep_subnormal_results_on_a_flushing_adapter(monkeypatch, n):
+    """On an adapter that flushes float32 subnormals (NVIDIA's), float32 dot products and matrix-vector
+    products run in float64 from the operands' bits and narrow to float32 bits: a converged solver's
+    residual r @ r of about 1e-39 stays that subnormal (it was 0, and the cg program's rs_new / rs NaN).
+    Forced here on any adapter with float64; both one launch and parts summed by a second launch."""
+    needs_dtype(xp.float64)
+    client = xp._device.parse_device(DEV).client
+    monkeypatch.setattr(client, "flushes_f32_subnormals", True)
+    rng = np.random.default_rng(15)
+    r = (rng.standard_normal(n) * 1e-21 * (2048 / n) ** 0.5).astype(np.float32)
+    want = np.float32(r.astype(np.float64) @ r.astype(np.float64))
+    assert 0 < want < np.finfo(np.float32).tiny  # subnormal
+    rd = xp.asarray(r, device=DEV)
+    for got in (xp.vecdot(rd, rd), rd @ rd):
+        np.testing.assert_allclose(float(got), want, rtol=2e-6, atol=0)
+    M = np.stack([r, -r, 2 * r]).astype(np.float32)
+    want = (M.astype(np.float64) @ r.astype(np.float64)).astype(np.float32)
+    got = to_np(xp.asarray(M, device=DEV) @ rd)
+    np.testing.assert_allclose(got, want, rtol=2e-6, atol=0)
+    got = to_np(xp.asarray(M.T.copy(), device=DEV).T @ rd)  # the other orientation
+    np.testing.assert_allclose(got, want, rtol=2e-6, atol=0)

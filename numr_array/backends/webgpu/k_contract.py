@@ -214,6 +214,12 @@ def rowdot(client, a: Tensor, v: Tensor, o: Tensor, batch: list[tuple[int, int, 
     N, sai, svi, soi = rows
     K, sak, svk = k
     c = _compute_wt(o._dtype)
+    # float32 on an adapter that flushes float32 subnormals (NVIDIA's): products and sums in float64 from
+    # the operands' bits, the result narrowed to float32 bits, so that dot products of tiny vectors (a
+    # converged solver's residual, about 1e-39) stay subnormal as NumPy's instead of becoming 0
+    wide = (a._dtype == v._dtype == o._dtype == dt.float32 and client.has_f64 and client.flushes_f32_subnormals)
+    if wide:
+        c = WGSL_TYPES[dt.float64]
     nbatch = math.prod(b[0] for b in batch)
     cpu = _cpu_adapter(client)
     # which direction the invocations of a workgroup run along: each operand that changes along the
@@ -244,11 +250,11 @@ def rowdot(client, a: Tensor, v: Tensor, o: Tensor, batch: list[tuple[int, int, 
         so, sop = 1, nbatch * N
         bo_ = tuple(s * N for s in contiguous_strides(tuple(bshape)))
     (b1, e1), (b2, e2), (b3, e3) = (bind_whole(client, t) for t in (dest, a, v))
-    key = ("rowdot", a._dtype, v._dtype, dest._dtype, c.dtype, conj, kfast, TK, len(bshape))
+    key = ("rowdot", a._dtype, v._dtype, dest._dtype, c.dtype, conj, kfast, TK, len(bshape), wide)
     pipe = client.cached_pipeline(key)
     if pipe is None:
         pipe = _build_rowdot(client, key, wt(a._dtype), wt(v._dtype), wt(dest._dtype), c, conj, kfast, TK,
-                             len(bshape))
+                             len(bshape), wide)
     total = groups * P
     gx = min(total, MAX_GROUPS)
     words = [total, gx, 0, 0, N, K, KP, P, NI, e1, e2, e3]
@@ -257,12 +263,20 @@ def rowdot(client, a: Tensor, v: Tensor, o: Tensor, batch: list[tuple[int, int, 
     for st in (ba, bv, bo_):
         words += [s & _M32 for s in st]
     client.dispatch(pipe, pack_words(words), b1 + b2 + b3, (gx, -(-total // gx), 1))
-    if P > 1:
+    if P > 1 and not wide:
         _sum_parts(client, dest, o, tuple(bshape) + (N,), [b[3] for b in batch], (soi,), [b[0] for b in batch], c)
+    elif P > 1:  # the parts summed in float64, then narrowed to float32 bits
+        shape = tuple(b[0] for b in batch) + (N,)
+        total_ = _temp(client, shape, c.dtype)
+        _sum_parts(client, dest, total_, tuple(bshape) + (N,), list(total_._strides[:-1]), (1,),
+                   [b[0] for b in batch], c)
+        ov = Tensor(o._buf, o._dtype, shape, tuple(b[3] for b in batch) + (soi,), o._offset, o._dev)
+        run_map(client, "narrow_f32", None, [ov], [total_],
+                lambda g: g.store(0, f"{g.lib.fn('narrow', F32)}({g.val(0)})"))
 
 
 def _build_rowdot(client, key, aw: WgslType, vw: WgslType, ow: WgslType, c: WgslType, conj: bool, kfast: bool,
-                  TK: int, nbd: int):
+                  TK: int, nbd: int, wide: bool):
     lay = Layout()
     W = Layout.word
     (N_k, K_k, KP_k, P_k, NI_k, eo_k, ea_k, ev_k, so_k, sop_k, sai_k, sak_k, svi_k, svk_k) = \
@@ -273,10 +287,13 @@ def _build_rowdot(client, key, aw: WgslType, vw: WgslType, ow: WgslType, c: Wgsl
     TI = 256 // TK
     zero = lit(c, 0)
     src = [lay.block(), bindings([(ow, True, False), (aw, False, False), (vw, False, False)])]
-    a = cast("ld2(u32(pa))", aw, c)
+    if wide:  # float32 operands from their bits (exact, subnormals kept)
+        widen = lib.fn("widen", F32)
+        a, b = f"{widen}(ld2(u32(pa)))", f"{widen}(ld3(u32(pv)))"
+    else:
+        a, b = cast("ld2(u32(pa))", aw, c), cast("ld3(u32(pv))", vw, c)
     if conj and c.family == "c":
         a = f"{c.ct}(({a}).x, -({a}).y)"
-    b = cast("ld3(u32(pv))", vw, c)
     if c.family == "c":
         term = f"{lib.fn('cmul', c)}({a}, {b})"
     elif c.family == "f":
@@ -287,6 +304,7 @@ def _build_rowdot(client, key, aw: WgslType, vw: WgslType, ow: WgslType, c: Wgsl
     lane = ("  let tk = li % {TK}u;\n  let ti = li / {TK}u;\n" if kfast else
             "  let ti = li % {TI}u;\n  let tk = li / {TI}u;\n").format(TK=TK, TI=TI)
     step = 1 if kfast else TI  # distance in workgroup memory between lanes tk and tk + 1 of a row
+    result = f"{lib.fn('narrow', F32)}(sh[li])" if wide and ow.ct == "f32" else cast("sh[li]", c, ow)
     body = [f"var<workgroup> sh: array<{c.ct}, 256>;\n"
             "@compute @workgroup_size(256)\n"
             "fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) li: u32) {\n"
@@ -317,7 +335,7 @@ def _build_rowdot(client, key, aw: WgslType, vw: WgslType, ow: WgslType, c: Wgsl
                 f"    if (tk < s) {{ sh[li] = sh[li] + sh[li + s * {step}u]; }}\n"
                 "    workgroupBarrier();\n  }\n"
                 f"  if (alive && tk == 0u && i < {W(N_k)}) {{\n"
-                f"    st1(u32(po + i32(i) * {i32(so_k)} + i32(part) * {i32(sop_k)}), {cast('sh[li]', c, ow)});\n"
+                f"    st1(u32(po + i32(i) * {i32(so_k)} + i32(part) * {i32(sop_k)}), {result});\n"
                 "  }\n}\n")
 
     def source() -> str:
