@@ -253,3 +253,26 @@ def test_table_cache_keeps_the_most_recent_tables(monkeypatch):
         a = signal(rng, (n,), xp.complex64)
         close(fft.fft(xp.asarray(a, device=DEV)), np.fft.fft(a.astype(np.complex128)), n)
     assert len(k_fft._tables[client()]) <= 4
+
+
+def test_zero_padding_and_hermitian_extension_are_one_launch(monkeypatch):
+    """rfft of a zero-padded real input and irfft of a half spectrum prepare their rows in one launch
+    (the copy, the zeros and the conjugated mirror together): prepare, one pass, store."""
+    c = client()
+    rng = np.random.default_rng(21)
+    a = rng.standard_normal(1000).astype(np.float32)
+    x = xp.asarray(a, device=DEV)
+    spec = fft.rfft(x, n=1024)
+    fft.irfft(spec, n=1024)
+    calls = []
+    real = c.dispatch
+    monkeypatch.setattr(c, "dispatch", lambda *args, **kw: (calls.append(1), real(*args, **kw))[1])
+    spec = fft.rfft(x, n=1024)
+    assert len(calls) == 3
+    calls.clear()
+    back = fft.irfft(spec, n=1024)
+    assert len(calls) == 3
+    want = np.fft.rfft(a.astype(np.float64), n=1024)
+    np.testing.assert_allclose(to_np(spec), want, rtol=0, atol=1e-4 * np.abs(want).max())
+    np.testing.assert_allclose(to_np(back)[:1000], a, rtol=0, atol=1e-5)
+    np.testing.assert_array_less(np.abs(to_np(back)[1000:]), 1e-5)

@@ -22,8 +22,10 @@ The real transforms go through the complex one: rfft keeps the first n//2+1 outp
 write the Hermitian extension of their n//2+1 input points first and keep the real part. The n-D
 transforms are 1-D ones over the axes, last axis first (as NumPy; the Hermitian axis last for irfftn).
 A transform along the last axis of a contiguous complex input of the output's dtype reads it in place,
-and writes the output in place when that is contiguous too; otherwise a copy puts the rows contiguous
-(casting, trimming or zero-padding to n) and another writes the result (scaling, trimming, casting).
+and writes the output in place when that is contiguous too; otherwise one launch puts the rows contiguous
+(casting, trimming, zero-padding to n, the Hermitian extension, Bluestein's chirp: each point reads the
+input point it comes from; in pieces where the input exceeds one storage binding) and another writes the
+result (scaling, trimming, casting).
 
 A row of n points (or of M, for Bluestein) must fit in one storage binding: a longer transform raises
 MemoryError (the batch is split into launches that fit).
@@ -369,12 +371,11 @@ def _load(client: WebGPUClient, cw: WgslType, x: Tensor, dst: Tensor, axis: int,
     run_map(client, "fft_load", (conj, chirp is not None), [dst], ins, body)
 
 
-def _prepare(client: WebGPUClient, cw: WgslType, x: Tensor, work: Tensor, axis: int, n: int, half: bool, conj: bool,
-             chirp: Tensor | None) -> None:
-    """Rows ``work`` (B, L) = the n points transformed along ``axis`` of x (trimmed or zero-padded; the
-    Hermitian extension of the first n//2+1 where ``half``), times the chirp where given, then zeros."""
-    total = work._shape[1]
-    full = _work_view(work, x._shape, axis, total)
+def _prepare_pieces(client: WebGPUClient, cw: WgslType, x: Tensor, full: Tensor, axis: int, n: int, half: bool,
+                    conj: bool, chirp: Tensor | None) -> None:
+    """_prepare in pieces (copies, zeros, the reversed half, the chirp), for an input larger than one
+    storage binding: map launches split into launches that fit."""
+    total = full._shape[axis]
     m = x._shape[axis]
     if half:
         h = n // 2 + 1
@@ -385,7 +386,7 @@ def _prepare(client: WebGPUClient, cw: WgslType, x: Tensor, work: Tensor, axis: 
         if n > h:  # point j of [h, n) is conj(point n - j): a reversed view of [1, n - h]
             strides = tuple(-1 if d == axis else s for d, s in enumerate(full._strides))
             shape = x._shape[:axis] + (n - h,) + x._shape[axis + 1:]
-            rev = Tensor(work._buf, work._dtype, shape, strides, full._offset + n - h, work._dev)
+            rev = Tensor(full._buf, full._dtype, shape, strides, full._offset + n - h, full._dev)
             _load(client, cw, rev, _narrow(full, axis, h, n - h), axis, True, None)
         if chirp is not None:
             pts = _narrow(full, axis, 0, n)
@@ -396,6 +397,44 @@ def _prepare(client: WebGPUClient, cw: WgslType, x: Tensor, work: Tensor, axis: 
         _load(client, cw, _narrow(x, axis, 0, mm), _narrow(full, axis, 0, mm), axis, conj, chirp)
     if mm < total:
         _fill0(client, _narrow(full, axis, mm, total - mm))
+
+
+def _prepare(client: WebGPUClient, cw: WgslType, x: Tensor, work: Tensor, axis: int, n: int, half: bool, conj: bool,
+             chirp: Tensor | None) -> None:
+    """Rows ``work`` (B, L) = the n points transformed along ``axis`` of x (trimmed or zero-padded; the
+    Hermitian extension of the first n//2+1 where ``half``), times the chirp where given, then zeros: one
+    launch, each output point reading the input point it comes from (or none)."""
+    total = work._shape[1]
+    full = _work_view(work, x._shape, axis, total)
+    m = x._shape[axis]
+    h = n // 2 + 1
+    if window(client, x)[1] > client.max_binding:
+        _prepare_pieces(client, cw, x, full, axis, n, half, conj, chirp)
+        return
+    ct = cw.ct
+    nd = len(full._shape)
+
+    def body(g: MapCodegen) -> str:
+        other = [f"i32({g.coord(d)}) * {g.raw_stride(0, d)}" for d in range(nd) if d != axis]
+        base = " + ".join([g.raw_offset(0)] + other)
+        lines = [f"  let j = i32({g.coord(axis)});\n  var k = j;\n"]
+        if half:  # point j of [h, n) is the conjugate of point n - j
+            lines.append(f"  if (j >= {g.param(2)}) {{ k = {g.param(1)} - j; }}\n")
+        value = cast(g.raw_load(0, f"{base} + k * {g.raw_stride(0, axis)}"), wt(x._dtype), cw)
+        lines.append(f"  var fz = {ct}();\n  if (k < {g.param(0)} && j < {g.param(1)}) {{\n    fz = {value};\n")
+        if conj:
+            lines.append(f"    fz = {ct}(fz.x, -fz.y);\n")
+        if half:
+            lines.append(f"    if (j >= {g.param(2)}) {{ fz = {ct}(fz.x, -fz.y); }}\n")
+        if chirp is not None:
+            lines.append(f"    let fw = {g.raw_load(1, f'{g.raw_offset(1)} + j')};\n"
+                         f"    fz = {_cmul(ct, 'fz', 'fw')};\n")
+        lines.append("  }\n")
+        return "".join(lines) + g.store(0, "fz")
+
+    raw = [(x, False)] + ([(chirp, False)] if chirp is not None else [])
+    run_map(client, "fft_prepare", (axis, half, conj, chirp is not None), [full], [], body, coords=True, raw=raw,
+            params=[(I32, m), (I32, n), (I32, h if half else n)])
 
 
 def _store(client: WebGPUClient, cw: WgslType, src: Tensor, o: Tensor, axis: int, scale: float,
