@@ -276,3 +276,32 @@ def test_zero_padding_and_hermitian_extension_are_one_launch(monkeypatch):
     np.testing.assert_allclose(to_np(spec), want, rtol=0, atol=1e-4 * np.abs(want).max())
     np.testing.assert_allclose(to_np(back)[:1000], a, rtol=0, atol=1e-5)
     np.testing.assert_array_less(np.abs(to_np(back)[1000:]), 1e-5)
+
+
+@pytest.mark.parametrize("dtype", REAL, ids=lambda d: d.name)
+def test_rfft_of_a_power_of_two_is_a_complex_transform_of_half_the_points(dtype, monkeypatch):
+    """rfft of n = 2^k >= 4 real points transforms n/2 complex points (even + i odd) and untangles them:
+    padded, trimmed, along inner and outer axes of strided views, every norm, n = 4 at the smallest."""
+    sizes = []
+    real = k_fft._fft_rows
+    monkeypatch.setattr(k_fft, "_fft_rows", lambda c, cw, src, dst, n, *a: (sizes.append(n), real(c, cw, src, dst, n, *a))[1])
+    rng = np.random.default_rng(22)
+    cases = [((1000,), 0, 1024), ((3, 64), 1, None), ((64, 5), 0, 32), ((4, 7, 16), 1, 8), ((2, 300), -1, 256),
+             ((8,), 0, 4), ((6,), 0, 4)]
+    for (shape, axis, n), norm in zip(cases, NORMS * 3):
+        a = signal(rng, shape, dtype)
+        for x in (xp.asarray(a, device=DEV), xp.asarray(np.repeat(a, 2, axis=-1), device=DEV)[..., ::2]):
+            sizes.clear()
+            got = fft.rfft(x, n=n, axis=axis, norm=norm)
+            length = n or shape[axis]
+            assert sizes and max(sizes) == length // 2
+            close(got, np.fft.rfft(a.astype(np.float64), n=n, axis=axis, norm=norm), length)
+    a = signal(rng, (16, 8, 32), dtype)
+    close(fft.rfftn(xp.asarray(a, device=DEV)), np.fft.rfftn(a.astype(np.float64)), 16 * 8 * 32)
+    x = xp.asarray(signal(rng, (3, 100), dtype), device=DEV)
+    with xp.capture(DEV) as g:
+        r = fft.rfft(x, n=128)
+    new = signal(rng, (3, 100), dtype)
+    x[...] = xp.asarray(new, device=DEV)
+    g.replay()
+    close(r, np.fft.rfft(new.astype(np.float64), n=128), 128)

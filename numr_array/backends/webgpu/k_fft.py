@@ -18,7 +18,9 @@ W_R^m for each radix R (the stages inside a pass, one correctly rounded lookup),
 passes' twiddles as the product of two lookups (m's low bits and high bits), so that a table of
 2^24 points takes 2 * 4096 entries. Bluestein's chirp is computed from m^2 mod 2n (exact in integers).
 
-The real transforms go through the complex one: rfft keeps the first n//2+1 outputs; irfft and hfft
+The real transforms go through the complex one: rfft of a power of two n >= 4 transforms the n/2
+complex points x[2j] + i x[2j+1] and untangles the even and odd halves' spectra into the n//2+1 outputs
+(one launch); other rffts keep the first n//2+1 outputs of the complex transform; irfft and hfft
 write the Hermitian extension of their n//2+1 input points first and keep the real part. The n-D
 transforms are 1-D ones over the axes, last axis first (as NumPy; the Hermitian axis last for irfftn).
 A transform along the last axis of a contiguous complex input of the output's dtype reads it in place,
@@ -465,12 +467,58 @@ def _norm_scale(norm: str, n: int, forward: bool) -> float:
     return 1.0 / n if (norm == "forward") == forward else 1.0
 
 
+def _real_forward(client: WebGPUClient, cw: WgslType, x: Tensor, o: Tensor, axis: int, n: int, scale: float) -> bool:
+    """rfft of real x (n a power of two >= 4) through a complex transform of n/2 points: z[j] = x[2j] + i
+    x[2j+1] (zero-padded) is transformed, and X[k] = E[k] + W_n^k O[k] for k <= n/2, where E[k] = (Z[k] +
+    conj Z[n/2-k]) / 2 and O[k] = (Z[k] - conj Z[n/2-k]) / 2i are the transforms of the even and odd
+    points: half the passes' memory traffic of a complex transform of n. False (nothing done) where an
+    operand exceeds one storage binding."""
+    hn = n // 2
+    nrows = math.prod(o._shape) // o._shape[axis]
+    if window(client, x)[1] > client.max_binding or nrows * hn * cw.dtype.itemsize > client.max_binding:
+        return False
+    ct, rt = cw.ct, cw.real
+    work = _temp(client, (nrows, hn), cw.dtype)
+    full = _work_view(work, x._shape, axis, hn)
+    nd = len(x._shape)
+
+    def pairs(g: MapCodegen) -> str:
+        base = " + ".join([g.raw_offset(0)] + [f"i32({g.coord(d)}) * {g.raw_stride(0, d)}"
+                                               for d in range(nd) if d != axis])
+        load = lambda k: cast(g.raw_load(0, f"{base} + {k} * {g.raw_stride(0, axis)}"), wt(x._dtype), rt)
+        return (f"  let k = 2 * i32({g.coord(axis)});\n  var fz = {ct}();\n"
+                f"  if (k < {g.param(0)}) {{ fz.x = {load('k')}; }}\n"
+                f"  if (k + 1 < {g.param(0)}) {{ fz.y = {load('(k + 1)')}; }}\n" + g.store(0, "fz"))
+
+    run_map(client, "rfft_pairs", axis, [full], [], pairs, coords=True, raw=[(x, False)],
+            params=[(I32, x._shape[axis])])
+    _fft_rows(client, cw, work, work, hn, False, 1.0)
+    tw = _upload(client, (cw.dtype, "rfft-twiddles", n), lambda: _unit(np.arange(hn + 1), n).astype(cw.dtype.np))
+    res = _work_view(work, o._shape, axis, hn)
+
+    def post(g: MapCodegen) -> str:
+        base = " + ".join([g.raw_offset(0)] + [f"i32({g.coord(d)}) * {g.raw_stride(0, d)}"
+                                               for d in range(nd) if d != axis])
+        at = lambda k: g.raw_load(0, f"{base} + ({k}) * {g.raw_stride(0, axis)}")
+        return (f"  let k = i32({g.coord(axis)});\n  let hn = {g.param(0)};\n"
+                f"  let a = {at('k % hn')};\n  let bc = {at('(hn - k) % hn')};\n  let b = {ct}(bc.x, -bc.y);\n"
+                f"  let e = (a + b) * {rt.ct}(0.5);\n  let d = (a - b) * {rt.ct}(0.5);\n"
+                f"  let od = {ct}(d.y, -d.x);\n  let w = {g.raw_load(1, f'{g.raw_offset(1)} + k')};\n"
+                f"  let fz = e + {_cmul(ct, 'w', 'od')};\n" + g.store(0, f"fz * {g.param(1)}"))
+
+    run_map(client, "rfft_post", axis, [o], [], post, coords=True, raw=[(res, False), (tw, False)],
+            params=[(I32, hn), (rt, scale)])
+    return True
+
+
 def transform(client: WebGPUClient, x: Tensor, o: Tensor, axis: int, n: int, kind: str, norm: str) -> None:
     """o = the 1-D transform ``kind`` (a name of _KINDS) of n points of x along ``axis``."""
     inv, half, conj, forward = _KINDS[kind]
     cw = wt(dt.complex_of(o._dtype))
     scale = _norm_scale(norm, n, forward)
     nrows = math.prod(o._shape) // o._shape[axis]
+    if kind == "rfft" and n >= 4 and n & (n - 1) == 0 and _real_forward(client, cw, x, o, axis, n, scale):
+        return
     if n & (n - 1) == 0 and n > 1:
         src = None
         if not half and x._dtype is cw.dtype and n <= x._shape[axis]:
