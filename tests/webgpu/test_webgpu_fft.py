@@ -305,3 +305,30 @@ def test_rfft_of_a_power_of_two_is_a_complex_transform_of_half_the_points(dtype,
     x[...] = xp.asarray(new, device=DEV)
     g.replay()
     close(r, np.fft.rfft(new.astype(np.float64), n=128), 128)
+
+
+@pytest.mark.parametrize("dtype", COMPLEX, ids=lambda d: d.name)
+def test_irfft_of_a_power_of_two_is_an_inverse_transform_of_half_the_points(dtype, monkeypatch):
+    """irfft to n = 2^k >= 4 points inverts n/2 complex points: trimmed and padded half spectra, inner and
+    outer axes, strided views, every norm; the imaginary parts of the zero and Nyquist frequencies drop out
+    as in NumPy."""
+    sizes = []
+    real = k_fft._fft_rows
+    monkeypatch.setattr(k_fft, "_fft_rows", lambda c, cw, src, dst, n, *a: (sizes.append(n), real(c, cw, src, dst, n, *a))[1])
+    rng = np.random.default_rng(23)
+    cases = [((513,), 0, 1024), ((300,), 0, 1024), ((3, 33), 1, 64), ((17, 5), 0, 32), ((4, 5, 16), 1, 8),
+             ((2, 300), -1, 256), ((3,), 0, 4), ((2,), 0, 4)]
+    for (shape, axis, n), norm in zip(cases, NORMS * 3):
+        a = signal(rng, shape, dtype)
+        for x in (xp.asarray(a, device=DEV), xp.asarray(np.repeat(a, 2, axis=-1), device=DEV)[..., ::2]):
+            sizes.clear()
+            got = fft.irfft(x, n=n, axis=axis, norm=norm)
+            assert sizes and max(sizes) == n // 2
+            close(got, np.fft.irfft(a.astype(np.complex128), n=n, axis=axis, norm=norm), n)
+    x = xp.asarray(signal(rng, (3, 65), dtype), device=DEV)
+    with xp.capture(DEV) as g:
+        r = fft.irfft(x, n=128)
+    new = signal(rng, (3, 65), dtype)
+    x[...] = xp.asarray(new, device=DEV)
+    g.replay()
+    close(r, np.fft.irfft(new.astype(np.complex128), n=128), 128)

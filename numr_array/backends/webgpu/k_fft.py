@@ -20,7 +20,9 @@ passes' twiddles as the product of two lookups (m's low bits and high bits), so 
 
 The real transforms go through the complex one: rfft of a power of two n >= 4 transforms the n/2
 complex points x[2j] + i x[2j+1] and untangles the even and odd halves' spectra into the n//2+1 outputs
-(one launch); other rffts keep the first n//2+1 outputs of the complex transform; irfft and hfft
+(one launch), and irfft to such an n tangles its half spectrum into n/2 points, inverts them and
+writes their real and imaginary parts as the even and odd outputs; other rffts keep the first n//2+1
+outputs of the complex transform; irfft and hfft
 write the Hermitian extension of their n//2+1 input points first and keep the real part. The n-D
 transforms are 1-D ones over the axes, last axis first (as NumPy; the Hermitian axis last for irfftn).
 A transform along the last axis of a contiguous complex input of the output's dtype reads it in place,
@@ -511,6 +513,51 @@ def _real_forward(client: WebGPUClient, cw: WgslType, x: Tensor, o: Tensor, axis
     return True
 
 
+def _real_inverse(client: WebGPUClient, cw: WgslType, x: Tensor, o: Tensor, axis: int, n: int, scale: float) -> bool:
+    """irfft of the half spectrum X (n a power of two >= 4) through an inverse complex transform of n/2
+    points: Z[k] = (X[k] + conj X[n/2-k]) + i W_n^-k (X[k] - conj X[n/2-k]) transforms to z[j] = x[2j] +
+    i x[2j+1] (the even and odd points' spectra, tangled as the forward half transform untangles them).
+    False (nothing done) where an operand exceeds one storage binding."""
+    hn = n // 2
+    nrows = math.prod(o._shape) // o._shape[axis]
+    if window(client, x)[1] > client.max_binding or nrows * hn * cw.dtype.itemsize > client.max_binding:
+        return False
+    ct, rt = cw.ct, cw.real
+    work = _temp(client, (nrows, hn), cw.dtype)
+    full = _work_view(work, x._shape, axis, hn)
+    nd = len(x._shape)
+    tw = _upload(client, (cw.dtype, "rfft-twiddles", n), lambda: _unit(np.arange(hn + 1), n).astype(cw.dtype.np))
+
+    def tangle(g: MapCodegen) -> str:
+        base = " + ".join([g.raw_offset(0)] + [f"i32({g.coord(d)}) * {g.raw_stride(0, d)}"
+                                               for d in range(nd) if d != axis])
+        load = lambda k: cast(g.raw_load(0, f"{base} + {k} * {g.raw_stride(0, axis)}"), wt(x._dtype), cw)
+        return (f"  let k = i32({g.coord(axis)});\n  let hn = {g.param(1)};\n  var a = {ct}();\n  var bc = {ct}();\n"
+                f"  if (k < {g.param(0)}) {{ a = {load('k')}; }}\n"
+                f"  if (hn - k < {g.param(0)}) {{ bc = {load('(hn - k)')}; }}\n"
+                # X[0] and X[n/2] count as real (their imaginary parts drop out of a real result, as NumPy's)
+                f"  if (k == 0) {{ a.y = {rt.ct}(0); bc.y = {rt.ct}(0); }}\n"
+                f"  let b = {ct}(bc.x, -bc.y);\n  let t = {g.raw_load(1, f'{g.raw_offset(1)} + k')};\n"
+                f"  let w = {ct}(t.x, -t.y);\n  let d = {_cmul(ct, 'w', '(a - b)')};\n"
+                f"  let fz = (a + b) + {ct}(-d.y, d.x);\n" + g.store(0, "fz"))
+
+    run_map(client, "irfft_tangle", axis, [full], [], tangle, coords=True, raw=[(x, False), (tw, False)],
+            params=[(I32, x._shape[axis]), (I32, hn)])
+    _fft_rows(client, cw, work, work, hn, True, 1.0)
+    res = _work_view(work, o._shape, axis, hn)
+    ow = wt(o._dtype)
+
+    def store(g: MapCodegen) -> str:
+        base = " + ".join([g.raw_offset(0)] + [f"i32({g.coord(d)}) * {g.raw_stride(0, d)}"
+                                               for d in range(nd) if d != axis])
+        return (f"  let j = i32({g.coord(axis)});\n"
+                f"  let z = {g.raw_load(0, f'{base} + (j >> 1u) * {g.raw_stride(0, axis)}')};\n"
+                f"  let v = select(z.x, z.y, (j & 1) == 1);\n" + g.store(0, cast(f"v * {g.param(0)}", rt, ow)))
+
+    run_map(client, "irfft_store", axis, [o], [], store, coords=True, raw=[(res, False)], params=[(rt, scale)])
+    return True
+
+
 def transform(client: WebGPUClient, x: Tensor, o: Tensor, axis: int, n: int, kind: str, norm: str) -> None:
     """o = the 1-D transform ``kind`` (a name of _KINDS) of n points of x along ``axis``."""
     inv, half, conj, forward = _KINDS[kind]
@@ -518,6 +565,8 @@ def transform(client: WebGPUClient, x: Tensor, o: Tensor, axis: int, n: int, kin
     scale = _norm_scale(norm, n, forward)
     nrows = math.prod(o._shape) // o._shape[axis]
     if kind == "rfft" and n >= 4 and n & (n - 1) == 0 and _real_forward(client, cw, x, o, axis, n, scale):
+        return
+    if kind == "irfft" and n >= 4 and n & (n - 1) == 0 and _real_inverse(client, cw, x, o, axis, n, scale):
         return
     if n & (n - 1) == 0 and n > 1:
         src = None
