@@ -271,3 +271,10 @@ def test_float32_dot_products_keep_subnormal_results_on_a_flushing_adapter(monke
     np.testing.assert_allclose(got, want, rtol=2e-6, atol=0)
     got = to_np(xp.asarray(M.T.copy(), device=DEV).T @ rd)  # the other orientation
     np.testing.assert_allclose(got, want, rtol=2e-6, atol=0)
+
+
+def test_the_cg_trace_benchmark_runs(capsys):
+    """benchmarks/webgpu_ops.py --cg-trace (the step-by-step check the H200 run uses) on a small system."""
+    from benchmarks.webgpu_ops import cg_trace
+    assert cg_trace(64, 5) == 0
+    assert "every step finite" in capsys.readouterr().out

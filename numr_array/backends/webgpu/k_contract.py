@@ -197,7 +197,7 @@ def _split_groups(cpu: bool) -> int:
     """Workgroups a thin product or a matrix-vector product is split into (over k) when its outputs give
     fewer: enough to occupy every multiprocessor of a large GPU several times over, or the few cores of a
     software adapter."""
-    return 32 if cpu else 512
+    return 32 if cpu else 256
 
 
 def rowdot(client, a: Tensor, v: Tensor, o: Tensor, batch: list[tuple[int, int, int, int]],
