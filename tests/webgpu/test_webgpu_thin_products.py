@@ -21,6 +21,7 @@ if get_runtime("webgpu") is None:
     pytest.skip("no WebGPU adapter (wgpu missing or no adapter found)", allow_module_level=True)
 
 DEV = "webgpu:0"
+from numr_array.backends.webgpu import k_contract  # noqa: E402
 from .helpers import FLOAT, device_dtype, needs_dtype  # noqa: E402
 
 FLOATS = [pytest.param(np.float32, id="float32"), pytest.param(np.float64, id="float64")]
@@ -72,9 +73,12 @@ def test_matrix_vector_both_orientations(dtype, layout, shape):
 
 
 @pytest.mark.parametrize("dtype", FLOATS)
-def test_long_products_split_into_parts(dtype):
+@pytest.mark.parametrize("gpu", [False, True], ids=["as-adapter", "gpu-heuristics"])
+def test_long_products_split_into_parts(dtype, gpu, monkeypatch):
     """k long enough that the rows give few workgroups: the sums run as parts and a second launch."""
     skip_f64(dtype)
+    if gpu:  # a GPU's lanes per row and split targets, on whatever adapter runs the tests
+        monkeypatch.setattr(k_contract, "_cpu_adapter", lambda client: False)
     rng = np.random.default_rng(7)
     for n, d in ((200_003, 5), (100_000, 64), (70_001, 1)):
         X = rng.standard_normal((n, d)).astype(dtype)
@@ -89,8 +93,11 @@ def test_long_products_split_into_parts(dtype):
 
 
 @pytest.mark.parametrize("dtype", FLOATS)
-def test_batched_and_broadcast_matrix_vector(dtype):
+@pytest.mark.parametrize("gpu", [False, True], ids=["as-adapter", "gpu-heuristics"])
+def test_batched_and_broadcast_matrix_vector(dtype, gpu, monkeypatch):
     skip_f64(dtype)
+    if gpu:  # a GPU's lanes per row and split targets, on whatever adapter runs the tests
+        monkeypatch.setattr(k_contract, "_cpu_adapter", lambda client: False)
     rng = np.random.default_rng(8)
     A = rng.standard_normal((3, 1, 45, 70)).astype(dtype)
     B = rng.standard_normal((2, 70, 1)).astype(dtype)
@@ -166,10 +173,14 @@ def test_bool_matrix_vector_is_any():
 @pytest.mark.parametrize("dtype", FLOATS)
 @pytest.mark.parametrize("shape", [((16, 50_000), (50_000, 32)), ((3, 20_000), (20_000, 10)),
                                    ((1024, 8192), (8192, 10)), ((2, 7), (7, 2)), ((130, 70), (70, 3))])
-def test_thin_tiled_products(dtype, shape):
-    """Products with few rows or columns (no longer the one-invocation-per-element kernel) and thin products
-    split over k, with the tall operand transposed as X.T @ Y."""
+@pytest.mark.parametrize("gpu", [False, True], ids=["as-adapter", "gpu-heuristics"])
+def test_thin_tiled_products(dtype, shape, gpu, monkeypatch):
+    """Products with few rows or columns (tiles on a GPU; one invocation per result on a software adapter)
+    and thin products split over k, with the tall operand transposed as X.T @ Y; also with a GPU's choices
+    forced on whatever adapter runs the tests."""
     skip_f64(dtype)
+    if gpu:
+        monkeypatch.setattr(k_contract, "_cpu_adapter", lambda client: False)
     rng = np.random.default_rng(shape[0][1])
     a = rng.standard_normal(shape[0]).astype(dtype)
     b = rng.standard_normal(shape[1]).astype(dtype)

@@ -120,9 +120,17 @@ def gemm(client, x1: Tensor, x2: Tensor, o: Tensor, batch: list[tuple[int, int, 
     if N == 1:  # a row times a matrix: x2's columns dotted with x1's row
         rowdot(client, x2, x1, o, [(b[0], b[2], b[1], b[3]) for b in batch], (M, m[1], 0, m[2]), (K, k[2], k[1]))
         return
+    cpu_adapter = _cpu_adapter(client)
+    if cpu_adapter and (N < 16 or M < 16):
+        # a software adapter computes every padded row and column of a tile: a thin product there is
+        # cheaper one invocation per result (chunked over k)
+        out_strides = [(b[1], b[2]) for b in batch] + [(n[1], 0), (0, m[1])]
+        tmp = Tensor(o._buf, o._dtype, tuple(b[0] for b in batch) + (N, M), tuple(b[3] for b in batch) + (n[2], m[2]),
+                     o._offset, o._dev)
+        contract(client, x1, x2, tmp, out_strides, [k] if K else [(0, 0, 0)])
+        return
     c = _compute_wt(o._dtype)
     nbatch = math.prod(b[0] for b in batch)
-    cpu_adapter = _cpu_adapter(client)
     # 8 x 8 blocks where there are enough 128 x 128 tiles to fill a GPU (a CPU adapter has few cores, and
     # gains most from the larger blocks)
     R = 8 if c.ct in ("f32", "i32", "u32") and N >= 128 and M >= 128 and \
