@@ -253,3 +253,82 @@ def test_table_cache_keeps_the_most_recent_tables(monkeypatch):
         a = signal(rng, (n,), xp.complex64)
         close(fft.fft(xp.asarray(a, device=DEV)), np.fft.fft(a.astype(np.complex128)), n)
     assert len(k_fft._tables[client()]) <= 4
+
+
+def test_zero_padding_and_hermitian_extension_are_one_launch(monkeypatch):
+    """rfft of a zero-padded real input and irfft of a half spectrum prepare their rows in one launch
+    (the copy, the zeros and the conjugated mirror together): prepare, one pass, store."""
+    c = client()
+    rng = np.random.default_rng(21)
+    a = rng.standard_normal(1000).astype(np.float32)
+    x = xp.asarray(a, device=DEV)
+    spec = fft.rfft(x, n=1024)
+    fft.irfft(spec, n=1024)
+    calls = []
+    real = c.dispatch
+    monkeypatch.setattr(c, "dispatch", lambda *args, **kw: (calls.append(1), real(*args, **kw))[1])
+    spec = fft.rfft(x, n=1024)
+    assert len(calls) == 3
+    calls.clear()
+    back = fft.irfft(spec, n=1024)
+    assert len(calls) == 3
+    want = np.fft.rfft(a.astype(np.float64), n=1024)
+    np.testing.assert_allclose(to_np(spec), want, rtol=0, atol=1e-4 * np.abs(want).max())
+    np.testing.assert_allclose(to_np(back)[:1000], a, rtol=0, atol=1e-5)
+    np.testing.assert_array_less(np.abs(to_np(back)[1000:]), 1e-5)
+
+
+@pytest.mark.parametrize("dtype", REAL, ids=lambda d: d.name)
+def test_rfft_of_a_power_of_two_is_a_complex_transform_of_half_the_points(dtype, monkeypatch):
+    """rfft of n = 2^k >= 4 real points transforms n/2 complex points (even + i odd) and untangles them:
+    padded, trimmed, along inner and outer axes of strided views, every norm, n = 4 at the smallest."""
+    sizes = []
+    real = k_fft._fft_rows
+    monkeypatch.setattr(k_fft, "_fft_rows", lambda c, cw, src, dst, n, *a: (sizes.append(n), real(c, cw, src, dst, n, *a))[1])
+    rng = np.random.default_rng(22)
+    cases = [((1000,), 0, 1024), ((3, 64), 1, None), ((64, 5), 0, 32), ((4, 7, 16), 1, 8), ((2, 300), -1, 256),
+             ((8,), 0, 4), ((6,), 0, 4)]
+    for (shape, axis, n), norm in zip(cases, NORMS * 3):
+        a = signal(rng, shape, dtype)
+        for x in (xp.asarray(a, device=DEV), xp.asarray(np.repeat(a, 2, axis=-1), device=DEV)[..., ::2]):
+            sizes.clear()
+            got = fft.rfft(x, n=n, axis=axis, norm=norm)
+            length = n or shape[axis]
+            assert sizes and max(sizes) == length // 2
+            close(got, np.fft.rfft(a.astype(np.float64), n=n, axis=axis, norm=norm), length)
+    a = signal(rng, (16, 8, 32), dtype)
+    close(fft.rfftn(xp.asarray(a, device=DEV)), np.fft.rfftn(a.astype(np.float64)), 16 * 8 * 32)
+    x = xp.asarray(signal(rng, (3, 100), dtype), device=DEV)
+    with xp.capture(DEV) as g:
+        r = fft.rfft(x, n=128)
+    new = signal(rng, (3, 100), dtype)
+    x[...] = xp.asarray(new, device=DEV)
+    g.replay()
+    close(r, np.fft.rfft(new.astype(np.float64), n=128), 128)
+
+
+@pytest.mark.parametrize("dtype", COMPLEX, ids=lambda d: d.name)
+def test_irfft_of_a_power_of_two_is_an_inverse_transform_of_half_the_points(dtype, monkeypatch):
+    """irfft to n = 2^k >= 4 points inverts n/2 complex points: trimmed and padded half spectra, inner and
+    outer axes, strided views, every norm; the imaginary parts of the zero and Nyquist frequencies drop out
+    as in NumPy."""
+    sizes = []
+    real = k_fft._fft_rows
+    monkeypatch.setattr(k_fft, "_fft_rows", lambda c, cw, src, dst, n, *a: (sizes.append(n), real(c, cw, src, dst, n, *a))[1])
+    rng = np.random.default_rng(23)
+    cases = [((513,), 0, 1024), ((300,), 0, 1024), ((3, 33), 1, 64), ((17, 5), 0, 32), ((4, 5, 16), 1, 8),
+             ((2, 300), -1, 256), ((3,), 0, 4), ((2,), 0, 4)]
+    for (shape, axis, n), norm in zip(cases, NORMS * 3):
+        a = signal(rng, shape, dtype)
+        for x in (xp.asarray(a, device=DEV), xp.asarray(np.repeat(a, 2, axis=-1), device=DEV)[..., ::2]):
+            sizes.clear()
+            got = fft.irfft(x, n=n, axis=axis, norm=norm)
+            assert sizes and max(sizes) == n // 2
+            close(got, np.fft.irfft(a.astype(np.complex128), n=n, axis=axis, norm=norm), n)
+    x = xp.asarray(signal(rng, (3, 65), dtype), device=DEV)
+    with xp.capture(DEV) as g:
+        r = fft.irfft(x, n=128)
+    new = signal(rng, (3, 65), dtype)
+    x[...] = xp.asarray(new, device=DEV)
+    g.replay()
+    close(r, np.fft.irfft(new.astype(np.complex128), n=128), 128)

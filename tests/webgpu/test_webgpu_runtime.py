@@ -405,3 +405,21 @@ def test_asarray_round_trips_every_dtype(dtype):
     assert to_np(t).tolist() == a.tolist()
     assert to_np(t[1:, ::2]).tolist() == a[1:, ::2].tolist()
     assert to_np(xp.zeros_like(t)).tolist() == np.zeros_like(a).tolist()
+
+
+def test_a_readback_submits_once_and_polls_in_its_own_thread(monkeypatch):
+    """A synchronisation or read submits the pending work with the copy into the staging buffer, once (no
+    extra empty submit before mapping), and still returns every value written before it."""
+    client = xp._device.parse_device(DEV).client
+    a = xp.asarray(np.arange(1000, dtype=np.float32), device=DEV)
+    client.synchronize()
+    submits = []
+    queue = client.queue
+    real = queue.submit
+    monkeypatch.setattr(queue, "submit", lambda bufs: (submits.append(len(bufs)), real(bufs))[1])
+    b = a * 2.0
+    client.synchronize()
+    assert submits == [1]
+    submits.clear()
+    assert np.array_equal(to_np(b + 1.0), np.arange(1000, dtype=np.float32) * 2 + 1)
+    assert submits == [1]

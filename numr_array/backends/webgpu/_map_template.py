@@ -13,7 +13,7 @@ launches that fit. Dispatches beyond 65535 workgroups are 2-D.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable, NamedTuple, Sequence
+from typing import TYPE_CHECKING, Any, Callable, NamedTuple, Sequence
 
 from ..._tensor import Tensor, contiguous_strides
 from ... import _dtypes as dt
@@ -101,6 +101,8 @@ def run_map(client: WebGPUClient, name: str, key, outs: Sequence[Tensor], ins: S
         n *= s
     if n == 0:
         return
+    if not raw and not coords and client._steps is None and _eager(client, name, key, outs, ins, shape, params):
+        return
     ins = _unalias(client, outs, ins)
     tensors = list(outs)
     desc = []
@@ -158,6 +160,89 @@ def run_map(client: WebGPUClient, name: str, key, outs: Sequence[Tensor], ins: S
         words += raw_words
         words += tail
         client.dispatch(pipe, pack_words(words), binds + raw_binds, grid, record)
+
+
+class _Plan(NamedTuple):
+    """What an eager map launch of one signature (kernel, dtypes, shape, strides) computes once: its
+    pipeline, the first uniform words, the workgroups, and per tensor its itemsize, the span of elements
+    it reaches from its offset and its stride words."""
+    pipe: Any
+    head: list
+    grid: tuple
+    spans: list  # per tensor: (itemsize, lowest and highest element reached, relative to its offset)
+    stride_words: list
+
+
+def _eager(client: WebGPUClient, name: str, key, outs, ins, shape, params) -> bool:
+    """The launch of a signature seen before, outside a capture, from its plan (the per-launch steps of
+    run_map's general path, precomputed); False where the general path must run: a new signature, an
+    input overlapping an output through another view, or a window beyond one binding."""
+    sig = [name, key, shape]
+    for t in outs:
+        sig += (t._dtype, t._strides)
+    tensors = list(outs)
+    for x in ins:
+        if type(x) is Tensor:
+            for o in outs:
+                if x._buf is o._buf and (x._offset != o._offset or x._strides != o._strides):
+                    return False  # (rare: _unalias decides whether a copy is needed)
+            sig += (x._dtype, x._strides)
+            tensors.append(x)
+        else:
+            sig.append(None if x is None else x.dtype)
+    for w, _ in params:
+        sig.append(w)
+    plans = client.map_plans
+    plan = plans.get(tuple(sig))
+    if plan is None:
+        plan = _make_plan(client, name, key, outs, ins, shape, params, tensors)
+        if plan is None:
+            return False
+        if len(plans) >= 4096:
+            plans.clear()
+        plans[tuple(sig)] = plan
+    align = client.storage_align
+    limit = client.max_binding
+    words = plan.head[:]
+    binds: list = []
+    for t, (isz, lo, hi), st in zip(tensors, plan.spans, plan.stride_words):
+        off = t._offset
+        b0 = (off + lo) * isz
+        b0 -= b0 % align
+        size = ((off + hi + 1) * isz - b0 + 3) & ~3
+        if size > limit:
+            return False
+        binds += (t._buf.handle, b0, size if size >= 16 else 16)
+        words.append(off - b0 // isz)
+        words += st
+    for x in ins:
+        if x is not None and type(x) is not Tensor:
+            words += scalar_words(wt(dt.from_numpy(x.dtype)), x)
+    for w, v in params:
+        words += scalar_words(w, v)
+    client.dispatch(plan.pipe, pack_words(words), tuple(binds), plan.grid)
+    return True
+
+
+def _make_plan(client: WebGPUClient, name: str, key, outs, ins, shape, params, tensors) -> _Plan | None:
+    """The plan of an eager launch whose pipeline exists (the general path builds it first: None until then)."""
+    desc = tuple(("t", x._dtype) if type(x) is Tensor else None if x is None else ("s", dt.from_numpy(x.dtype))
+                 for x in ins)
+    dims, strides = collapse(shape, [t._strides for t in tensors])
+    out_dtypes = tuple(t._dtype for t in outs)
+    pkey = (name, key, len(dims), False, out_dtypes, desc, tuple(w for w, _ in params) if params else (), ())
+    pipe = client.cached_pipeline(pkey)
+    if pipe is None:
+        return None
+    m = 1
+    for d in dims:
+        m *= d
+    grid = groups(m)
+    spans = []
+    for t, st in zip(tensors, strides):
+        lo, hi = element_span(0, st, dims)
+        spans.append((t._dtype.itemsize, lo, hi))
+    return _Plan(pipe, [m, grid[0], 0, 0, *dims], grid, spans, [[s & _M32 for s in st] for st in strides])
 
 
 def _raw_windows(client: WebGPUClient, raw) -> tuple[tuple, list[int]]:

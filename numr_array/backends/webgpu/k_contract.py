@@ -5,16 +5,25 @@ x1 and one in x2 (zero where it is not that operand's: a free axis of the other 
 batch axis), and each contracted axis has a stride in both.
 
 matmul, and tensordot where its contracted axes merge into one, are batched matrix products
-o[b, i, j] = sum_k x1[b, i, k] * x2[b, k, j] over any strides, computed by a tiled kernel: a workgroup of
-16 x 16 invocations computes a (16 R) x (16 R) tile of o, each invocation an R x R block (R = 8 for large
-products of 32-bit types, else 4) in registers. The operands' tiles pass through workgroup memory,
-BK values of k at a time; the next tiles are read from memory while the current ones are multiplied.
-float32 operands contiguous along k (x1) and along j (x2), at offsets and strides that are multiples of 4,
-are read as vec4 loads. Every dtype uses the kernel: integers accumulate in their compute type and wrap
-as NumPy's, bool as counts (any product true), complex through the complex product; floats accumulate
-with fused multiply-adds (as BLAS does), so sums may differ from NumPy's in the last bits.
+o[b, i, j] = sum_k x1[b, i, k] * x2[b, k, j] over any strides (transposed operands are read through their
+strides, never copied).
 
-Products too small or thin for tiles (fewer than 16 rows or columns), vecdot, and tensordots whose
+Products with more than one row and column use a tiled kernel: a workgroup of 16 x 16 invocations computes
+a (16 R) x (16 R) tile of o, each invocation an R x R block (R = 8 for large products of 32-bit types,
+else 4) in registers. The operands' tiles pass through workgroup memory, BK values of k at a time; the
+next tiles are read from memory while the current ones are multiplied. float32 operands contiguous along k
+(x1) and along j (x2), at offsets and strides that are multiples of 4, are read as vec4 loads. Where the
+tiles are too few to occupy the device and k is long (thin products such as X.T @ Y of tall X, Y), k is
+split into parts: each part's tiles write a partial product and a reduction sums the parts.
+
+A matrix times a vector (either side, and vecdot) is ``rowdot``: o[b, i] = sum_k a[b, i, k] * v[b, i, k],
+with 256 invocations per workgroup laid out along k where the operands are contiguous along k (X @ w)
+and along the rows where they are contiguous along the rows (X.T @ v); few rows and a long k are split
+into parts summed by a second launch, as above.
+
+Every dtype uses these kernels: integers accumulate in their compute type and wrap as NumPy's, bool as
+counts (any product true), complex through the complex product; floats accumulate with fused
+multiply-adds (as BLAS does), so sums may differ from NumPy's in the last bits. tensordots whose
 contracted axes do not merge use the generic kernel: one invocation per result element walking the
 contraction. Operands are bound whole: MemoryError where one exceeds the adapter's largest storage
 binding.
@@ -25,10 +34,10 @@ from __future__ import annotations
 import math
 
 from ... import _dtypes as dt
-from ..._tensor import Tensor
+from ..._tensor import Tensor, contiguous_strides
 from ._wgsl_helpers import WgslHelpers
 from ._map_template import MapCodegen, run_map
-from ._shader import Layout, MAX_GROUPS, pack_words
+from ._shader import Layout, MAX_GROUPS, bindings, pack_words
 from ._types import COMPUTE, WgslType, WGSL_TYPES, cast, lit, load_fn, storage_decl, store_fn, wt
 from ._views import bind_whole, collapse, overlap
 from .k_reduce import _temp, reduce
@@ -105,10 +114,16 @@ def gemm(client, x1: Tensor, x2: Tensor, o: Tensor, batch: list[tuple[int, int, 
     ``batch`` (size, stride in x1, in x2, in o) per batch axis, ``n`` (rows, stride in x1, in o), ``m``
     (columns, stride in x2, in o), ``k`` (length, stride in x1, in x2)."""
     N, M, K = n[0], m[0], k[0]
-    cpu_adapter = client.adapter.info.get("adapter_type") == "CPU"
-    # a software adapter (lavapipe) ends an invocation's loops after 65535 iterations, about 58000 values
-    # of k for the tiled kernel: longer products there go to contract(), which sums in chunks
-    if N < 16 or M < 16 or (cpu_adapter and K > CHUNK):
+    if M == 1:  # a matrix (or vector) times a vector: rows of x1 dotted with x2's column
+        rowdot(client, x1, x2, o, batch, (N, n[1], 0, n[2]), (K, k[1], k[2]))
+        return
+    if N == 1:  # a row times a matrix: x2's columns dotted with x1's row
+        rowdot(client, x2, x1, o, [(b[0], b[2], b[1], b[3]) for b in batch], (M, m[1], 0, m[2]), (K, k[2], k[1]))
+        return
+    cpu_adapter = _cpu_adapter(client)
+    if cpu_adapter and (N < 16 or M < 16):
+        # a software adapter computes every padded row and column of a tile: a thin product there is
+        # cheaper one invocation per result (chunked over k)
         out_strides = [(b[1], b[2]) for b in batch] + [(n[1], 0), (0, m[1])]
         tmp = Tensor(o._buf, o._dtype, tuple(b[0] for b in batch) + (N, M), tuple(b[3] for b in batch) + (n[2], m[2]),
                      o._offset, o._dev)
@@ -116,8 +131,6 @@ def gemm(client, x1: Tensor, x2: Tensor, o: Tensor, batch: list[tuple[int, int, 
         return
     c = _compute_wt(o._dtype)
     nbatch = math.prod(b[0] for b in batch)
-    bshape, (bs1, bs2, bso) = collapse([b[0] for b in batch], [[b[1] for b in batch], [b[2] for b in batch],
-                                                                 [b[3] for b in batch]])
     # 8 x 8 blocks where there are enough 128 x 128 tiles to fill a GPU (a CPU adapter has few cores, and
     # gains most from the larger blocks)
     R = 8 if c.ct in ("f32", "i32", "u32") and N >= 128 and M >= 128 and \
@@ -127,7 +140,26 @@ def gemm(client, x1: Tensor, x2: Tensor, o: Tensor, batch: list[tuple[int, int, 
     limit = int(client.wdevice.limits["max-compute-workgroup-storage-size"])
     while BK > 4 and BK * (2 * BM + PAD) * c.dtype.itemsize > limit:
         BK //= 2
-    (b1, e1), (b2, e2), (bo, eo) = (bind_whole(client, t) for t in (x1, x2, o))
+    TI, TJ = -(-N // BM), -(-M // BM)
+    tiles = nbatch * TI * TJ
+    # few tiles and a long k (a thin product: X.T @ Y of tall X and Y): k is split into P parts, each
+    # summed by its own tiles into a partial product, and the parts summed by a reduction; a software
+    # adapter also needs parts short enough for an invocation's loop limit
+    P = max(1, min(-(-_split_groups(cpu_adapter) // tiles), K // 256))
+    if cpu_adapter:
+        P = max(P, -(-K // CHUNK))
+    KP = -(-K // P)
+    KP = -(-KP // BK) * BK  # parts start at multiples of BK: vec4 loads stay aligned
+    P = max(1, -(-K // KP)) if K else 1
+    dest = o
+    bshape, (bs1, bs2, bso) = collapse([b[0] for b in batch], [[b[1] for b in batch], [b[2] for b in batch],
+                                                                 [b[3] for b in batch]])
+    no, mo, po = n[2], m[2], 0
+    if P > 1:  # partial products, contiguous as (P, batch..., N, M) in the compute dtype
+        dest = _temp(client, (P,) + tuple(bshape) + (N, M), c.dtype)
+        no, mo, po = M, 1, nbatch * N * M
+        bso = tuple(s * N * M for s in contiguous_strides(tuple(bshape)))
+    (b1, e1), (b2, e2), (bo, eo) = (bind_whole(client, t) for t in (x1, x2, dest))
     # vec4 loads: float32 contiguous along the loaded direction, every vec4 in or out of range as a whole
     fours = lambda *vs: all(v % 4 == 0 for v in vs)
     vec1 = (x1._dtype == o._dtype == dt.float32 and k[1] == 1 and fours(K, e1, n[1] if N > 1 else 0, *bs1))
@@ -135,19 +167,189 @@ def gemm(client, x1: Tensor, x2: Tensor, o: Tensor, batch: list[tuple[int, int, 
     # scalar loads run along the operand's contiguous direction where it has one
     m_major1 = not vec1 and n[1] == 1 and k[1] != 1
     k_major2 = not vec2 and k[2] == 1 and m[1] != 1
-    key = ("gemm", x1._dtype, x2._dtype, o._dtype, R, BK, len(bshape), vec1, vec2, m_major1, k_major2)
+    key = ("gemm", x1._dtype, x2._dtype, dest._dtype, R, BK, len(bshape), vec1, vec2, m_major1, k_major2)
     pipe = client.cached_pipeline(key)
     if pipe is None:
-        pipe = _build_gemm(client, key, wt(x1._dtype), wt(x2._dtype), wt(o._dtype), c, R, BK, len(bshape),
+        pipe = _build_gemm(client, key, wt(x1._dtype), wt(x2._dtype), wt(dest._dtype), c, R, BK, len(bshape),
                            vec1, vec2, m_major1, k_major2)
-    TI, TJ = -(-N // BM), -(-M // BM)
-    total = nbatch * TI * TJ
+    total = tiles * P
     gx = min(total, MAX_GROUPS)
-    words = [total, gx, 0, 0, N, M, K, TJ, TI, e1, e2, eo] + [s & _M32 for s in (n[1], k[1], k[2], m[1], n[2], m[2])]
+    words = [total, gx, 0, 0, N, M, K, TJ, TI, e1, e2, eo] + [s & _M32 for s in (n[1], k[1], k[2], m[1], no, mo)]
+    words += [P, KP, po]
     words += bshape
     for st in (bs1, bs2, bso):
         words += [s & _M32 for s in st]
     client.dispatch(pipe, pack_words(words), bo + b1 + b2, (gx, -(-total // gx), 1))
+    if P > 1:
+        _sum_parts(client, dest, o, tuple(bshape) + (N, M), [b[3] for b in batch], (n[2], m[2]),
+                   [b[0] for b in batch], c)
+
+
+def _sum_parts(client, partial: Tensor, o: Tensor, pshape: tuple, ostr_batch: list, ostr_tail: tuple,
+               batch_sizes: list, c: WgslType) -> None:
+    """o = the sum over axis 0 of ``partial`` (P, *pshape), contiguous; pshape is o's collapsed batch
+    then its own trailing axes, so o is viewed through its uncollapsed batch axes."""
+    P = partial._shape[0]
+    tail = pshape[len(pshape) - len(ostr_tail):]
+    shape = tuple(batch_sizes) + tail
+    view = Tensor(partial._buf, partial._dtype, (P,) + shape, contiguous_strides((P,) + shape), 0, partial._dev)
+    ov = Tensor(o._buf, o._dtype, shape, tuple(ostr_batch) + tuple(ostr_tail), o._offset, o._dev)
+    reduce(client, "sum", view, (0,), ov, acc_dtype=c.dtype)
+
+
+def _cpu_adapter(client) -> bool:
+    return client.adapter.info.get("adapter_type") == "CPU"
+
+
+def _split_groups(cpu: bool) -> int:
+    """Workgroups a thin product or a matrix-vector product is split into (over k) when its outputs give
+    fewer: enough to occupy every multiprocessor of a large GPU several times over, or the few cores of a
+    software adapter."""
+    return 32 if cpu else 256
+
+
+def rowdot(client, a: Tensor, v: Tensor, o: Tensor, batch: list[tuple[int, int, int, int]],
+           rows: tuple[int, int, int, int], k: tuple[int, int, int], conj: bool = False) -> None:
+    """o[b, i] = sum over r of a[b, i, r] * v[b, i, r] (a conjugated where ``conj``), in elements from each
+    tensor's offset: ``batch`` (size, stride in a, in v, in o) per batch axis, ``rows`` (count, stride in
+    a, in v, in o), ``k`` (length, stride in a, in v). A matrix-vector product is v with row stride 0.
+
+    A workgroup of 256 invocations covers TI rows and TK lanes along k (TI * TK = 256), laid out so that
+    neighbouring invocations read neighbouring elements: along k where the operands are contiguous along
+    k (X @ w), else along the rows (X.T @ v). Each lane sums its strided share of k, and the lanes of a row
+    are summed in workgroup memory. Where the rows give few workgroups, k is split into P parts that
+    write partial sums, summed by a second launch (a reduction)."""
+    N, sai, svi, soi = rows
+    K, sak, svk = k
+    c = _compute_wt(o._dtype)
+    # float32 on an adapter that flushes float32 subnormals (NVIDIA's): products and sums in float64 from
+    # the operands' bits, the result narrowed to float32 bits, so that dot products of tiny vectors (a
+    # converged solver's residual, about 1e-39) stay subnormal as NumPy's instead of becoming 0
+    wide = (a._dtype == v._dtype == o._dtype == dt.float32 and client.has_f64 and client.flushes_f32_subnormals)
+    if wide:
+        c = WGSL_TYPES[dt.float64]
+    nbatch = math.prod(b[0] for b in batch)
+    cpu = _cpu_adapter(client)
+    # which direction the invocations of a workgroup run along: each operand that changes along the
+    # rows votes for the direction it is contiguous in
+    votes = [abs(sk) <= abs(si) for si, sk in ((sai, sak), (svi, svk)) if si and N > 1]
+    kfast = not votes or any(votes)
+    if kfast:
+        # about four values of k per lane; on a software adapter one lane per row where rows are many,
+        # since each workgroup barrier of the lanes' sum costs it a pass over all 256 invocations
+        TK = 1 if cpu and N >= 1024 else min(256, 1 << max(0, (-(-K // 4) - 1).bit_length()))
+        TI = 256 // TK
+    else:
+        TI = min(256, 1 << max(0, (N - 1).bit_length()))
+        TK = 256 // TI
+    NI = -(-N // TI)
+    groups = nbatch * NI
+    iters = -(-K // TK)
+    P = max(1, min(-(-_split_groups(cpu) // groups), iters // 64))
+    if cpu:
+        P = max(P, -(-iters // CHUNK))
+    KP = -(-K // P) if K else 0
+    P = -(-K // KP) if K else 1
+    bshape, (ba, bv, bo_) = collapse([b[0] for b in batch], [[b[1] for b in batch], [b[2] for b in batch],
+                                                              [b[3] for b in batch]])
+    dest, so, sop = o, soi, 0
+    if P > 1:  # partial sums, contiguous as (P, batch..., N) in the compute dtype
+        dest = _temp(client, (P,) + tuple(bshape) + (N,), c.dtype)
+        so, sop = 1, nbatch * N
+        bo_ = tuple(s * N for s in contiguous_strides(tuple(bshape)))
+    (b1, e1), (b2, e2), (b3, e3) = (bind_whole(client, t) for t in (dest, a, v))
+    key = ("rowdot", a._dtype, v._dtype, dest._dtype, c.dtype, conj, kfast, TK, len(bshape), wide)
+    pipe = client.cached_pipeline(key)
+    if pipe is None:
+        pipe = _build_rowdot(client, key, wt(a._dtype), wt(v._dtype), wt(dest._dtype), c, conj, kfast, TK,
+                             len(bshape), wide)
+    total = groups * P
+    gx = min(total, MAX_GROUPS)
+    words = [total, gx, 0, 0, N, K, KP, P, NI, e1, e2, e3]
+    words += [s & _M32 for s in (so, sop, sai, sak, svi, svk)]
+    words += bshape
+    for st in (ba, bv, bo_):
+        words += [s & _M32 for s in st]
+    client.dispatch(pipe, pack_words(words), b1 + b2 + b3, (gx, -(-total // gx), 1))
+    if P > 1 and not wide:
+        _sum_parts(client, dest, o, tuple(bshape) + (N,), [b[3] for b in batch], (soi,), [b[0] for b in batch], c)
+    elif P > 1:  # the parts summed in float64, then narrowed to float32 bits
+        shape = tuple(b[0] for b in batch) + (N,)
+        total_ = _temp(client, shape, c.dtype)
+        _sum_parts(client, dest, total_, tuple(bshape) + (N,), list(total_._strides[:-1]), (1,),
+                   [b[0] for b in batch], c)
+        ov = Tensor(o._buf, o._dtype, shape, tuple(b[3] for b in batch) + (soi,), o._offset, o._dev)
+        run_map(client, "narrow_f32", None, [ov], [total_],
+                lambda g: g.store(0, f"{g.lib.fn('narrow', F32)}({g.val(0)})"))
+
+
+def _build_rowdot(client, key, aw: WgslType, vw: WgslType, ow: WgslType, c: WgslType, conj: bool, kfast: bool,
+                  TK: int, nbd: int, wide: bool):
+    lay = Layout()
+    W = Layout.word
+    (N_k, K_k, KP_k, P_k, NI_k, eo_k, ea_k, ev_k, so_k, sop_k, sai_k, sak_k, svi_k, svk_k) = \
+        (lay.alloc(1) for _ in range(14))
+    bs, bas, bvs, bos = (lay.alloc(nbd) for _ in range(4))
+    i32 = lambda k: f"bitcast<i32>({W(k)})"
+    lib = WgslHelpers(client.has_f64)
+    TI = 256 // TK
+    zero = lit(c, 0)
+    src = [lay.block(), bindings([(ow, True, False), (aw, False, False), (vw, False, False)])]
+    if wide:  # float32 operands from their bits (exact, subnormals kept)
+        widen = lib.fn("widen", F32)
+        a, b = f"{widen}(ld2(u32(pa)))", f"{widen}(ld3(u32(pv)))"
+    else:
+        a, b = cast("ld2(u32(pa))", aw, c), cast("ld3(u32(pv))", vw, c)
+    if conj and c.family == "c":
+        a = f"{c.ct}(({a}).x, -({a}).y)"
+    if c.family == "c":
+        term = f"{lib.fn('cmul', c)}({a}, {b})"
+    elif c.family == "f":
+        term = None  # fma below
+    else:
+        term = f"{a} * {b}"
+    add = (lambda acc: f"{acc} = fma({a}, {b}, {acc});") if term is None else (lambda acc: f"{acc} = {acc} + {term};")
+    lane = ("  let tk = li % {TK}u;\n  let ti = li / {TK}u;\n" if kfast else
+            "  let ti = li % {TI}u;\n  let tk = li / {TI}u;\n").format(TK=TK, TI=TI)
+    step = 1 if kfast else TI  # distance in workgroup memory between lanes tk and tk + 1 of a row
+    result = f"{lib.fn('narrow', F32)}(sh[li])" if wide and ow.ct == "f32" else cast("sh[li]", c, ow)
+    body = [f"var<workgroup> sh: array<{c.ct}, 256>;\n"
+            "@compute @workgroup_size(256)\n"
+            "fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) li: u32) {\n"
+            # every invocation reaches the barriers; the ones past the end do no work
+            f"  let g = wid.y * {W(1)} + wid.x;\n  let alive = g < {W(0)};\n"
+            f"  let gi = g % {W(NI_k)};\n  let rest = g / {W(NI_k)};\n  let part = rest % {W(P_k)};\n"
+            f"  var q = rest / {W(P_k)};\n" + lane +
+            f"  let i = gi * {TI}u + ti;\n"
+            f"  var pa0 = {i32(ea_k)};\n  var pv0 = {i32(ev_k)};\n  var po = {i32(eo_k)};\n"]
+    for d in range(nbd - 1, -1, -1):
+        body.append(f"  {{ let c = i32(q % {W(bs + d)}); q = q / {W(bs + d)}; pa0 = pa0 + c * {i32(bas + d)};"
+                    f" pv0 = pv0 + c * {i32(bvs + d)}; po = po + c * {i32(bos + d)}; }}\n")
+    body.append(f"  let kb = part * {W(KP_k)};\n  let ke = min(kb + {W(KP_k)}, {W(K_k)});\n"
+                f"  let sak = {i32(sak_k)};\n  let svk = {i32(svk_k)};\n"
+                f"  var acc = {zero};\n  var acc2 = {zero};\n"
+                f"  if (alive && i < {W(N_k)}) {{\n"
+                f"    let ra = pa0 + i32(i) * {i32(sai_k)};\n    let rv = pv0 + i32(i) * {i32(svi_k)};\n"
+                f"    var r = kb + tk;\n"
+                # two independent sums, two loads of each operand in flight per iteration
+                f"    loop {{\n      if (r + {TK}u >= ke) {{ break; }}\n"
+                f"      {{ let pa = ra + i32(r) * sak; let pv = rv + i32(r) * svk; {add('acc')} }}\n"
+                f"      {{ let pa = ra + i32(r + {TK}u) * sak; let pv = rv + i32(r + {TK}u) * svk; {add('acc2')} }}\n"
+                f"      r = r + {2 * TK}u;\n    }}\n"
+                f"    if (r < ke) {{ let pa = ra + i32(r) * sak; let pv = rv + i32(r) * svk; {add('acc')} }}\n"
+                "    acc = acc + acc2;\n  }\n")
+    body.append(f"  sh[li] = acc;\n  workgroupBarrier();\n"
+                f"  for (var s = {TK // 2}u; s > 0u; s = s >> 1u) {{\n"
+                f"    if (tk < s) {{ sh[li] = sh[li] + sh[li + s * {step}u]; }}\n"
+                "    workgroupBarrier();\n  }\n"
+                f"  if (alive && tk == 0u && i < {W(N_k)}) {{\n"
+                f"    st1(u32(po + i32(i) * {i32(so_k)} + i32(part) * {i32(sop_k)}), {result});\n"
+                "  }\n}\n")
+
+    def source() -> str:
+        return "".join(src) + lib.source() + "".join(body)
+
+    return client.pipeline(key, source, 3, lay.nbytes)
 
 
 def _apart(client, ins, o: Tensor) -> list[Tensor]:
@@ -174,6 +376,7 @@ def _build_gemm(client, key, w1: WgslType, w2: WgslType, ow: WgslType, c: WgslTy
     W = Layout.word
     N_k, M_k, K_k, TJ_k, TI_k, e1_k, e2_k, eo_k, sn1_k, sk1_k, sk2_k, sm2_k, sno_k, smo_k = \
         (lay.alloc(1) for _ in range(14))
+    P_k, KP_k, po_k = (lay.alloc(1) for _ in range(3))
     bs, b1s, b2s, bos = (lay.alloc(nbd) for _ in range(4))
     i32 = lambda k: f"bitcast<i32>({W(k)})"
     lib = WgslHelpers(client.has_f64)
@@ -200,15 +403,18 @@ def _build_gemm(client, key, w1: WgslType, w2: WgslType, ow: WgslType, c: WgslTy
     body = ["@compute @workgroup_size(256)\n"
             "fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) li: u32) {\n"
             f"  let g = wid.y * {W(1)} + wid.x;\n  if (g >= {W(0)}) {{ return; }}\n"
-            f"  let N = {W(N_k)};\n  let M = {W(M_k)};\n  let K = {W(K_k)};\n"
+            f"  let N = {W(N_k)};\n  let M = {W(M_k)};\n"
             f"  let tj = g % {W(TJ_k)};\n  let rest = g / {W(TJ_k)};\n  let ti = rest % {W(TI_k)};\n"
-            f"  var q = rest / {W(TI_k)};\n"
-            f"  var a0 = {i32(e1_k)};\n  var b0 = {i32(e2_k)};\n  var c0 = {i32(eo_k)};\n"]
+            f"  let rest2 = rest / {W(TI_k)};\n  let part = rest2 % {W(P_k)};\n  var q = rest2 / {W(P_k)};\n"
+            # this workgroup's part of k: [kb, kb + K)
+            f"  let kb = part * {W(KP_k)};\n  let K = min({W(KP_k)}, {W(K_k)} - kb);\n"
+            f"  let sk1 = {i32(sk1_k)};\n  let sk2 = {i32(sk2_k)};\n"
+            f"  var a0 = {i32(e1_k)} + i32(kb) * sk1;\n  var b0 = {i32(e2_k)} + i32(kb) * sk2;\n"
+            f"  var c0 = {i32(eo_k)} + i32(part) * {i32(po_k)};\n"]
     for d in range(nbd - 1, -1, -1):
         body.append(f"  {{ let c = i32(q % {W(bs + d)}); q = q / {W(bs + d)}; a0 = a0 + c * {i32(b1s + d)};"
                     f" b0 = b0 + c * {i32(b2s + d)}; c0 = c0 + c * {i32(bos + d)}; }}\n")
-    body.append(f"  let row0 = ti * {BM}u;\n  let col0 = tj * {BM}u;\n  let tx = li % 16u;\n  let ty = li / 16u;\n"
-                f"  let sk1 = {i32(sk1_k)};\n  let sk2 = {i32(sk2_k)};\n")
+    body.append(f"  let row0 = ti * {BM}u;\n  let col0 = tj * {BM}u;\n  let tx = li % 16u;\n  let ty = li / 16u;\n")
     # which element of each operand's tile each invocation loads: (row or column, k) and its address at k = 0
     loads, stores = [], []
     n1 = E // 4 if vec1 else E
@@ -346,8 +552,15 @@ def _tensordot(client, ins, outs, p):
 def _vecdot(client, ins, outs, p):
     o = outs[0]
     x1, x2 = _apart(client, ins, o)
-    strides = [(s1, s2) for s1, s2 in zip(x1._strides[:-1], x2._strides[:-1])]
-    contract(client, x1, x2, o, strides, [(x1._shape[-1], x1._strides[-1], x2._strides[-1])], conj=True)
+    if not math.prod(o._shape):
+        return
+    k = (x1._shape[-1], x1._strides[-1], x2._strides[-1])
+    if not o._shape:  # one dot product
+        rowdot(client, x1, x2, o, [], (1, 0, 0, 0), k, conj=True)
+        return
+    s1, s2, so = x1._strides[:-1], x2._strides[:-1], o._strides
+    batch = [(o._shape[d], s1[d], s2[d], so[d]) for d in range(len(o._shape) - 1)]
+    rowdot(client, x1, x2, o, batch, (o._shape[-1], s1[-1], s2[-1], so[-1]), k, conj=True)
 
 
 def _cross(client, ins, outs, p):

@@ -18,12 +18,18 @@ W_R^m for each radix R (the stages inside a pass, one correctly rounded lookup),
 passes' twiddles as the product of two lookups (m's low bits and high bits), so that a table of
 2^24 points takes 2 * 4096 entries. Bluestein's chirp is computed from m^2 mod 2n (exact in integers).
 
-The real transforms go through the complex one: rfft keeps the first n//2+1 outputs; irfft and hfft
+The real transforms go through the complex one: rfft of a power of two n >= 4 transforms the n/2
+complex points x[2j] + i x[2j+1] and untangles the even and odd halves' spectra into the n//2+1 outputs
+(one launch), and irfft to such an n tangles its half spectrum into n/2 points, inverts them and
+writes their real and imaginary parts as the even and odd outputs; other rffts keep the first n//2+1
+outputs of the complex transform; irfft and hfft
 write the Hermitian extension of their n//2+1 input points first and keep the real part. The n-D
 transforms are 1-D ones over the axes, last axis first (as NumPy; the Hermitian axis last for irfftn).
 A transform along the last axis of a contiguous complex input of the output's dtype reads it in place,
-and writes the output in place when that is contiguous too; otherwise a copy puts the rows contiguous
-(casting, trimming or zero-padding to n) and another writes the result (scaling, trimming, casting).
+and writes the output in place when that is contiguous too; otherwise one launch puts the rows contiguous
+(casting, trimming, zero-padding to n, the Hermitian extension, Bluestein's chirp: each point reads the
+input point it comes from; in pieces where the input exceeds one storage binding) and another writes the
+result (scaling, trimming, casting).
 
 A row of n points (or of M, for Bluestein) must fit in one storage binding: a longer transform raises
 MemoryError (the batch is split into launches that fit).
@@ -369,12 +375,11 @@ def _load(client: WebGPUClient, cw: WgslType, x: Tensor, dst: Tensor, axis: int,
     run_map(client, "fft_load", (conj, chirp is not None), [dst], ins, body)
 
 
-def _prepare(client: WebGPUClient, cw: WgslType, x: Tensor, work: Tensor, axis: int, n: int, half: bool, conj: bool,
-             chirp: Tensor | None) -> None:
-    """Rows ``work`` (B, L) = the n points transformed along ``axis`` of x (trimmed or zero-padded; the
-    Hermitian extension of the first n//2+1 where ``half``), times the chirp where given, then zeros."""
-    total = work._shape[1]
-    full = _work_view(work, x._shape, axis, total)
+def _prepare_pieces(client: WebGPUClient, cw: WgslType, x: Tensor, full: Tensor, axis: int, n: int, half: bool,
+                    conj: bool, chirp: Tensor | None) -> None:
+    """_prepare in pieces (copies, zeros, the reversed half, the chirp), for an input larger than one
+    storage binding: map launches split into launches that fit."""
+    total = full._shape[axis]
     m = x._shape[axis]
     if half:
         h = n // 2 + 1
@@ -385,7 +390,7 @@ def _prepare(client: WebGPUClient, cw: WgslType, x: Tensor, work: Tensor, axis: 
         if n > h:  # point j of [h, n) is conj(point n - j): a reversed view of [1, n - h]
             strides = tuple(-1 if d == axis else s for d, s in enumerate(full._strides))
             shape = x._shape[:axis] + (n - h,) + x._shape[axis + 1:]
-            rev = Tensor(work._buf, work._dtype, shape, strides, full._offset + n - h, work._dev)
+            rev = Tensor(full._buf, full._dtype, shape, strides, full._offset + n - h, full._dev)
             _load(client, cw, rev, _narrow(full, axis, h, n - h), axis, True, None)
         if chirp is not None:
             pts = _narrow(full, axis, 0, n)
@@ -396,6 +401,44 @@ def _prepare(client: WebGPUClient, cw: WgslType, x: Tensor, work: Tensor, axis: 
         _load(client, cw, _narrow(x, axis, 0, mm), _narrow(full, axis, 0, mm), axis, conj, chirp)
     if mm < total:
         _fill0(client, _narrow(full, axis, mm, total - mm))
+
+
+def _prepare(client: WebGPUClient, cw: WgslType, x: Tensor, work: Tensor, axis: int, n: int, half: bool, conj: bool,
+             chirp: Tensor | None) -> None:
+    """Rows ``work`` (B, L) = the n points transformed along ``axis`` of x (trimmed or zero-padded; the
+    Hermitian extension of the first n//2+1 where ``half``), times the chirp where given, then zeros: one
+    launch, each output point reading the input point it comes from (or none)."""
+    total = work._shape[1]
+    full = _work_view(work, x._shape, axis, total)
+    m = x._shape[axis]
+    h = n // 2 + 1
+    if window(client, x)[1] > client.max_binding:
+        _prepare_pieces(client, cw, x, full, axis, n, half, conj, chirp)
+        return
+    ct = cw.ct
+    nd = len(full._shape)
+
+    def body(g: MapCodegen) -> str:
+        other = [f"i32({g.coord(d)}) * {g.raw_stride(0, d)}" for d in range(nd) if d != axis]
+        base = " + ".join([g.raw_offset(0)] + other)
+        lines = [f"  let j = i32({g.coord(axis)});\n  var k = j;\n"]
+        if half:  # point j of [h, n) is the conjugate of point n - j
+            lines.append(f"  if (j >= {g.param(2)}) {{ k = {g.param(1)} - j; }}\n")
+        value = cast(g.raw_load(0, f"{base} + k * {g.raw_stride(0, axis)}"), wt(x._dtype), cw)
+        lines.append(f"  var fz = {ct}();\n  if (k < {g.param(0)} && j < {g.param(1)}) {{\n    fz = {value};\n")
+        if conj:
+            lines.append(f"    fz = {ct}(fz.x, -fz.y);\n")
+        if half:
+            lines.append(f"    if (j >= {g.param(2)}) {{ fz = {ct}(fz.x, -fz.y); }}\n")
+        if chirp is not None:
+            lines.append(f"    let fw = {g.raw_load(1, f'{g.raw_offset(1)} + j')};\n"
+                         f"    fz = {_cmul(ct, 'fz', 'fw')};\n")
+        lines.append("  }\n")
+        return "".join(lines) + g.store(0, "fz")
+
+    raw = [(x, False)] + ([(chirp, False)] if chirp is not None else [])
+    run_map(client, "fft_prepare", (axis, half, conj, chirp is not None), [full], [], body, coords=True, raw=raw,
+            params=[(I32, m), (I32, n), (I32, h if half else n)])
 
 
 def _store(client: WebGPUClient, cw: WgslType, src: Tensor, o: Tensor, axis: int, scale: float,
@@ -426,12 +469,105 @@ def _norm_scale(norm: str, n: int, forward: bool) -> float:
     return 1.0 / n if (norm == "forward") == forward else 1.0
 
 
+def _real_forward(client: WebGPUClient, cw: WgslType, x: Tensor, o: Tensor, axis: int, n: int, scale: float) -> bool:
+    """rfft of real x (n a power of two >= 4) through a complex transform of n/2 points: z[j] = x[2j] + i
+    x[2j+1] (zero-padded) is transformed, and X[k] = E[k] + W_n^k O[k] for k <= n/2, where E[k] = (Z[k] +
+    conj Z[n/2-k]) / 2 and O[k] = (Z[k] - conj Z[n/2-k]) / 2i are the transforms of the even and odd
+    points: half the passes' memory traffic of a complex transform of n. False (nothing done) where an
+    operand exceeds one storage binding."""
+    hn = n // 2
+    nrows = math.prod(o._shape) // o._shape[axis]
+    if window(client, x)[1] > client.max_binding or nrows * hn * cw.dtype.itemsize > client.max_binding:
+        return False
+    ct, rt = cw.ct, cw.real
+    work = _temp(client, (nrows, hn), cw.dtype)
+    full = _work_view(work, x._shape, axis, hn)
+    nd = len(x._shape)
+
+    def pairs(g: MapCodegen) -> str:
+        base = " + ".join([g.raw_offset(0)] + [f"i32({g.coord(d)}) * {g.raw_stride(0, d)}"
+                                               for d in range(nd) if d != axis])
+        load = lambda k: cast(g.raw_load(0, f"{base} + {k} * {g.raw_stride(0, axis)}"), wt(x._dtype), rt)
+        return (f"  let k = 2 * i32({g.coord(axis)});\n  var fz = {ct}();\n"
+                f"  if (k < {g.param(0)}) {{ fz.x = {load('k')}; }}\n"
+                f"  if (k + 1 < {g.param(0)}) {{ fz.y = {load('(k + 1)')}; }}\n" + g.store(0, "fz"))
+
+    run_map(client, "rfft_pairs", axis, [full], [], pairs, coords=True, raw=[(x, False)],
+            params=[(I32, x._shape[axis])])
+    _fft_rows(client, cw, work, work, hn, False, 1.0)
+    tw = _upload(client, (cw.dtype, "rfft-twiddles", n), lambda: _unit(np.arange(hn + 1), n).astype(cw.dtype.np))
+    res = _work_view(work, o._shape, axis, hn)
+
+    def post(g: MapCodegen) -> str:
+        base = " + ".join([g.raw_offset(0)] + [f"i32({g.coord(d)}) * {g.raw_stride(0, d)}"
+                                               for d in range(nd) if d != axis])
+        at = lambda k: g.raw_load(0, f"{base} + ({k}) * {g.raw_stride(0, axis)}")
+        return (f"  let k = i32({g.coord(axis)});\n  let hn = {g.param(0)};\n"
+                f"  let a = {at('k % hn')};\n  let bc = {at('(hn - k) % hn')};\n  let b = {ct}(bc.x, -bc.y);\n"
+                f"  let e = (a + b) * {rt.ct}(0.5);\n  let d = (a - b) * {rt.ct}(0.5);\n"
+                f"  let od = {ct}(d.y, -d.x);\n  let w = {g.raw_load(1, f'{g.raw_offset(1)} + k')};\n"
+                f"  let fz = e + {_cmul(ct, 'w', 'od')};\n" + g.store(0, f"fz * {g.param(1)}"))
+
+    run_map(client, "rfft_post", axis, [o], [], post, coords=True, raw=[(res, False), (tw, False)],
+            params=[(I32, hn), (rt, scale)])
+    return True
+
+
+def _real_inverse(client: WebGPUClient, cw: WgslType, x: Tensor, o: Tensor, axis: int, n: int, scale: float) -> bool:
+    """irfft of the half spectrum X (n a power of two >= 4) through an inverse complex transform of n/2
+    points: Z[k] = (X[k] + conj X[n/2-k]) + i W_n^-k (X[k] - conj X[n/2-k]) transforms to z[j] = x[2j] +
+    i x[2j+1] (the even and odd points' spectra, tangled as the forward half transform untangles them).
+    False (nothing done) where an operand exceeds one storage binding."""
+    hn = n // 2
+    nrows = math.prod(o._shape) // o._shape[axis]
+    if window(client, x)[1] > client.max_binding or nrows * hn * cw.dtype.itemsize > client.max_binding:
+        return False
+    ct, rt = cw.ct, cw.real
+    work = _temp(client, (nrows, hn), cw.dtype)
+    full = _work_view(work, x._shape, axis, hn)
+    nd = len(x._shape)
+    tw = _upload(client, (cw.dtype, "rfft-twiddles", n), lambda: _unit(np.arange(hn + 1), n).astype(cw.dtype.np))
+
+    def tangle(g: MapCodegen) -> str:
+        base = " + ".join([g.raw_offset(0)] + [f"i32({g.coord(d)}) * {g.raw_stride(0, d)}"
+                                               for d in range(nd) if d != axis])
+        load = lambda k: cast(g.raw_load(0, f"{base} + {k} * {g.raw_stride(0, axis)}"), wt(x._dtype), cw)
+        return (f"  let k = i32({g.coord(axis)});\n  let hn = {g.param(1)};\n  var a = {ct}();\n  var bc = {ct}();\n"
+                f"  if (k < {g.param(0)}) {{ a = {load('k')}; }}\n"
+                f"  if (hn - k < {g.param(0)}) {{ bc = {load('(hn - k)')}; }}\n"
+                # X[0] and X[n/2] count as real (their imaginary parts drop out of a real result, as NumPy's)
+                f"  if (k == 0) {{ a.y = {rt.ct}(0); bc.y = {rt.ct}(0); }}\n"
+                f"  let b = {ct}(bc.x, -bc.y);\n  let t = {g.raw_load(1, f'{g.raw_offset(1)} + k')};\n"
+                f"  let w = {ct}(t.x, -t.y);\n  let d = {_cmul(ct, 'w', '(a - b)')};\n"
+                f"  let fz = (a + b) + {ct}(-d.y, d.x);\n" + g.store(0, "fz"))
+
+    run_map(client, "irfft_tangle", axis, [full], [], tangle, coords=True, raw=[(x, False), (tw, False)],
+            params=[(I32, x._shape[axis]), (I32, hn)])
+    _fft_rows(client, cw, work, work, hn, True, 1.0)
+    res = _work_view(work, o._shape, axis, hn)
+    ow = wt(o._dtype)
+
+    def store(g: MapCodegen) -> str:
+        base = " + ".join([g.raw_offset(0)] + [f"i32({g.coord(d)}) * {g.raw_stride(0, d)}"
+                                               for d in range(nd) if d != axis])
+        return (f"  let j = i32({g.coord(axis)});\n"
+                f"  let z = {g.raw_load(0, f'{base} + (j >> 1u) * {g.raw_stride(0, axis)}')};\n"
+                f"  let v = select(z.x, z.y, (j & 1) == 1);\n" + g.store(0, cast(f"v * {g.param(0)}", rt, ow)))
+
+    run_map(client, "irfft_store", axis, [o], [], store, coords=True, raw=[(res, False)], params=[(rt, scale)])
+    return True
+
+
 def transform(client: WebGPUClient, x: Tensor, o: Tensor, axis: int, n: int, kind: str, norm: str) -> None:
     """o = the 1-D transform ``kind`` (a name of _KINDS) of n points of x along ``axis``."""
     inv, half, conj, forward = _KINDS[kind]
     cw = wt(dt.complex_of(o._dtype))
     scale = _norm_scale(norm, n, forward)
     nrows = math.prod(o._shape) // o._shape[axis]
+    if kind == "rfft" and n >= 4 and n & (n - 1) == 0 and _real_forward(client, cw, x, o, axis, n, scale):
+        return
+    if kind == "irfft" and n >= 4 and n & (n - 1) == 0 and _real_inverse(client, cw, x, o, axis, n, scale):
+        return
     if n & (n - 1) == 0 and n > 1:
         src = None
         if not half and x._dtype is cw.dtype and n <= x._shape[axis]:

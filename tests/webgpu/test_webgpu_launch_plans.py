@@ -1,0 +1,92 @@
+"""The eager map launch's per-signature plans (``_map_template._eager``): a repeated launch skips the
+general path's steps and still gives the general path's results for every offset, buffer, scalar and
+parameter of the signature; launches the plans do not cover (overlapping views, captures) take the
+general path."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import numr_array as xp
+from numr_array.backends import get_runtime
+
+from ..strategies import to_np
+
+pytestmark = [pytest.mark.webgpu]
+if get_runtime("webgpu") is None:
+    pytest.skip("no WebGPU adapter (wgpu missing or no adapter found)", allow_module_level=True)
+
+from numr_array.backends.webgpu import _map_template  # noqa: E402
+
+DEV = "webgpu:0"
+
+
+@pytest.fixture
+def collapses(monkeypatch):
+    """The number of times the general path ran (it collapses dimensions on every launch)."""
+    calls = []
+    real = _map_template.collapse
+    monkeypatch.setattr(_map_template, "collapse", lambda *a: (calls.append(1), real(*a))[1])
+    return calls
+
+
+def test_a_repeated_signature_skips_the_general_path(collapses):
+    a = xp.asarray(np.arange(12, dtype=np.float32).reshape(3, 4), device=DEV)
+    b = xp.asarray(np.ones((3, 4), np.float32), device=DEV)
+    xp.add(a, b)
+    xp.add(a, b)  # the plan is made from the built pipeline
+    collapses.clear()
+    for _ in range(3):
+        r = xp.add(a, b)
+    assert collapses == []
+    assert np.array_equal(to_np(r), np.arange(12, dtype=np.float32).reshape(3, 4) + 1)
+
+
+def test_plans_follow_offsets_buffers_scalars_and_strides():
+    """One signature (dtypes, shape, strides) over views at other offsets, other buffers and other scalar
+    values: every launch reads its own operands."""
+    host = np.arange(300, dtype=np.float32)
+    x = xp.asarray(host, device=DEV)
+    y = xp.asarray(host[::-1].copy(), device=DEV)
+    for _ in range(2):
+        for start in (0, 1, 5, 99):
+            for src, h in ((x, host), (y, host[::-1])):
+                got = to_np(xp.multiply(src[start:start + 100], float(start) + 0.5))
+                np.testing.assert_array_equal(got, h[start:start + 100] * np.float32(start + 0.5))
+                got = to_np(xp.subtract(src[start:start + 200:2], src[start + 1:start + 201:2]))
+                np.testing.assert_array_equal(got, h[start:start + 200:2] - h[start + 1:start + 201:2])
+    z = xp.asarray(np.zeros(1000, np.float32), device=DEV)
+    for k in range(3):  # outputs at offsets too (out= a view)
+        xp.add(x[:100], float(k), out=z[100 * k + 3:100 * k + 103])
+    want = np.zeros(1000, np.float32)
+    for k in range(3):
+        want[100 * k + 3:100 * k + 103] = host[:100] + k
+    np.testing.assert_array_equal(to_np(z), want)
+
+
+def test_an_input_overlapping_the_output_through_another_view_is_copied_first():
+    host = np.arange(64, dtype=np.float32)
+    x = xp.asarray(host, device=DEV)
+    for _ in range(3):
+        xp.add(x[:32], 1.0, out=x[:32])  # the same view: in place, planned
+    want = host.copy()
+    want[:32] += 3
+    np.testing.assert_array_equal(to_np(x), want)
+    for _ in range(2):
+        xp.negative(x[1:33], out=x[:32])  # another view of the same memory: the general path copies
+        want[:32] = -want[1:33]
+    np.testing.assert_array_equal(to_np(x), want)
+
+
+def test_captured_launches_take_the_general_path(collapses):
+    a = xp.asarray(np.ones(16, np.float32), device=DEV)
+    xp.exp(a)
+    xp.exp(a)
+    collapses.clear()
+    with xp.capture(DEV) as g:
+        r = xp.exp(a)
+    assert collapses  # recorded for fusion: the general path
+    a[...] = xp.asarray(np.zeros(16, np.float32), device=DEV)
+    g.replay()
+    np.testing.assert_array_equal(to_np(r), np.ones(16, np.float32))
