@@ -21,6 +21,8 @@ import math as _math
 import sys as _sys
 
 _tensor_methods.install(_sys.modules[__name__])  # the operators and methods that are namespace functions
+from . import _dask  # noqa: E402
+_dask.install()  # dask.array's chunk-type registrations, now or when dask.array is imported
 
 __array_api_version__ = "2025.12"
 
