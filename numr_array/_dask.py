@@ -29,8 +29,8 @@ def register() -> None:
         if _registered:
             return
         _registered = True
-    from dask.array.dispatch import (concatenate_lookup, empty_lookup, percentile_lookup, take_lookup,
-                                     tensordot_lookup, to_numpy_dispatch)
+    from dask.array.dispatch import (concatenate_lookup, empty_lookup, nannumel_lookup, numel_lookup,
+                                     percentile_lookup, take_lookup, tensordot_lookup, to_numpy_dispatch)
     from dask.sizeof import sizeof
 
     from . import _namespace as ns
@@ -41,6 +41,9 @@ def register() -> None:
     take_lookup.register(Tensor, _take)
     empty_lookup.register(Tensor, _empty)
     percentile_lookup.register(Tensor, _percentile)
+    # element counts (of mean, var, std) as tensors on the chunk's device, as dask counts CuPy chunks
+    numel_lookup.register(Tensor, _numel)
+    nannumel_lookup.register(Tensor, lambda x, **kwargs: ns.sum(ns.logical_not(ns.isnan(x)), **kwargs))
     to_numpy_dispatch.register(Tensor, lambda t, **kwargs: np.asarray(ns.to_device(t, "cpu"), **kwargs))
     sizeof.register(Tensor, lambda t: int(t.nbytes))
 
@@ -52,6 +55,22 @@ def _take(a, indices, axis: int = 0):
     if type(indices) is not Tensor:  # dask passes NumPy indices
         indices = ns.asarray(np.asarray(indices, dtype=np.int64), device=a.device)
     return ns.take(a, indices, axis=axis)
+
+
+def _numel(x, axis=None, keepdims: bool = False, dtype: Any = np.float64, **kwargs):
+    """dask's element count of a chunk (over ``axis``) as a tensor on its device: what mean, var and std
+    divide by (dask makes it a NumPy array for NumPy chunks, which a GPU tensor cannot be combined with)."""
+    from . import _namespace as ns
+
+    axes = range(x.ndim) if axis is None else (axis,) if isinstance(axis, int) else tuple(axis)
+    axes = {a % x.ndim for a in axes}
+    n = 1
+    for a in axes:
+        n *= x.shape[a]
+    if axis is None and not keepdims:
+        return np.prod(x.shape, dtype=dtype)  # a NumPy scalar, as dask gives for every chunk type
+    shape = tuple(1 if a in axes else s for a, s in enumerate(x.shape) if keepdims or a not in axes)
+    return ns.full(shape, n, dtype=dtype, device=x.device)
 
 
 def _empty(shape, dtype: Any = None, **kwargs):
