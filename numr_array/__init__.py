@@ -27,6 +27,8 @@ _tensor_methods.install(_sys.modules[__name__])  # the operators and methods tha
 # the "numr_array" logger (device discovery and absent backends at INFO, kernel compilation at DEBUG) says
 # nothing unless the application configures logging
 _logging.getLogger(__name__).addHandler(_logging.NullHandler())
+from . import _dask  # noqa: E402
+_dask.install()  # dask.array's chunk-type registrations, now or when dask.array is imported
 
 __array_api_version__ = "2025.12"
 

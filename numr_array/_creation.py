@@ -234,31 +234,33 @@ def full(shape, fill_value, *, dtype=None, device=None) -> Tensor:
     return _fill(_new(dev, normalize_shape(shape, "full"), dtype, "full"), fill_value)
 
 
-def _like(x, dtype, device, func):
+def _like(x, dtype, device, shape, func):
+    """(device, dtype, shape) of a ``*_like`` result: x's unless given (``shape`` as NumPy's ``*_like``)."""
     check_tensor(x, func)
     dev = x._dev if device is None else device_of(device, func)
-    return dev, (x._dtype if dtype is None else dt.check_dtype(dtype, func))
+    shape = x._shape if shape is None else normalize_shape(shape, func)
+    return dev, (x._dtype if dtype is None else dt.check_dtype(dtype, func)), shape
 
 
-def empty_like(x, /, *, dtype=None, device=None) -> Tensor:
-    dev, dtype = _like(x, dtype, device, "empty_like")
-    return _new(dev, x._shape, dtype, "empty_like")
+def empty_like(x, /, *, dtype=None, device=None, shape=None) -> Tensor:
+    dev, dtype, shape = _like(x, dtype, device, shape, "empty_like")
+    return _new(dev, shape, dtype, "empty_like")
 
 
-def zeros_like(x, /, *, dtype=None, device=None) -> Tensor:
-    dev, dtype = _like(x, dtype, device, "zeros_like")
-    return _fill(_new(dev, x._shape, dtype, "zeros_like"), 0)
+def zeros_like(x, /, *, dtype=None, device=None, shape=None) -> Tensor:
+    dev, dtype, shape = _like(x, dtype, device, shape, "zeros_like")
+    return _fill(_new(dev, shape, dtype, "zeros_like"), 0)
 
 
-def ones_like(x, /, *, dtype=None, device=None) -> Tensor:
-    dev, dtype = _like(x, dtype, device, "ones_like")
-    return _fill(_new(dev, x._shape, dtype, "ones_like"), 1)
+def ones_like(x, /, *, dtype=None, device=None, shape=None) -> Tensor:
+    dev, dtype, shape = _like(x, dtype, device, shape, "ones_like")
+    return _fill(_new(dev, shape, dtype, "ones_like"), 1)
 
 
-def full_like(x, /, fill_value, *, dtype=None, device=None) -> Tensor:
-    dev, dtype = _like(x, dtype, device, "full_like")
+def full_like(x, /, fill_value, *, dtype=None, device=None, shape=None) -> Tensor:
+    dev, dtype, shape = _like(x, dtype, device, shape, "full_like")
     dtype = _fill_dtype(fill_value, dtype, dev, "full_like")
-    return _fill(_new(dev, x._shape, dtype, "full_like"), fill_value)
+    return _fill(_new(dev, shape, dtype, "full_like"), fill_value)
 
 
 def _default_float(dev: Device) -> dt.DType:

@@ -54,7 +54,7 @@ def can_cast(from_, to, /) -> bool:
     to = dt.check_dtype(to, "can_cast")
     if type(from_) is Tensor and not from_._dev.client.supports_dtype(to):
         return False  # an array's casts are those of its device's promotion graph
-    return dt._PROMOTION[f, to] is to
+    return dt.STANDARD_PROMOTION[f, to] is to
 
 
 def result_type(*arrays_and_dtypes) -> dt.DType:

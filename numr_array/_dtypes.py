@@ -1,7 +1,9 @@
 """The 13 dtypes of the array API standard, their kinds, and type promotion.
 
-Promotion follows the standard's table exactly: mixing kinds (integer with floating, bool with numbers)
-or int64 with uint64 has no defined result and raises TypeError, as in array-api-strict.
+Promotion follows the standard's table where it defines a result. Where it leaves the result to the
+implementation (mixing kinds: bool with numbers, integers with floating point; int64 with uint64; an array
+with a Python scalar of a higher kind), numr follows NumPy 2 (NEP 50), as a NumPy drop-in must:
+``int32 + float32 -> float64``, ``int64 + uint64 -> float64``, ``int array + 1.5 -> float64``.
 """
 
 from __future__ import annotations
@@ -152,15 +154,16 @@ def _promote_pair(a: DType, b: DType) -> DType | None:
     return None
 
 
-_PROMOTION = {(a, b): _promote_pair(a, b) for a in ALL_DTYPES for b in ALL_DTYPES}
+# The standard's table (None where it defines no result): can_cast reads only this one.
+STANDARD_PROMOTION = {(a, b): _promote_pair(a, b) for a in ALL_DTYPES for b in ALL_DTYPES}
+# Every pair: the standard's result, else NumPy's (an implementation-defined promotion in the standard).
+_PROMOTION = {(a, b): r if r is not None else _BY_NP[np.promote_types(a.np, b.np)]
+              for (a, b), r in STANDARD_PROMOTION.items()}
 
 
 def promote(a: DType, b: DType, func: str) -> DType:
-    """The standard's promoted dtype of ``a`` and ``b``; TypeError where the standard defines none."""
-    r = _PROMOTION[a, b]
-    if r is None:
-        raise TypeError(f"{func}: no type promotion between {a.name} and {b.name} in the array API standard")
-    return r
+    """The promoted dtype of ``a`` and ``b``: the standard's, or NumPy's where the standard defines none."""
+    return _PROMOTION[a, b]
 
 
 def scalar_compatible(dtype: DType, value) -> bool:
@@ -179,13 +182,24 @@ def scalar_compatible(dtype: DType, value) -> bool:
 
 
 def promote_scalar(dtype: DType, value, func: str) -> DType:
-    """The dtype of ``array <op> scalar`` for an array of ``dtype``: the array's own dtype, or for a Python
-    complex beside a real floating-point array the complex dtype of its precision; TypeError otherwise."""
+    """The dtype of ``array <op> scalar`` for an array of ``dtype``: the array's own dtype where the scalar's
+    kind fits it; else, as NumPy 2 (NEP 50), the scalar's kind at the array's precision for a complex beside
+    a real floating-point array, the array's dtype for a bool beside a
+    numeric array, and the scalar's default dtype (int64, float64, complex128) beside a bool
+    or integer array. TypeError for what is not a Python bool, int, float or complex."""
     if scalar_compatible(dtype, value):
         return dtype
-    if type(value) is complex and dtype.kind == "f":
+    t = type(value)
+    if t is complex and dtype.kind == "f":
         return complex_of(dtype)
-    raise TypeError(f"{func}: a Python {type(value).__name__} cannot be combined with a {dtype.name} array")
+    if t is bool and dtype.kind in NUMERIC_KINDS:
+        return dtype
+    if t in _SCALAR_DEFAULTS:
+        return _SCALAR_DEFAULTS[t]
+    raise TypeError(f"{func}: a Python {t.__name__} cannot be combined with a {dtype.name} array")
+
+
+_SCALAR_DEFAULTS = {int: int64, float: float64, complex: complex128}
 
 
 def default_dtype_of_scalar(value, default_float: DType = float64, default_integral: DType = int64,

@@ -59,9 +59,9 @@ def _with_scalar(op: Op, dtype: dt.DType, value) -> tuple[dt.DType, object]:
     and the scalar as a NumPy scalar of it, the form kernels take scalar operands in."""
     if type(value) not in _SCALAR_TYPES:
         raise TypeError(f"{op.name}: operands must be arrays or Python scalars, got {type(value).__name__}")
-    if dtype.kind not in op.kinds:
-        raise _kind_error(op, dtype)
     promoted = dt.promote_scalar(dtype, value, op.name)
+    if dtype.kind not in op.kinds and (promoted is dtype or promoted.kind not in op.kinds):
+        raise _kind_error(op, dtype)
     if promoted.kind not in op.kinds:  # a complex scalar beside a real array
         raise TypeError(f"{op.name}: a Python complex with a {dtype.name} array gives {promoted.name}, "
                         f"but {op.name} takes {_KIND_WORDS[op.kinds]} arrays")
@@ -140,9 +140,10 @@ def _plan_binary(op: Op, plans: dict, key: tuple, x1, x2) -> tuple:
     dtype = _PROMOTION[d1, d2]
     if dtype is None or (dtype is not d1 and dtype is not d2):
         dtype = promote_on(dev, d1, d2, op.name)
-    if d1.kind not in op.kinds:
+    # an operand of another kind is taken where it promotes to one the op takes (NumPy's bool + int)
+    if d1.kind not in op.kinds and (d1 is dtype or dtype.kind not in op.kinds):
         raise _kind_error(op, d1)
-    if d2.kind not in op.kinds:
+    if d2.kind not in op.kinds and (d2 is dtype or dtype.kind not in op.kinds):
         raise _kind_error(op, d2)
     s1 = x1._shape
     s2 = x2._shape
@@ -298,7 +299,7 @@ def clip(x, /, min=None, max=None, *, out=None):
                 raise ValueError(f"clip: {name} is on {b._dev} but x is on {dev}")
             if b._dtype.kind not in op.kinds:
                 raise _kind_error(op, b._dtype)
-            if _PROMOTION[dtype, b._dtype] is None:
+            if dt.STANDARD_PROMOTION[dtype, b._dtype] is None:  # the result keeps x's dtype: no mixed kinds
                 raise TypeError(f"clip: no type promotion between x ({dtype.name}) and {name} ({b._dtype.name})")
             compute = _PROMOTION[compute, b._dtype]
             bounds.append(b)

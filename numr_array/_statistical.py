@@ -125,9 +125,18 @@ def min(x, /, axis: Axis = None, out=None, keepdims: bool = False) -> Tensor:
     return _extremum(K.min, x, axis, keepdims, out)
 
 
+def _counts(x: Tensor) -> Tensor:
+    """A bool array as the default integers, which sum and prod count with, as NumPy does (the standard
+    leaves bool input to them unspecified)."""
+    if type(x) is Tensor and x._dtype is dt.bool_:
+        return astype(x, default_dtypes_of(x._dev)["default_integral"])
+    return x
+
+
 def _accumulate(k: Kernel, x, axis, dtype, keepdims, out) -> Tensor:
     kernel = k.name
     axes, keepdims, _ = reduction_args(x, axis, keepdims, kernel)
+    x = _counts(x)
     check_kind(x, dt.NUMERIC_KINDS, "numeric", kernel)
     return reduction(k, x, axes, keepdims, _accumulation_dtype(x, dtype, kernel), out, kernel)
 
@@ -144,6 +153,7 @@ def prod(x, /, axis: Axis = None, dtype: dt.DType | None = None, out=None, keepd
     positional ``(axis, dtype, out, keepdims)``. float32 and complex64 products accumulate in float64 and
     complex128 where the device has them."""
     axes, keepdims, _ = reduction_args(x, axis, keepdims, "prod")
+    x = _counts(x)
     check_kind(x, dt.NUMERIC_KINDS, "numeric", "prod")
     dtype = _accumulation_dtype(x, dtype, "prod")
     acc = _WIDER_PRODUCT.get(dtype, dtype)
@@ -211,6 +221,7 @@ def std(x, /, axis: Axis = None, dtype: dt.DType | None = None, out=None, ddof: 
 def _cumulative(k: Kernel, identity: int, x, axis, dtype, include_initial, out) -> Tensor:
     kernel = k.name
     check_tensor(x, kernel)
+    x = _counts(x)
     check_kind(x, dt.NUMERIC_KINDS, "numeric", kernel)
     include_initial = check_flag(include_initial, "include_initial", kernel)
     if x.ndim == 0:

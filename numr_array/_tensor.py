@@ -51,6 +51,8 @@ class Tensor:
     """An n-dimensional array on one device, as the array API standard specifies the array object."""
 
     __slots__ = ("_buf", "_dtype", "_shape", "_strides", "_offset", "_dev", "_view", "__weakref__")
+    # above NumPy's arrays and dask's (11), as CuPy's: a mixed operation takes this type's implementation
+    __array_priority__ = 100
 
     def __init__(self, buf: Buffer, dtype: dt.DType, shape: tuple[int, ...], strides: tuple[int, ...],
                  offset: int, device: "Device", view: Any = None):

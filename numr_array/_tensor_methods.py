@@ -16,6 +16,7 @@ import numpy as np
 from . import _dtypes as dt
 from . import _namespace as ns
 from . import _numpy_protocols
+from . import _transfer
 from . import runtime as _rt
 from ._checks import check_out
 from ._tensor import Tensor
@@ -432,6 +433,7 @@ def install(package: ModuleType) -> None:
     Tensor.T = property(T)
     Tensor.mT = property(mT)
     Tensor.__dlpack_device__ = ns.dlpack_device
+    Tensor.__reduce__ = _transfer.reduce_tensor
     Tensor.__repr__ = Tensor.__str__ = ns.tensor_repr
     Tensor.__getitem__ = ns.getitem
     Tensor.__setitem__ = ns.setitem

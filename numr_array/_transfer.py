@@ -13,7 +13,7 @@ from ._device import Device, parse_device, renew_if_lost
 from ._launch import new_tensor
 from ._tensor import Tensor
 
-__all__ = ["to_numpy", "from_numpy", "to_device"]
+__all__ = ["to_numpy", "from_numpy", "to_device", "reduce_tensor"]
 
 
 def to_numpy(x: Tensor, func: str) -> np.ndarray:
@@ -54,3 +54,14 @@ def to_device(x: Tensor, device, /, *, stream=None) -> Tensor:
         return x
     _capture.check_not_capturing("to_device")
     return from_numpy(to_numpy(x, "to_device"), dev, x._dtype)
+
+
+def reduce_tensor(x: Tensor) -> tuple:
+    """``Tensor.__reduce__``: a pickled tensor is its device's name and a host copy of its data, and loads
+    as a new tensor on the device of that name in the loading process (dask workers, multiprocessing)."""
+    return (_unpickle, (x._dev._name, np.array(to_numpy(x, "pickle"), copy=True)))
+
+
+def _unpickle(device: str, data: np.ndarray) -> Tensor:
+    return from_numpy(data, parse_device(device, "unpickle"))
+

@@ -26,14 +26,7 @@ CASES = [
     ("add numpy", lambda: xp.add(np.ones(1), T([1.0])), TypeError, "add"),
     ("add scalars", lambda: xp.add(1, 2), TypeError, "add"),
     ("add shapes", lambda: xp.add(T([1.0, 2.0]), T([1.0, 2.0, 3.0])), ValueError, "add"),
-    ("add int8 float32", lambda: xp.add(T([1], xp.int8), T([1.0], xp.float32)), TypeError, "add"),
-    ("add int64 uint64", lambda: needs_dtype(xp.int64, xp.uint64) or xp.add(T([1], xp.int64), T([1], xp.uint64)),
-     TypeError, "add"),
     ("add bool bool", lambda: xp.add(T([True]), T([False])), TypeError, "add"),
-    ("add int array float", lambda: xp.add(T([1], xp.int32), 1.5), TypeError, "add"),
-    ("add bool array int", lambda: xp.add(T([True]), 1), TypeError, "add"),
-    ("add int array bool", lambda: xp.add(T([1]), True), TypeError, "add"),
-    ("add int array complex", lambda: xp.add(T([1]), 1j), TypeError, "add"),
     ("add numpy scalar", lambda: xp.add(T([1.0]), np.float64(1.0)), TypeError, "add"),
     ("add int overflow", lambda: xp.add(T([1], xp.int8), 300), OverflowError, "add"),
     ("sin int", lambda: xp.sin(T([1])), TypeError, "sin"),
@@ -107,7 +100,6 @@ CASES = [
     ("can_cast to", lambda: xp.can_cast(xp.int8, "float16"), TypeError, "can_cast"),
     ("can_cast from", lambda: xp.can_cast("U3", xp.int16), TypeError, "can_cast"),
     ("result_type none", lambda: xp.result_type(), ValueError, "result_type"),
-    ("result_type kinds", lambda: xp.result_type(xp.int8, xp.float32), TypeError, "result_type"),
     ("result_type bad", lambda: xp.result_type([1]), TypeError, "result_type"),
     ("finfo int", lambda: xp.finfo(xp.int8), TypeError, "finfo"),
     ("iinfo float", lambda: xp.iinfo(xp.float32), TypeError, "iinfo"),
@@ -165,7 +157,8 @@ def test_elementwise_errors_leave_inputs_and_out_untouched(op):
                   (lambda: f(x, x, out=y), ValueError if rdtype == dtype else TypeError),
                   (lambda: f(x, x, out=to_np(out)), TypeError)]
         checks = row_checks(op)  # (divide and logical_* take the row's rejected dtypes with NumPy's meaning)
-        for other in rejected(op)[:3]:
+        # (a rejected dtype that promotes with x's to an accepted one is taken, as NumPy takes bool + int)
+        for other in [o for o in rejected(op) if xp.result_type(dtype, o).kind not in op.kinds][:3]:
             z = xp.zeros((2, 3), dtype=other, device=DEVICE)
             calls.append((lambda z=z: checks(x, z, out=out), TypeError))
     else:
