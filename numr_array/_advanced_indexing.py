@@ -149,8 +149,20 @@ def _index_tensor(x, indices, func: str) -> None:
         raise TypeError(f"{func}: indices must have an integer dtype, got {indices._dtype.name}")
 
 
-def take(x: Tensor, indices: Tensor, /, *, axis: int | None = None) -> Tensor:
-    """The elements of x at the 1-D integer ``indices`` along ``axis`` (optional only for 1-D x)."""
+def take(x: Tensor, indices: Tensor | int, /, *, axis: int | None = None) -> Tensor:
+    """The elements of x at the 1-D integer ``indices`` along ``axis`` (optional only for 1-D x). As in
+    NumPy (and Cubed's use of it), a Python int index takes one position and drops the axis."""
+    if type(indices) is int:
+        check_tensor(x, "take")
+        if x.ndim == 0:
+            raise ValueError("take: x must have at least one dimension")
+        if axis is None and x.ndim != 1:
+            raise ValueError(f"take: axis is required for an array of {x.ndim} dimensions")
+        axis = check_axis(0 if axis is None else axis, x.ndim, "take")
+        n = x._shape[axis]
+        if not -n <= indices < n:
+            raise IndexError(f"take: index {indices} is out of bounds for axis {axis} of size {n}")
+        return x[(slice(None),) * axis + (indices,)]
     _index_tensor(x, indices, "take")
     if indices.ndim != 1:
         raise ValueError(f"take: indices must be 1-D, got shape {indices._shape}")

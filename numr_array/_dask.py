@@ -87,8 +87,12 @@ def _percentile(a, q, method: str = "linear"):
     n = a.shape[0]
     if n == 0:
         return None, n
-    # NumPy's percentile on a tensor runs numr's, on the tensor's device (Tensor.__array_function__)
-    return np.percentile(a, np.asarray(list(q), dtype=np.float64), method=method), n
+    from ._tensor import Tensor
+
+    if type(q) is not Tensor:
+        q = ns.asarray(np.asarray(list(q), dtype=np.float64), device=a.device, dtype=a.dtype
+                       if a.dtype.kind == "f" else None)
+    return ns.percentile(a, q, method=method), n
 
 
 class _AfterImport(importlib.abc.MetaPathFinder):

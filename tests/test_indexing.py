@@ -517,3 +517,15 @@ def test_out_of_bounds_in_capture_do_not_raise():
     with xp.capture(device=DEVICE):
         out = x[arr([7, -9])]
     check(out, [3.0, 0.0])  # clipped: implementation-defined values, never memory outside x
+
+
+def test_take_with_a_python_int_drops_the_axis_as_numpy():
+    a = np.arange(12).reshape(3, 4)
+    x = xp.asarray(a, device=DEVICE)
+    for index, axis in ((1, 1), (-1, 0), (0, -1)):
+        np.testing.assert_array_equal(to_np(xp.take(x, index, axis=axis)), np.take(a, index, axis=axis))
+    assert xp.take(xp.asarray(a[0], device=DEVICE), 2).shape == ()
+    with pytest.raises(IndexError, match="take: index 5"):
+        xp.take(x, 5, axis=0)
+    with pytest.raises(ValueError, match="axis is required"):
+        xp.take(x, 0)
