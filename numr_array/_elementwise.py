@@ -24,12 +24,16 @@ from . import _dtypes as dt
 from . import runtime as _rt
 from ._checks import broadcast_shape, broadcast_to_shape, check_out, check_tensor, promote_on
 from ._data_type_functions import astype
+from ._device import Device
 from ._info import default_dtypes_of
 from ._launch import launch, result
-from ._tensor import Tensor, contiguous_strides
+from ._tensor import Tensor, _size, contiguous_strides
 from .kernels import CHECK_LAUNCHES
 from .kernels import KIND_WORDS as _KIND_WORDS
 from .kernels import OPS, K, Kernel
+
+#: the cached-plan call in C (numr_array/_speedups.c); without it, the Python path below serves every call
+_speedups = _rt.speedups
 
 Op = Kernel  # a row of the table
 
@@ -79,6 +83,12 @@ def _with_scalar(op: Op, dtype: dt.DType, value) -> tuple[dt.DType, object]:
 # the plan only decides whether broadcast views are needed (a matter of shapes), and the kernel reads each
 # operand through its own strided view. A loss of any device (``runtime.lost_count``) drops every plan, so
 # none keeps a lost client alive, and eager launches then go through ``_dispatch.launch`` and its checks.
+#
+# A plan's last entry, ``native``, is for the compiled call (numr_array/_speedups.c): where the client runs the
+# launch as one NumPy ufunc call (CpuClient.ufunc_launch), ``_speedups.unary``/``binary`` serve a repeated call
+# of the signature in C, from the same table and key, and hand everything else to ``_unary_py``/``_binary_py``
+# below unchanged. Its ``outs`` are the ``out=`` signatures (dtype, shape, strides, device) that check_out
+# accepted for the plan and the client writes directly: C looks them up, it never checks an ``out=`` itself.
 
 #: the per-op plan tables (cleared together when a device is lost, or one when it reaches _PLANS_MAX)
 _PLANS_BY_NAME: dict[str, dict] = {}
@@ -107,8 +117,25 @@ def _store(plans: dict, key: tuple, plan: tuple) -> tuple:
     return plan
 
 
+def _native(client, op: Op, dtypes: tuple, rdtype: dt.DType, shape: tuple, sdtype: dt.DType | None = None):
+    """A plan's ``native`` entry: None, or the client's ufunc launch of ``op`` on operands of ``dtypes`` (the
+    arrays' dtypes, and ``sdtype`` for a scalar operand) followed by the result's bytes, the scalar's NumPy
+    type, the accepted ``out=`` signatures, and the result's NumPy dtype (the layout _speedups.c reads)."""
+    launch = getattr(client, "ufunc_launch", None) if _speedups is not None else None
+    part = launch(op.name, [d.np for d in dtypes], rdtype.np) if launch is not None else None
+    if part is None:
+        return None
+    return part + (rdtype.itemsize * _size(shape), None if sdtype is None else sdtype.np.type, {}, rdtype.np)
+
+
+def _accept_out(client, native, o: Tensor) -> None:
+    """Record that check_out accepted ``o`` for a plan with ``native``, where the client writes it directly."""
+    if native is not None and client.writes_directly(o._shape, o._strides, o._dtype):
+        native[-2][o._dtype, o._shape, o._strides, o._dev] = None
+
+
 def _plan_unary(op: Op, plans: dict, key: tuple, x) -> tuple:
-    """(result dtype, shape, strides, params, device, alloc, run) of ``op`` on ``x``'s signature."""
+    """(result dtype, shape, strides, params, device, alloc, run, native) of ``op`` on ``x``'s signature."""
     dtype = x._dtype
     if dtype.kind not in op.kinds:
         raise _kind_error(op, dtype)
@@ -116,12 +143,13 @@ def _plan_unary(op: Op, plans: dict, key: tuple, x) -> tuple:
     client = dev._client or dev.client
     params = _COMPUTE[dtype]
     shape = x._shape
-    return _store(plans, key, (_result_dtype(op, dtype), shape, contiguous_strides(shape), params, dev,
-                               client.alloc_tensor, _bound(client, dev, op, params)))
+    rdtype = _result_dtype(op, dtype)
+    return _store(plans, key, (rdtype, shape, contiguous_strides(shape), params, dev, client.alloc_tensor,
+                               _bound(client, dev, op, params), _native(client, op, (dtype,), rdtype, shape)))
 
 
 def _plan_binary(op: Op, plans: dict, key: tuple, x1, x2) -> tuple:
-    """(result dtype, shape, strides, params, device, alloc, run, broadcast) of ``op`` on two arrays'
+    """(result dtype, shape, strides, params, device, alloc, run, broadcast, native) of ``op`` on two arrays'
     signature; ``broadcast``: whether an operand needs a broadcast view."""
     dev = x1._dev
     if x2._dev is not dev:
@@ -141,35 +169,39 @@ def _plan_binary(op: Op, plans: dict, key: tuple, x1, x2) -> tuple:
     shape = s1 if s1 == s2 else broadcast_shape((s1, s2), op.name)
     client = dev._client or dev.client
     params = _COMPUTE[dtype]
-    return _store(plans, key, (_result_dtype(op, dtype), shape, contiguous_strides(shape), params, dev,
-                               client.alloc_tensor, _bound(client, dev, op, params),
-                               s1 != shape or s2 != shape))
+    rdtype = _result_dtype(op, dtype)
+    return _store(plans, key, (rdtype, shape, contiguous_strides(shape), params, dev, client.alloc_tensor,
+                               _bound(client, dev, op, params), s1 != shape or s2 != shape,
+                               _native(client, op, (d1, d2), rdtype, shape)))
 
 
-def _plan_scalar(op: Op, plans: dict, key: tuple, x, value) -> tuple:
-    """(result dtype, shape, strides, params, device, alloc, run, scalar dtype) of ``op`` on an array and
-    a Python scalar of ``value``'s type; each call still converts its value (OverflowError is per value)."""
+def _plan_scalar(op: Op, plans: dict, key: tuple, x, value, reflected: bool) -> tuple:
+    """(result dtype, shape, strides, params, device, alloc, run, scalar dtype, native) of ``op`` on an array
+    and a Python scalar of ``value``'s type (``reflected``: the scalar is the first operand); each call still
+    converts its value (OverflowError is per value)."""
     dtype, _ = _with_scalar(op, x._dtype, value)
     dev = x._dev
     client = dev._client or dev.client
     params = _COMPUTE[dtype]
     shape = x._shape
-    return _store(plans, key, (_result_dtype(op, dtype), shape, contiguous_strides(shape), params, dev,
-                               client.alloc_tensor, _bound(client, dev, op, params), dtype))
+    rdtype = _result_dtype(op, dtype)
+    dtypes = (dtype, x._dtype) if reflected else (x._dtype, dtype)
+    return _store(plans, key, (rdtype, shape, contiguous_strides(shape), params, dev, client.alloc_tensor,
+                               _bound(client, dev, op, params), dtype, _native(client, op, dtypes, rdtype, shape, dtype)))
 
 
 def _overflow(op: Op, dtype: dt.DType, value) -> OverflowError:
     return OverflowError(f"{op.name}: the Python int {value} does not fit in {dtype.name}")
 
 
-def _unary(op: Op, plans: dict, x, out):
+def _unary_py(op: Op, plans: dict, x, out):
     if type(x) is not Tensor:
         raise TypeError(f"{op.name}: x must be a numr_array array, got {type(x).__name__}")
     key = (x._dtype, x._shape, x._dev._client)
     plan = plans.get(key)
     if plan is None:
         plan = _plan_unary(op, plans, key, x)
-    rdtype, shape, strides, params, dev, alloc, run = plan
+    rdtype, shape, strides, params, dev, alloc, run, native = plan
     if _capture.capturing or _rt.lost_count:  # the launch's capture bookkeeping and liveness checks
         o = result(out, shape, rdtype, dev, op.name)
         launch(dev, op, (x,), (o,), params)
@@ -179,18 +211,19 @@ def _unary(op: Op, plans: dict, x, out):
         o = Tensor(buf, rdtype, shape, strides, 0, dev, view)
     else:
         o = check_out(out, shape, rdtype, dev, op.name)
+        _accept_out(dev._client, native, o)
     run((x,), (o,))
     return o
 
 
-def _binary(op: Op, plans: dict, x1, x2, out):
+def _binary_py(op: Op, plans: dict, x1, x2, out):
     if type(x1) is Tensor:
         if type(x2) is Tensor:
             key = (x1._dtype, x2._dtype, x1._shape, x2._shape, x1._dev._client, x2._dev._client)
             plan = plans.get(key)
             if plan is None:
                 plan = _plan_binary(op, plans, key, x1, x2)
-            rdtype, shape, strides, params, dev, alloc, run, bcast = plan
+            rdtype, shape, strides, params, dev, alloc, run, bcast, native = plan
             if bcast:
                 x1 = broadcast_to_shape(x1, shape)
                 x2 = broadcast_to_shape(x2, shape)
@@ -198,8 +231,8 @@ def _binary(op: Op, plans: dict, x1, x2, out):
             key = (x1._dtype, type(x2), x1._shape, x1._dev._client)
             plan = plans.get(key)
             if plan is None:
-                plan = _plan_scalar(op, plans, key, x1, x2)
-            rdtype, shape, strides, params, dev, alloc, run, sdtype = plan
+                plan = _plan_scalar(op, plans, key, x1, x2, False)
+            rdtype, shape, strides, params, dev, alloc, run, sdtype, native = plan
             try:
                 x2 = sdtype.np.type(x2)
             except OverflowError:
@@ -208,8 +241,8 @@ def _binary(op: Op, plans: dict, x1, x2, out):
         key = (type(x1), x2._dtype, x2._shape, x2._dev._client)
         plan = plans.get(key)
         if plan is None:
-            plan = _plan_scalar(op, plans, key, x2, x1)
-        rdtype, shape, strides, params, dev, alloc, run, sdtype = plan
+            plan = _plan_scalar(op, plans, key, x2, x1, True)
+        rdtype, shape, strides, params, dev, alloc, run, sdtype, native = plan
         try:
             x1 = sdtype.np.type(x1)
         except OverflowError:
@@ -226,8 +259,16 @@ def _binary(op: Op, plans: dict, x1, x2, out):
         o = Tensor(buf, rdtype, shape, strides, 0, dev, view)
     else:
         o = check_out(out, shape, rdtype, dev, op.name)
+        _accept_out(dev._client, native, o)
     run((x1, x2), (o,))
     return o
+
+
+if _speedups is not None:
+    _speedups.configure(Tensor, _rt.Buffer, Device, _capture, _rt, _unary_py, _binary_py)
+    _unary, _binary = _speedups.unary, _speedups.binary
+else:
+    _unary, _binary = _unary_py, _binary_py
 
 
 def _scalar_bound(b: int | float, dtype: dt.DType):

@@ -18,10 +18,17 @@ from .kernels import CHECK_LAUNCHES, Kernel, check_launch
 __all__ = ["make_view", "new_tensor", "result", "launch"]
 
 
-def make_view(x: Tensor, shape: tuple[int, ...], strides: tuple[int, ...], offset: int) -> Tensor:
+def make_view(x: Tensor, shape: tuple[int, ...], strides: tuple[int, ...], offset: int, key=None) -> Tensor:
     """A view of ``x``'s buffer. An empty view gets offset 0: its offset is never read, and one past the end
-    of the buffer (``x[..., ::-1]`` of shape (0, 3)) is rejected by backends that check it (NumPy's ndarray)."""
-    return Tensor(x._buf, x._dtype, shape, strides, 0 if 0 in shape else offset, x._dev)
+    of the buffer (``x[..., ::-1]`` of shape (0, 3)) is rejected by backends that check it (NumPy's ndarray).
+
+    ``key``: a basic index (a tuple of ints, slices and None, ending in Ellipsis) that gives this view of
+    ``x``. Where ``x`` has its backend's view (a NumPy or CuPy array, which index as numr does), the new
+    tensor's is that view indexed with ``key``: a fraction of the cost of making one from the buffer (on
+    CPU, NumPy's ndarray constructor), which a launch would otherwise do."""
+    v = x._view
+    return Tensor(x._buf, x._dtype, shape, strides, 0 if 0 in shape else offset, x._dev,
+                  None if v is None or key is None else v[key])
 
 
 def new_tensor(dev: Device, shape: tuple[int, ...], dtype: dt.DType) -> Tensor:

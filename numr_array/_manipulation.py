@@ -313,9 +313,11 @@ def concat(arrays, /, *, axis: int | None = 0) -> Tensor:
     out = new_tensor(dev, shape, dtype)
     st = out._strides[axis]
     start = 0
+    lead = (slice(None),) * axis
     for a in arrays:
-        _copy_into(a, make_view(out, a._shape, out._strides, start * st))
-        start += a._shape[axis]
+        n = a._shape[axis]
+        _copy_into(a, make_view(out, a._shape, out._strides, start * st, (*lead, slice(start, start + n), Ellipsis)))
+        start += n
     return out
 
 

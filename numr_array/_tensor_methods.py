@@ -35,16 +35,19 @@ def _operand(other):
 def _binary(fn):
     """The forward, reflected and in-place operator of the binary namespace function ``fn``."""
 
+    # (a tensor or Python scalar goes straight to fn: no _operand frame on the common path)
     def forward(self, other):
-        other = _operand(other)
-        if other is None:
-            return NotImplemented
+        if type(other) is not Tensor and type(other) not in _SCALARS:
+            other = _operand(other)
+            if other is None:
+                return NotImplemented
         return fn(self, other)
 
     def reflected(self, other):
-        other = _operand(other)
-        if other is None:
-            return NotImplemented
+        if type(other) is not Tensor and type(other) not in _SCALARS:
+            other = _operand(other)
+            if other is None:
+                return NotImplemented
         return fn(other, self)
 
     def inplace(self, other):

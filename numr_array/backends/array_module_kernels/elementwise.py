@@ -168,6 +168,7 @@ def _numpy_ufunc(m):
                 m.copyto(o, r)
             else:
                 f(*ins, out=o)
+        kernel.fresh_ufunc = f  # what the kernel is into a fresh result (CpuClient.ufunc_launch)
         return kernel
     return wrap
 

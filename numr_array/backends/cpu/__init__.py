@@ -14,7 +14,8 @@ import numpy as np
 
 from ... import _dtypes as dt
 from ...runtime import Allocator, Buffer, Client, Graph, HostInterop, Runtime
-from ..._tensor import Tensor, contiguous_strides
+from ..._tensor import Tensor, _size, contiguous_strides
+from ...kernels import CHECK_LAUNCHES
 from ..array_module_kernels import make_kernels, native_views
 
 
@@ -180,6 +181,32 @@ class CpuClient(Client, HostInterop):
                 recording.append((fn, ins, [ov], params))
 
         return run
+
+    def ufunc_launch(self, kernel: str, dtypes: Sequence[np.dtype], result: np.dtype) -> tuple | None:
+        """The eager launch of ``kernel`` on operands of the NumPy ``dtypes`` (arrays, or NumPy scalars of
+        the operand's dtype) as numr_array._speedups runs it: (ufunc, allocator, view maker, NumPy's
+        error-state context variable, its "ignore all" value, numpy.empty), or None where that launch is not
+        one ufunc call whose own result (of dtype ``result``) is the kernel's, or launches are checked.
+
+        The ufunc's result, or numpy.empty's, becomes the tensor's buffer, accounted as ``alloc_tensor``
+        accounts it; an ``out=`` is written directly only where ``writes_directly`` says so."""
+        fn = self.kernels[kernel]
+        ufunc = getattr(fn, "fresh_ufunc", None)
+        if ufunc is None or _NP_ERRSTATE is None or CHECK_LAUNCHES:
+            return None
+        try:
+            if ufunc.resolve_dtypes((*dtypes, None))[-1] != result:
+                return None
+        except (TypeError, ValueError):  # NumPy has no loop for them (the kernel converts first)
+            return None
+        return ufunc, self.allocator, self.native, _NP_ERRSTATE, _IGNORE, np.empty
+
+    @staticmethod
+    def writes_directly(shape: tuple[int, ...], strides: tuple[int, ...], dtype) -> bool:
+        """Whether the ufunc kernels write an ``out=`` of this layout directly (the condition of
+        array_module_kernels.elementwise._numpy_ufunc): C-contiguous, not one complex element."""
+        return strides == contiguous_strides(shape) and not (dtype.kind == "complex floating" and
+                                                              _size(shape) == 1)
 
     def copy_to_device(self, host: np.ndarray, dst: Buffer, dst_offset: int = 0) -> None:
         dst.mark_constant()  # not recorded: inside a capture these bytes are a constant of the graph
