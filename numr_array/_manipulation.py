@@ -31,8 +31,10 @@ def _tensors(arrays, func: str) -> list[Tensor]:
         raise TypeError(f"{func}: arrays must be a list or tuple of arrays, got {type(arrays).__name__}")
     if not arrays:
         raise ValueError(f"{func}: needs at least one array")
-    for i, a in enumerate(arrays):
-        check_tensor(a, func, f"arrays[{i}]")
+    for a in arrays:
+        if type(a) is not Tensor:  # (the checks below name the offending one)
+            for i, a in enumerate(arrays):
+                check_tensor(a, func, f"arrays[{i}]")
     check_same_device(func, *arrays)
     return list(arrays)
 
@@ -40,7 +42,8 @@ def _tensors(arrays, func: str) -> list[Tensor]:
 def _result_dtype(arrays: list[Tensor], func: str) -> dt.DType:
     dtype = arrays[0]._dtype
     for a in arrays[1:]:
-        dtype = promote_on(a._dev, dtype, a._dtype, func)
+        if a._dtype is not dtype:
+            dtype = promote_on(a._dev, dtype, a._dtype, func)
     return dtype
 
 
@@ -300,23 +303,28 @@ def concat(arrays, /, *, axis: int | None = 0) -> Tensor:
             _copy_into(a, make_view(out, a._shape, contiguous_strides(a._shape), start))
             start += a.size
         return out
-    first = arrays[0]
-    if first.ndim == 0:
+    first = arrays[0]._shape
+    ndim = len(first)
+    if ndim == 0:
         raise ValueError("concat: 0-D arrays cannot be joined along an axis; use axis=None or stack")
-    axis = check_axis(axis, first.ndim, "concat")
-    rest = first._shape[:axis] + first._shape[axis + 1:]
+    axis = check_axis(axis, ndim, "concat")
+    rest = first[:axis] + first[axis + 1:]
+    total = 0
     for i, a in enumerate(arrays):
-        if a.ndim != first.ndim or a._shape[:axis] + a._shape[axis + 1:] != rest:
-            raise ValueError(f"concat: arrays[{i}] has shape {a._shape}, which does not match {first._shape} "
-                             f"outside axis {axis}")
-    shape = first._shape[:axis] + (sum(a._shape[axis] for a in arrays),) + first._shape[axis + 1:]
-    out = new_tensor(dev, shape, dtype)
-    st = out._strides[axis]
+        s = a._shape
+        if len(s) != ndim or s[:axis] + s[axis + 1:] != rest:
+            raise ValueError(f"concat: arrays[{i}] has shape {s}, which does not match {first} outside axis {axis}")
+        total += s[axis]
+    out = new_tensor(dev, first[:axis] + (total,) + first[axis + 1:], dtype)
+    strides = out._strides
+    st = strides[axis]
     start = 0
     lead = (slice(None),) * axis
     for a in arrays:
         n = a._shape[axis]
-        _copy_into(a, make_view(out, a._shape, out._strides, start * st, (*lead, slice(start, start + n), Ellipsis)))
+        if _size(a._shape):  # (an empty piece copies nothing)
+            view = make_view(out, a._shape, strides, start * st, (*lead, slice(start, start + n), Ellipsis))
+            launch(dev, K.copy, (a,), (view,))
         start += n
     return out
 

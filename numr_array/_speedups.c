@@ -448,8 +448,8 @@ client_of(PyObject *t)
 static PyObject *
 unary(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (nargs != 4) {
-        PyErr_SetString(PyExc_TypeError, "unary(op, plans, x, out)");
+    if (nargs < 4) {  /* (arguments after out, such as a caller's reference count, go to the Python path) */
+        PyErr_SetString(PyExc_TypeError, "unary(op, plans, x, out, ...)");
         return NULL;
     }
     PyObject *x = args[2], *out = args[3], *native = NULL, *plan;
@@ -474,8 +474,8 @@ fallback:
 static PyObject *
 binary(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (nargs != 5) {
-        PyErr_SetString(PyExc_TypeError, "binary(op, plans, x1, x2, out)");
+    if (nargs < 5) {
+        PyErr_SetString(PyExc_TypeError, "binary(op, plans, x1, x2, out, ...)");
         return NULL;
     }
     PyObject *x1 = args[2], *x2 = args[3], *out = args[4], *native = NULL, *plan, *key;

@@ -29,14 +29,24 @@ def kernels(m) -> dict:
     def sort(ins, outs, p):
         x = ins[0]
         axis = p["axis"]
-        # kind=None is NumPy's fastest sort (CuPy's only sort is stable)
-        kind = "stable" if p["stable"] else None
+        # kind=None is NumPy's fastest sort (CuPy's only sort is stable). A stable sort of values differs
+        # from it only in the order of equal elements that can be told apart: none in integers and bools,
+        # signed zeros and NaNs in floats; without them, NumPy's fast sort gives the stable sort's bits.
+        kind = "stable" if p["stable"] and not _indistinct_equals(x) else None
         if p["descending"]:
             # sorting the reversed array ascending and reversing back keeps equal elements in order
             r = m.flip(m.sort(m.flip(x, axis), axis=axis, kind=kind), axis)
         else:
             r = m.sort(x, axis=axis, kind=kind)
         m.copyto(outs[0], r)
+
+    def _indistinct_equals(x) -> bool:
+        """Whether NumPy sorts ``x`` to the same bits stably or not (equal elements are identical)."""
+        if m.__name__ != "numpy" or x.dtype.kind in "biu":
+            return m.__name__ == "numpy"
+        if x.dtype.kind == "c":
+            return False
+        return not (m.isnan(x).any() or (m.signbit(x) & (x == 0)).any())
 
     def argsort(ins, outs, p):
         x = ins[0]
