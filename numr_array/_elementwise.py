@@ -117,15 +117,24 @@ def _store(plans: dict, key: tuple, plan: tuple) -> tuple:
     return plan
 
 
-def _native(client, op: Op, dtypes: tuple, rdtype: dt.DType, shape: tuple, sdtype: dt.DType | None = None):
+def _native(client, op: Op, dtypes: tuple, rdtype: dt.DType, shape: tuple, scalar: tuple | None = None):
     """A plan's ``native`` entry: None, or the client's ufunc launch of ``op`` on operands of ``dtypes`` (the
-    arrays' dtypes, and ``sdtype`` for a scalar operand) followed by the result's bytes, the scalar's NumPy
-    type, the accepted ``out=`` signatures, and the result's NumPy dtype (the layout _speedups.c reads)."""
+    arrays' dtypes, and the scalar's) followed by the result's bytes, how a scalar operand is passed, the
+    accepted ``out=`` signatures, and the result's NumPy dtype (the layout _speedups.c reads).
+
+    ``scalar``: (its type, its dtype, the array's dtype) for a plan with a Python scalar operand. It is passed
+    as a NumPy scalar of its dtype, as the Python path does; a Python float beside a real floating-point
+    array of its dtype is passed as it is, since NumPy then converts it to that dtype alike (NEP 50)."""
     launch = getattr(client, "ufunc_launch", None) if _speedups is not None else None
     part = launch(op.name, [d.np for d in dtypes], rdtype.np) if launch is not None else None
     if part is None:
         return None
-    return part + (rdtype.itemsize * _size(shape), None if sdtype is None else sdtype.np.type, {}, rdtype.np)
+    sctype = None
+    if scalar is not None:
+        kind, sdtype, xdtype = scalar
+        if not (kind is float and sdtype is xdtype and sdtype.kind == "real floating"):
+            sctype = sdtype.np.type
+    return part + (rdtype.itemsize * _size(shape), sctype, {}, rdtype.np)
 
 
 def _accept_out(client, native, o: Tensor) -> None:
@@ -187,7 +196,8 @@ def _plan_scalar(op: Op, plans: dict, key: tuple, x, value, reflected: bool) -> 
     rdtype = _result_dtype(op, dtype)
     dtypes = (dtype, x._dtype) if reflected else (x._dtype, dtype)
     return _store(plans, key, (rdtype, shape, contiguous_strides(shape), params, dev, client.alloc_tensor,
-                               _bound(client, dev, op, params), dtype, _native(client, op, dtypes, rdtype, shape, dtype)))
+                               _bound(client, dev, op, params), dtype,
+                               _native(client, op, dtypes, rdtype, shape, (type(value), dtype, x._dtype))))
 
 
 def _overflow(op: Op, dtype: dt.DType, value) -> OverflowError:

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from typing import Sequence
 
+import numpy as np
+
 from . import _capture
 from . import _dtypes as dt
 from . import runtime as _rt
@@ -23,12 +25,12 @@ def make_view(x: Tensor, shape: tuple[int, ...], strides: tuple[int, ...], offse
     of the buffer (``x[..., ::-1]`` of shape (0, 3)) is rejected by backends that check it (NumPy's ndarray).
 
     ``key``: a basic index (a tuple of ints, slices and None, ending in Ellipsis) that gives this view of
-    ``x``. Where ``x`` has its backend's view (a NumPy or CuPy array, which index as numr does), the new
-    tensor's is that view indexed with ``key``: a fraction of the cost of making one from the buffer (on
-    CPU, NumPy's ndarray constructor), which a launch would otherwise do."""
+    ``x``. Where ``x`` has a NumPy view (CPU), the new tensor's is that view indexed with ``key`` (NumPy
+    indexes as numr does): a fraction of the cost of making one from the buffer with NumPy's ndarray
+    constructor, which its first launch would otherwise do."""
     v = x._view
     return Tensor(x._buf, x._dtype, shape, strides, 0 if 0 in shape else offset, x._dev,
-                  None if v is None or key is None else v[key])
+                  v[key] if key is not None and type(v) is np.ndarray else None)
 
 
 def new_tensor(dev: Device, shape: tuple[int, ...], dtype: dt.DType) -> Tensor:

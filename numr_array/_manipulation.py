@@ -12,6 +12,7 @@ import operator
 
 from . import _capture
 from . import _dtypes as dt
+from . import runtime as _rt
 from ._creation import MAX_SIZE, normalize_shape
 from ._checks import (broadcast_shape as _broadcast, broadcast_to_shape, check_axis, check_axes, check_same_device,
                       check_tensor, promote_on)
@@ -19,6 +20,9 @@ from ._launch import launch, make_view, new_tensor
 from ._transfer import to_numpy
 from ._tensor import Tensor, contiguous_strides, _size
 from .kernels import K
+
+#: the compiled call of a cached concat plan (numr_array/_speedups.c), or None
+_speedups = _rt.speedups
 
 __all__ = ["broadcast_arrays", "broadcast_shapes", "broadcast_to", "concat", "expand_dims", "flip", "moveaxis",
            "permute_dims", "matrix_transpose", "repeat", "reshape", "roll", "squeeze", "stack", "tile", "unstack",
@@ -291,8 +295,36 @@ def reshape(x: Tensor, /, shape: tuple[int, ...], *, copy: bool | None = None) -
 
 # --- joining ------------------------------------------------------------------------------------------
 
+#: concat's plans: (axis, client, then each array's dtype and shape) -> what numr_array._speedups.concat
+#: needs to repeat the call in C (see _concat_plan); filled by the Python path, the one that validates
+_CONCAT_PLANS: dict = {}
+_PLANS_MAX = 512
+
+
 def concat(arrays, /, *, axis: int | None = 0) -> Tensor:
     """The arrays joined along an existing axis (flattened and joined when ``axis`` is None)."""
+    if _speedups is not None:
+        return _speedups.concat(arrays, axis, _CONCAT_PLANS, _concat)
+    return _concat(arrays, axis)
+
+
+def _concat_plan(arrays: list[Tensor], axis: int, out: Tensor, places: list) -> None:
+    """Keep the plan of a concat whose arrays all have the result's dtype on a client whose results
+    numr_array._speedups can make (CpuClient.host_parts): a repeated call is then the result's allocation
+    and one assignment per array, in C."""
+    client = out._dev._client
+    parts = getattr(client, "host_parts", None)
+    if parts is None or any(a._dtype is not out._dtype for a in arrays):
+        return
+    if len(_CONCAT_PLANS) >= _PLANS_MAX:
+        _CONCAT_PLANS.clear()
+    key = (axis, client) + tuple(v for a in arrays for v in (a._dtype, a._shape))
+    allocator, native, empty = parts()
+    _CONCAT_PLANS[key] = (out._dtype, out._shape, out._strides, out._dev, allocator, out._buf.nbytes,
+                          out._dtype.np, empty, native, tuple(places))
+
+
+def _concat(arrays, axis: int | None) -> Tensor:
     arrays = _tensors(arrays, "concat")
     dtype = _result_dtype(arrays, "concat")
     dev = arrays[0]._dev
@@ -305,6 +337,7 @@ def concat(arrays, /, *, axis: int | None = 0) -> Tensor:
         return out
     first = arrays[0]._shape
     ndim = len(first)
+    given = axis
     if ndim == 0:
         raise ValueError("concat: 0-D arrays cannot be joined along an axis; use axis=None or stack")
     axis = check_axis(axis, ndim, "concat")
@@ -320,12 +353,17 @@ def concat(arrays, /, *, axis: int | None = 0) -> Tensor:
     st = strides[axis]
     start = 0
     lead = (slice(None),) * axis
+    places = []
     for a in arrays:
         n = a._shape[axis]
+        place = None
         if _size(a._shape):  # (an empty piece copies nothing)
-            view = make_view(out, a._shape, strides, start * st, (*lead, slice(start, start + n), Ellipsis))
-            launch(dev, K.copy, (a,), (view,))
+            place = (*lead, slice(start, start + n), Ellipsis)
+            launch(dev, K.copy, (a,), (make_view(out, a._shape, strides, start * st, place),))
+        places.append(place)
         start += n
+    if _speedups is not None and type(given) is int:
+        _concat_plan(arrays, given, out, places)
     return out
 
 

@@ -100,13 +100,15 @@ static PyTypeObject LedgerType = {
 
 /* --- BufferBase ----------------------------------------------------------------------------------- */
 
-/* The data of runtime.Buffer (its base class): the backend's handle, the bytes, the owner; when the last
-   reference goes, ``owner.deallocate(self)`` (a C call for an allocator's Ledger._untrack). */
+/* The data of runtime.Buffer (its base class): the backend's handle, the bytes, the owner, weak references;
+   when the last reference goes, ``owner.deallocate(self)`` (done here for an allocator whose deallocate is
+   Ledger._untrack). */
 typedef struct {
     PyObject_HEAD
     PyObject *handle;
     PyObject *nbytes;
     PyObject *owner;
+    PyObject *weakreflist;
 } BufferBase;
 
 static PyObject *str_deallocate;
@@ -156,6 +158,8 @@ BufferBase_dealloc(BufferBase *self)
 {
     if (PyObject_CallFinalizerFromDealloc((PyObject *)self) < 0)
         return;  /* resurrected by its owner */
+    if (self->weakreflist != NULL)
+        PyObject_ClearWeakRefs((PyObject *)self);
     Py_CLEAR(self->handle);
     Py_CLEAR(self->nbytes);
     Py_CLEAR(self->owner);
@@ -177,6 +181,7 @@ static PyTypeObject BufferBaseType = {
     .tp_doc = "The data of a device allocation (handle, nbytes, owner), returned to its owner when the last "
               "reference goes; runtime.Buffer is its subclass.",
     .tp_members = BufferBase_members,
+    .tp_weaklistoffset = offsetof(BufferBase, weakreflist),
     .tp_init = (initproc)BufferBase_init,
     .tp_new = PyType_GenericNew,
     .tp_dealloc = (destructor)BufferBase_dealloc,
@@ -284,13 +289,14 @@ view_of(PyObject *t, PyObject *native)
     return PyObject_CallOneArg(PyTuple_GET_ITEM(native, N_NATIVE), t);
 }
 
-/* A new Tensor over the fresh C-contiguous NumPy array ``arr`` of the plan: the allocator's Buffer of it and
-   the tensor, made without running their __init__ (their slots are set directly). Steals ``arr``. */
+/* A new Tensor over the fresh C-contiguous NumPy array ``arr``: the allocator's Buffer of it (``nbytes``
+   accounted in the allocator's Ledger) and the tensor of ``dtype``, ``shape``, ``strides`` on ``dev``, with
+   ``arr`` as its NumPy view, made without running their __init__ (their slots are set directly). Every
+   result of this module is made here. Steals ``arr``. */
 static PyObject *
-new_result(PyObject *plan, PyObject *native, PyObject *arr)
+make_result(PyObject *dtype, PyObject *shape, PyObject *strides, PyObject *dev, PyObject *allocator,
+            PyObject *nbytes, PyObject *arr)
 {
-    PyObject *allocator = PyTuple_GET_ITEM(native, N_ALLOCATOR);
-    PyObject *nbytes = PyTuple_GET_ITEM(native, N_NBYTES);
     PyObject *buf = Buffer_type->tp_alloc(Buffer_type, 0);
     if (buf == NULL) {
         Py_DECREF(arr);
@@ -309,18 +315,64 @@ new_result(PyObject *plan, PyObject *native, PyObject *arr)
         return NULL;
     }
     SLOT(t, T_buf) = buf;
-    SLOT(t, T_dtype) = Py_NewRef(PyTuple_GET_ITEM(plan, 0));
-    SLOT(t, T_shape) = Py_NewRef(PyTuple_GET_ITEM(plan, 1));
-    SLOT(t, T_strides) = Py_NewRef(PyTuple_GET_ITEM(plan, 2));
+    SLOT(t, T_dtype) = Py_NewRef(dtype);
+    SLOT(t, T_shape) = Py_NewRef(shape);
+    SLOT(t, T_strides) = Py_NewRef(strides);
     SLOT(t, T_offset) = Py_NewRef(zero);
-    SLOT(t, T_dev) = Py_NewRef(PyTuple_GET_ITEM(plan, 4));
+    SLOT(t, T_dev) = Py_NewRef(dev);
     SLOT(t, T_view) = arr;
     return t;
 }
 
+/* The new result of an element-wise plan (its dtype, shape, strides and device) over ``arr``. Steals ``arr``. */
+static PyObject *
+new_result(PyObject *plan, PyObject *native, PyObject *arr)
+{
+    return make_result(PyTuple_GET_ITEM(plan, 0), PyTuple_GET_ITEM(plan, 1), PyTuple_GET_ITEM(plan, 2),
+                       PyTuple_GET_ITEM(plan, 4), PyTuple_GET_ITEM(native, N_ALLOCATOR),
+                       PyTuple_GET_ITEM(native, N_NBYTES), arr);
+}
+
+static PyObject *str_quiet_context;
+
+/* The calling thread's quiet context (borrowed): a context, made once per thread, in which NumPy's error
+   state (the context variable ``errvar``) is ``quiet``; entering and leaving it around a ufunc call swaps
+   the thread's current context, with no error-state set or reset per call. It holds no other context
+   variable: nothing but NumPy's ufunc, which reads only its error state, runs in it. */
+static PyObject *
+quiet_context(PyObject *errvar, PyObject *quiet)
+{
+    PyObject *d = PyThreadState_GetDict();
+    if (d == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "no thread state dict");
+        return NULL;
+    }
+    PyObject *ctx = PyDict_GetItemWithError(d, str_quiet_context);
+    if (ctx != NULL || PyErr_Occurred())
+        return ctx;
+    ctx = PyContext_New();
+    if (ctx == NULL)
+        return NULL;
+    if (PyContext_Enter(ctx) < 0) {
+        Py_DECREF(ctx);
+        return NULL;
+    }
+    PyObject *token = PyContextVar_Set(errvar, quiet);
+    if (PyContext_Exit(ctx) < 0 || token == NULL || PyDict_SetItem(d, str_quiet_context, ctx) < 0) {
+        Py_XDECREF(token);
+        Py_DECREF(ctx);
+        return NULL;
+    }
+    Py_DECREF(token);
+    Py_DECREF(ctx);
+    return ctx;  /* (the thread's dict holds it) */
+}
+
 /* Run the plan's ufunc on ``ins`` (NumPy views or scalars) into ``out`` (a Tensor whose signature the
-   plan accepted) or a new result: the call itself, with NumPy's floating-point warnings off for its
-   duration (as CuPy and WebGPU kernels, CPU kernels give inf/NaN without warning). */
+   plan accepted) or a new result: the call itself, in the thread's quiet context, so that NumPy's
+   floating-point warnings are off for its duration (as CuPy and WebGPU kernels, CPU kernels give inf/NaN
+   without warning). A call made while that context is already entered (a ufunc calling back into numr)
+   is quiet already and runs as it is. */
 static PyObject *
 run(PyObject *plan, PyObject *native, PyObject **ins, Py_ssize_t n, PyObject *out, int fresh_ok)
 {
@@ -342,19 +394,21 @@ run(PyObject *plan, PyObject *native, PyObject **ins, Py_ssize_t n, PyObject *ou
             return NULL;
         args[n] = arr;
     }
-    PyObject *errvar = PyTuple_GET_ITEM(native, N_ERRVAR);
-    PyObject *token = PyContextVar_Set(errvar, PyTuple_GET_ITEM(native, N_QUIET));
-    if (token == NULL) {
-        Py_XDECREF(ov);
-        Py_XDECREF(arr);
-        return NULL;
+    PyObject *ctx = quiet_context(PyTuple_GET_ITEM(native, N_ERRVAR), PyTuple_GET_ITEM(native, N_QUIET));
+    int entered = ctx != NULL && PyContext_Enter(ctx) == 0;
+    if (!entered) {
+        if (ctx == NULL || !PyErr_ExceptionMatches(PyExc_RuntimeError)) {
+            Py_XDECREF(ov);
+            Py_XDECREF(arr);
+            return NULL;
+        }
+        PyErr_Clear();  /* already entered: quiet already */
     }
     PyObject *r = PyObject_Vectorcall(ufunc, args, n + (out != Py_None || !fresh_ok), NULL);
-    if (PyContextVar_Reset(errvar, token) < 0) {
+    if (entered && PyContext_Exit(ctx) < 0) {
         Py_XDECREF(r);
         r = NULL;
     }
-    Py_DECREF(token);
     if (out != Py_None) {
         Py_DECREF(ov);
         if (r == NULL)
@@ -507,9 +561,10 @@ binary(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     for (int i = 0; i < 2; i++) {
         PyObject *x = args[2 + i];
         if (i == scalar) {
-            /* the scalar as a NumPy scalar of the plan's dtype; one that does not fit goes to the Python
-               path, which raises OverflowError */
-            ins[i] = PyObject_CallOneArg(PyTuple_GET_ITEM(native, N_SCALAR), x);
+            /* the scalar as a NumPy scalar of the plan's dtype (one that does not fit goes to the Python
+               path, which raises OverflowError), or as it is where the plan says NumPy converts it alike */
+            PyObject *sctype = PyTuple_GET_ITEM(native, N_SCALAR);
+            ins[i] = sctype == Py_None ? Py_NewRef(x) : PyObject_CallOneArg(sctype, x);
             if (ins[i] == NULL) {
                 PyErr_Clear();
                 Py_XDECREF(ins[0]);
@@ -535,12 +590,199 @@ fallback:
     return PyObject_Vectorcall(fallback_binary, args, nargs, NULL);
 }
 
+/* concat(arrays, axis, plans, fallback): ``numr_array.concat`` of a cached plan (numr_array/_manipulation.py,
+   _concat_plan): the key (axis, client, then each array's dtype and shape) looked up in ``plans``; the plan
+   (dtype, shape, strides, device, allocator, nbytes, NumPy dtype, numpy.empty, view maker, per array the
+   index of its place in the result or None) says where each array goes. Every array has the result's dtype
+   (the plan exists only then), so each copy is a plain assignment, which raises no floating-point error.
+   Anything else is ``fallback(arrays, axis)``. */
+enum { C_DTYPE, C_SHAPE, C_STRIDES, C_DEV, C_ALLOCATOR, C_NBYTES, C_NPDTYPE, C_EMPTY, C_NATIVE, C_PLACES, C_LEN };
+
+static PyObject *
+concat(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 4) {
+        PyErr_SetString(PyExc_TypeError, "concat(arrays, axis, plans, fallback)");
+        return NULL;
+    }
+    PyObject *arrays = args[0], *axis = args[1], *plans = args[2], *fallback = args[3];
+    PyObject *key = NULL, *plan, *arr = NULL;
+    Py_ssize_t n;
+    if (Tensor_type == NULL || busy() || !PyLong_CheckExact(axis) ||
+        !(PyList_CheckExact(arrays) || PyTuple_CheckExact(arrays)))
+        goto fallback;
+    n = PySequence_Fast_GET_SIZE(arrays);
+    if (n == 0)
+        goto fallback;
+    PyObject **items = PySequence_Fast_ITEMS(arrays);
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (!Py_IS_TYPE(items[i], Tensor_type))
+            goto fallback;
+    key = PyTuple_New(2 + 2 * n);
+    if (key == NULL)
+        return NULL;
+    PyTuple_SET_ITEM(key, 0, Py_NewRef(axis));
+    PyTuple_SET_ITEM(key, 1, Py_NewRef(client_of(items[0])));
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyTuple_SET_ITEM(key, 2 + 2 * i, Py_NewRef(SLOT(items[i], T_dtype)));
+        PyTuple_SET_ITEM(key, 3 + 2 * i, Py_NewRef(SLOT(items[i], T_shape)));
+    }
+    plan = PyDict_GetItemWithError(plans, key);
+    Py_DECREF(key);
+    if (plan == NULL || !PyTuple_CheckExact(plan) || PyTuple_GET_SIZE(plan) != C_LEN ||
+        !PyObject_TypeCheck(PyTuple_GET_ITEM(plan, C_ALLOCATOR), &LedgerType))
+        goto fallback;
+    for (Py_ssize_t i = 0; i < n; i++)  /* (a client of another device of the same key cannot be: one client) */
+        if (client_of(items[i]) != client_of(items[0]))
+            goto fallback;
+    PyObject *eargs[2] = {PyTuple_GET_ITEM(plan, C_SHAPE), PyTuple_GET_ITEM(plan, C_NPDTYPE)};
+    arr = PyObject_Vectorcall(PyTuple_GET_ITEM(plan, C_EMPTY), eargs, 2, NULL);
+    if (arr == NULL)
+        return NULL;
+    PyObject *places = PyTuple_GET_ITEM(plan, C_PLACES);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *place = PyTuple_GET_ITEM(places, i);
+        if (place == Py_None)
+            continue;
+        PyObject *v = SLOT(items[i], T_view);
+        if (v == NULL || v == Py_None)
+            v = PyObject_CallOneArg(PyTuple_GET_ITEM(plan, C_NATIVE), items[i]);
+        else
+            Py_INCREF(v);
+        if (v == NULL || PyObject_SetItem(arr, place, v) < 0) {
+            Py_XDECREF(v);
+            Py_DECREF(arr);
+            return NULL;
+        }
+        Py_DECREF(v);
+    }
+    return make_result(PyTuple_GET_ITEM(plan, C_DTYPE), PyTuple_GET_ITEM(plan, C_SHAPE),
+                       PyTuple_GET_ITEM(plan, C_STRIDES), PyTuple_GET_ITEM(plan, C_DEV),
+                       PyTuple_GET_ITEM(plan, C_ALLOCATOR), PyTuple_GET_ITEM(plan, C_NBYTES), arr);
+fallback:
+    if (PyErr_Occurred())
+        return NULL;
+    return PyObject_Vectorcall(fallback, args, 2, NULL);
+}
+
+/* Tensor.__getitem__ (numr_array._indexing.getitem): ``x[a:b:c]`` of a tensor of at least one axis in C
+   (the view's shape, strides and offset as getitem's plain-slice path computes them, and, where the parent
+   has a NumPy view, its view as the parent's indexed alike); every other key, and a slice whose bounds do not convert, goes to
+   getitem, which also reports the errors. */
+static PyObject *getitem_fallback;
+static PyTypeObject *ndarray_type;  /* numpy.ndarray: the NumPy views, whose indexing costs a fraction of a call */
+
+static PyObject *
+tensor_getitem(PyObject *x, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 1) {
+        PyErr_SetString(PyExc_TypeError, "__getitem__ takes one key");
+        return NULL;
+    }
+    PyObject *key = args[0];
+    PyObject *shape = SLOT(x, T_shape), *strides = SLOT(x, T_strides);
+    Py_ssize_t start, stop, step;
+    if (!PySlice_Check(key) || !PyTuple_CheckExact(shape) || PyTuple_GET_SIZE(shape) == 0 ||
+        !PyTuple_CheckExact(strides) || PyTuple_GET_SIZE(strides) != PyTuple_GET_SIZE(shape))
+        goto fallback;
+    if (PySlice_Unpack(key, &start, &stop, &step) < 0) {
+        PyErr_Clear();
+        goto fallback;
+    }
+    Py_ssize_t n0 = PyLong_AsSsize_t(PyTuple_GET_ITEM(shape, 0));
+    Py_ssize_t st = PyLong_AsSsize_t(PyTuple_GET_ITEM(strides, 0));
+    Py_ssize_t offset = PyLong_AsSsize_t(SLOT(x, T_offset));
+    if ((n0 == -1 || st == -1 || offset == -1) && PyErr_Occurred()) {
+        PyErr_Clear();
+        goto fallback;
+    }
+    Py_ssize_t len = PySlice_AdjustIndices(n0, &start, &stop, step);
+    Py_ssize_t ndim = PyTuple_GET_SIZE(shape);
+    PyObject *nshape = PyTuple_New(ndim), *nstrides = PyTuple_New(ndim), *view = NULL, *t = NULL;
+    if (nshape == NULL || nstrides == NULL)
+        goto error;
+    int empty = len == 0;
+    for (Py_ssize_t i = 1; i < ndim; i++) {
+        PyObject *d = PyTuple_GET_ITEM(shape, i);
+        PyTuple_SET_ITEM(nshape, i, Py_NewRef(d));
+        PyTuple_SET_ITEM(nstrides, i, Py_NewRef(PyTuple_GET_ITEM(strides, i)));
+        if (PyLong_CheckExact(d) && PyLong_AsSsize_t(d) == 0)
+            empty = 1;
+    }
+    PyObject *a = PyLong_FromSsize_t(len), *b = PyLong_FromSsize_t(st * step);
+    PyObject *o = PyLong_FromSsize_t(empty ? 0 : offset + start * st);  /* (an empty view: offset 0) */
+    if (a == NULL || b == NULL || o == NULL) {
+        Py_XDECREF(a);
+        Py_XDECREF(b);
+        Py_XDECREF(o);
+        goto error;
+    }
+    PyTuple_SET_ITEM(nshape, 0, a);
+    PyTuple_SET_ITEM(nstrides, 0, b);
+    PyObject *pv = SLOT(x, T_view);
+    if (pv != NULL && Py_IS_TYPE(pv, ndarray_type)) {
+        PyObject *k = PyTuple_Pack(2, key, Py_Ellipsis);
+        view = k == NULL ? NULL : PyObject_GetItem(pv, k);
+        Py_XDECREF(k);
+        if (view == NULL) {
+            Py_DECREF(o);
+            goto error;
+        }
+    }
+    t = Tensor_type->tp_alloc(Tensor_type, 0);
+    if (t == NULL) {
+        Py_DECREF(o);
+        goto error;
+    }
+    SLOT(t, T_buf) = Py_NewRef(SLOT(x, T_buf));
+    SLOT(t, T_dtype) = Py_NewRef(SLOT(x, T_dtype));
+    SLOT(t, T_shape) = nshape;
+    SLOT(t, T_strides) = nstrides;
+    SLOT(t, T_offset) = o;
+    SLOT(t, T_dev) = Py_NewRef(SLOT(x, T_dev));
+    SLOT(t, T_view) = view != NULL ? view : Py_NewRef(Py_None);
+    return t;
+error:
+    Py_XDECREF(nshape);
+    Py_XDECREF(nstrides);
+    Py_XDECREF(view);
+    return NULL;
+fallback:
+    if (PyErr_Occurred())
+        return NULL;
+    PyObject *fargs[2] = {x, key};
+    return PyObject_Vectorcall(getitem_fallback, fargs, 2, NULL);
+}
+
+static PyMethodDef getitem_def = {"__getitem__", (PyCFunction)(void (*)(void))tensor_getitem, METH_FASTCALL,
+                                  "x[key]: a view for ints, slices, None and Ellipsis; a gathered copy for index arrays."};
+
+static PyObject *
+getitem_method(PyObject *module, PyObject *args)
+{
+    PyObject *fallback, *ndarray;
+    if (!PyArg_ParseTuple(args, "OO!:getitem_method", &fallback, &PyType_Type, &ndarray))
+        return NULL;
+    if (Tensor_type == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "getitem_method: configure() first");
+        return NULL;
+    }
+    Py_XSETREF(getitem_fallback, Py_NewRef(fallback));
+    Py_XSETREF(ndarray_type, (PyTypeObject *)Py_NewRef(ndarray));
+    return PyDescr_NewMethod(Tensor_type, &getitem_def);
+}
+
 static PyMethodDef module_methods[] = {
     {"configure", configure, METH_VARARGS,
      "configure(Tensor, Buffer, Device, _capture, runtime, unary fallback, binary fallback)"},
     {"unary", (PyCFunction)(void (*)(void))unary, METH_FASTCALL, "unary(op, plans, x, out): an element-wise call."},
     {"binary", (PyCFunction)(void (*)(void))binary, METH_FASTCALL,
      "binary(op, plans, x1, x2, out): an element-wise call."},
+    {"getitem_method", getitem_method, METH_VARARGS,
+     "getitem_method(getitem, numpy.ndarray): Tensor.__getitem__ in C, handing all but plain slices to "
+     "``getitem``."},
+    {"concat", (PyCFunction)(void (*)(void))concat, METH_FASTCALL,
+     "concat(arrays, axis, plans, fallback): numr_array.concat of a cached plan."},
     {NULL}
 };
 
@@ -555,13 +797,14 @@ PyInit__speedups(void)
     if (PyType_Ready(&LedgerType) < 0 || PyType_Ready(&BufferBaseType) < 0)
         return NULL;
     str_deallocate = PyUnicode_InternFromString("deallocate");
+    str_quiet_context = PyUnicode_InternFromString("numr_array._speedups.quiet_context");
     ledger_untrack = PyDict_GetItemString(LedgerType.tp_dict, "_untrack");
     str_owner = PyUnicode_InternFromString("owner");
     str_nbytes = PyUnicode_InternFromString("nbytes");
     str_capturing = PyUnicode_InternFromString("capturing");
     str_lost_count = PyUnicode_InternFromString("lost_count");
     zero = PyLong_FromLong(0);
-    if (!str_owner || !str_nbytes || !str_deallocate || !ledger_untrack || !str_capturing || !str_lost_count || !zero)
+    if (!str_owner || !str_nbytes || !str_deallocate || !str_quiet_context || !ledger_untrack || !str_capturing || !str_lost_count || !zero)
         return NULL;
     PyObject *m = PyModule_Create(&moduledef);
     if (m == NULL)

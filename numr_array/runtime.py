@@ -83,7 +83,7 @@ if BufferBase is None:  # not compiled: the same in Python
     class BufferBase:
         """The data of a device allocation, returned to its owner when the last reference goes."""
 
-        __slots__ = ("handle", "nbytes", "owner")
+        __slots__ = ("handle", "nbytes", "owner", "__weakref__")
 
         def __init__(self, handle: Any, nbytes: int, owner: "Allocator | None"):
             self.handle = handle
@@ -105,7 +105,7 @@ class Buffer(BufferBase):
     capture block once the buffer is dead): ``owner.deallocate(buffer)``.
     """
 
-    __slots__ = ("__weakref__",)
+    __slots__ = ()
 
     def mark_constant(self) -> None:
         """A host upload is about to write this buffer (called first, by ``copy_to_device``). Inside a capture
