@@ -427,23 +427,78 @@ run(PyObject *plan, PyObject *native, PyObject **ins, Py_ssize_t n, PyObject *ou
     return new_result(plan, native, r);
 }
 
-/* The plan of ``key`` in ``plans`` (borrowed) and its native part, or NULL (no error set) when the call
-   is for the Python path. */
-static PyObject *
-cached(PyObject *plans, PyObject *key, PyObject **native)
+/* The last plans found, by table: a repeated call with the very same key objects (the same dtype, shape
+   tuple and client objects: a loop's tensors, whose shapes are their plans' own tuples) skips building and
+   hashing the key. An entry holds its key objects, so that none of their addresses can be reused by
+   another object while it is there; it may outlive its table's clearing (at 512 plans), and its plan is
+   still right then (a table is also cleared when a device is lost, but every call then takes the Python
+   path before looking here). */
+#define MEMO_SIZE 64
+#define KEY_MAX 6
+typedef struct {
+    PyObject *plans;
+    PyObject *items[KEY_MAX];
+    Py_ssize_t n;
+    PyObject *plan;
+} Memo;
+static Memo memo[MEMO_SIZE];
+
+static void
+memo_store(Memo *m, PyObject *plans, PyObject *const *items, Py_ssize_t n, PyObject *plan)
 {
-    if (key == NULL)
-        return NULL;
-    PyObject *plan = PyDict_GetItemWithError(plans, key);
-    Py_DECREF(key);
-    if (plan == NULL || !PyTuple_CheckExact(plan) || PyTuple_GET_SIZE(plan) < 6)
-        return NULL;
-    PyObject *nat = PyTuple_GET_ITEM(plan, PyTuple_GET_SIZE(plan) - 1);
-    if (!PyTuple_CheckExact(nat) || PyTuple_GET_SIZE(nat) != N_LEN ||
-        !PyObject_TypeCheck(PyTuple_GET_ITEM(nat, N_ALLOCATOR), &LedgerType) ||
-        !PyContextVar_CheckExact(PyTuple_GET_ITEM(nat, N_ERRVAR)))
-        return NULL;
-    *native = nat;
+    Memo old = *m;
+    m->plans = Py_NewRef(plans);
+    for (Py_ssize_t i = 0; i < n; i++)
+        m->items[i] = Py_NewRef(items[i]);
+    m->n = n;
+    m->plan = Py_NewRef(plan);
+    Py_XDECREF(old.plans);  /* (released last: their deallocation may run code that calls back in here) */
+    for (Py_ssize_t i = 0; i < old.n; i++)
+        Py_XDECREF(old.items[i]);
+    Py_XDECREF(old.plan);
+}
+
+/* The plan of the key made of ``items`` in ``plans`` (borrowed) and its native part, or NULL (no error
+   set) when the call is for the Python path. */
+static PyObject *
+cached(PyObject *plans, PyObject *const *items, Py_ssize_t n, PyObject **native)
+{
+    Memo *m = &memo[((uintptr_t)plans >> 4) % MEMO_SIZE];
+    PyObject *plan = NULL;
+    if (m->plans == plans && m->n == n) {
+        Py_ssize_t i = 0;
+        while (i < n && m->items[i] == items[i])
+            i++;
+        if (i == n)
+            plan = m->plan;
+    }
+    if (plan == NULL) {
+        PyObject *key = PyTuple_New(n);
+        if (key == NULL) {
+            PyErr_Clear();
+            return NULL;
+        }
+        for (Py_ssize_t i = 0; i < n; i++)
+            PyTuple_SET_ITEM(key, i, Py_NewRef(items[i]));
+        plan = PyDict_GetItemWithError(plans, key);
+        Py_DECREF(key);
+        if (plan == NULL) {
+            PyErr_Clear();
+            return NULL;
+        }
+        if (!PyTuple_CheckExact(plan) || PyTuple_GET_SIZE(plan) < 6)
+            return NULL;
+        PyObject *nat = PyTuple_GET_ITEM(plan, PyTuple_GET_SIZE(plan) - 1);
+        if (!PyTuple_CheckExact(nat) || PyTuple_GET_SIZE(nat) != N_LEN ||
+            !PyObject_TypeCheck(PyTuple_GET_ITEM(nat, N_ALLOCATOR), &LedgerType) ||
+            !PyContextVar_CheckExact(PyTuple_GET_ITEM(nat, N_ERRVAR)))
+            return NULL;
+        /* only plans with a native part (a CPU client's, never lost) are kept here */
+        Py_INCREF(plan);
+        memo_store(m, plans, items, n, plan);
+        Py_DECREF(plan);  /* (the table and the memo hold it) */
+    }
+    *native = PyTuple_GET_ITEM(plan, PyTuple_GET_SIZE(plan) - 1);
     return plan;
 }
 
@@ -509,7 +564,8 @@ unary(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     PyObject *x = args[2], *out = args[3], *native = NULL, *plan;
     if (Tensor_type == NULL || !Py_IS_TYPE(x, Tensor_type) || busy())
         goto fallback;
-    plan = cached(args[1], PyTuple_Pack(3, SLOT(x, T_dtype), SLOT(x, T_shape), client_of(x)), &native);
+    PyObject *items[3] = {SLOT(x, T_dtype), SLOT(x, T_shape), client_of(x)};
+    plan = cached(args[1], items, 3, &native);
     if (plan == NULL || !out_accepted(out, native))
         goto fallback;
     PyObject *v = view_of(x, native);
@@ -532,30 +588,36 @@ binary(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         PyErr_SetString(PyExc_TypeError, "binary(op, plans, x1, x2, out, ...)");
         return NULL;
     }
-    PyObject *x1 = args[2], *x2 = args[3], *out = args[4], *native = NULL, *plan, *key;
+    PyObject *x1 = args[2], *x2 = args[3], *out = args[4], *native = NULL, *plan;
     PyObject *tensors[2] = {NULL, NULL};
     PyObject *ins[2] = {NULL, NULL};
+    PyObject *items[6];  /* the key: as _binary_py builds it */
+    Py_ssize_t n = 4;
     int scalar = -1;  /* which operand is a Python scalar */
     if (Tensor_type == NULL || busy())
         goto fallback;
     if (Py_IS_TYPE(x1, Tensor_type)) {
-        if (Py_IS_TYPE(x2, Tensor_type))
-            key = PyTuple_Pack(6, SLOT(x1, T_dtype), SLOT(x2, T_dtype), SLOT(x1, T_shape), SLOT(x2, T_shape),
-                               client_of(x1), client_of(x2));
+        if (Py_IS_TYPE(x2, Tensor_type)) {
+            items[0] = SLOT(x1, T_dtype), items[1] = SLOT(x2, T_dtype), items[2] = SLOT(x1, T_shape);
+            items[3] = SLOT(x2, T_shape), items[4] = client_of(x1), items[5] = client_of(x2);
+            n = 6;
+        }
         else if (is_scalar(x2)) {
-            key = PyTuple_Pack(4, SLOT(x1, T_dtype), (PyObject *)Py_TYPE(x2), SLOT(x1, T_shape), client_of(x1));
+            items[0] = SLOT(x1, T_dtype), items[1] = (PyObject *)Py_TYPE(x2), items[2] = SLOT(x1, T_shape);
+            items[3] = client_of(x1);
             scalar = 1;
         }
         else
             goto fallback;
     }
     else if (Py_IS_TYPE(x2, Tensor_type) && is_scalar(x1)) {
-        key = PyTuple_Pack(4, (PyObject *)Py_TYPE(x1), SLOT(x2, T_dtype), SLOT(x2, T_shape), client_of(x2));
+        items[0] = (PyObject *)Py_TYPE(x1), items[1] = SLOT(x2, T_dtype), items[2] = SLOT(x2, T_shape);
+        items[3] = client_of(x2);
         scalar = 0;
     }
     else
         goto fallback;
-    plan = cached(args[1], key, &native);
+    plan = cached(args[1], items, n, &native);
     if (plan == NULL || !out_accepted(out, native))
         goto fallback;
     for (int i = 0; i < 2; i++) {
