@@ -109,8 +109,7 @@ def _store(plans: dict, key: tuple, plan: tuple) -> tuple:
     global _lost_seen
     if _rt.lost_count != _lost_seen:
         _lost_seen = _rt.lost_count
-        for table in _PLAN_TABLES:
-            table.clear()
+        forget_plans()
     if len(plans) >= _PLANS_MAX:
         plans.clear()
     plans[key] = plan
@@ -141,6 +140,14 @@ def _accept_out(client, native, o: Tensor) -> None:
     """Record that check_out accepted ``o`` for a plan with ``native``, where the client writes it directly."""
     if native is not None and client.writes_directly(o._shape, o._strides, o._dtype):
         native[-2][o._dtype, o._shape, o._strides, o._dev] = None
+
+
+def forget_plans() -> None:
+    """Empty every plan table (and the compiled call's kept plans)."""
+    for table in _PLAN_TABLES:
+        table.clear()
+    if _speedups is not None:
+        _speedups.forget()
 
 
 def _plan_unary(op: Op, plans: dict, key: tuple, x) -> tuple:

@@ -19,7 +19,7 @@ from ._checks import (broadcast_shape as _broadcast, broadcast_to_shape, check_a
 from ._launch import launch, make_view, new_tensor
 from ._transfer import to_numpy
 from ._tensor import Tensor, contiguous_strides, _size
-from .kernels import K
+from .kernels import CHECK_LAUNCHES, K
 
 #: the compiled call of a cached concat plan (numr_array/_speedups.c), or None
 _speedups = _rt.speedups
@@ -314,8 +314,8 @@ def _concat_plan(arrays: list[Tensor], axis: int, out: Tensor, places: list) -> 
     and one assignment per array, in C."""
     client = out._dev._client
     parts = getattr(client, "host_parts", None)
-    if parts is None or any(a._dtype is not out._dtype for a in arrays):
-        return
+    if parts is None or CHECK_LAUNCHES or any(a._dtype is not out._dtype for a in arrays):
+        return  # (checked launches: every copy goes through _launch.launch)
     if len(_CONCAT_PLANS) >= _PLANS_MAX:
         _CONCAT_PLANS.clear()
     key = (axis, client) + tuple(v for a in arrays for v in (a._dtype, a._shape))

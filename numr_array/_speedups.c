@@ -430,9 +430,8 @@ run(PyObject *plan, PyObject *native, PyObject **ins, Py_ssize_t n, PyObject *ou
 /* The last plans found, by table: a repeated call with the very same key objects (the same dtype, shape
    tuple and client objects: a loop's tensors, whose shapes are their plans' own tuples) skips building and
    hashing the key. An entry holds its key objects, so that none of their addresses can be reused by
-   another object while it is there; it may outlive its table's clearing (at 512 plans), and its plan is
-   still right then (a table is also cleared when a device is lost, but every call then takes the Python
-   path before looking here). */
+   another object while it is there; it may outlive its table's clearing at 512 plans (its plan is still
+   right then); ``forget`` drops them all. */
 #define MEMO_SIZE 64
 #define KEY_MAX 6
 typedef struct {
@@ -456,6 +455,22 @@ memo_store(Memo *m, PyObject *plans, PyObject *const *items, Py_ssize_t n, PyObj
     for (Py_ssize_t i = 0; i < old.n; i++)
         Py_XDECREF(old.items[i]);
     Py_XDECREF(old.plan);
+}
+
+/* forget(): drop every kept plan (called where the plan tables are emptied for a lost device, and by tests
+   that change how plans are made) */
+static PyObject *
+forget(PyObject *module, PyObject *Py_UNUSED(ignored))
+{
+    for (int i = 0; i < MEMO_SIZE; i++) {
+        Memo old = memo[i];
+        memo[i] = (Memo){NULL, {NULL}, 0, NULL};
+        Py_XDECREF(old.plans);
+        for (Py_ssize_t j = 0; j < old.n; j++)
+            Py_XDECREF(old.items[j]);
+        Py_XDECREF(old.plan);
+    }
+    Py_RETURN_NONE;
 }
 
 /* The plan of the key made of ``items`` in ``plans`` (borrowed) and its native part, or NULL (no error
@@ -840,6 +855,7 @@ static PyMethodDef module_methods[] = {
     {"unary", (PyCFunction)(void (*)(void))unary, METH_FASTCALL, "unary(op, plans, x, out): an element-wise call."},
     {"binary", (PyCFunction)(void (*)(void))binary, METH_FASTCALL,
      "binary(op, plans, x1, x2, out): an element-wise call."},
+    {"forget", forget, METH_NOARGS, "forget(): drop the plans kept by their key objects."},
     {"getitem_method", getitem_method, METH_VARARGS,
      "getitem_method(getitem, numpy.ndarray): Tensor.__getitem__ in C, handing all but plain slices to "
      "``getitem``."},
