@@ -334,6 +334,7 @@ new_result(PyObject *plan, PyObject *native, PyObject *arr)
 }
 
 static PyObject *str_quiet_context;
+static PyObject *out_kwnames;  /* ("out",) */
 
 /* The calling thread's quiet context (borrowed): a context, made once per thread, in which NumPy's error
    state (the context variable ``errvar``) is ``quiet``; entering and leaving it around a ufunc call swaps
@@ -404,7 +405,8 @@ run(PyObject *plan, PyObject *native, PyObject **ins, Py_ssize_t n, PyObject *ou
         }
         PyErr_Clear();  /* already entered: quiet already */
     }
-    PyObject *r = PyObject_Vectorcall(ufunc, args, n + (out != Py_None || !fresh_ok), NULL);
+    /* out= by keyword (a third positional argument of maximum and minimum is deprecated in NumPy) */
+    PyObject *r = PyObject_Vectorcall(ufunc, args, n, out != Py_None || !fresh_ok ? out_kwnames : NULL);
     if (entered && PyContext_Exit(ctx) < 0) {
         Py_XDECREF(r);
         r = NULL;
@@ -876,13 +878,14 @@ PyInit__speedups(void)
         return NULL;
     str_deallocate = PyUnicode_InternFromString("deallocate");
     str_quiet_context = PyUnicode_InternFromString("numr_array._speedups.quiet_context");
+    out_kwnames = Py_BuildValue("(s)", "out");
     ledger_untrack = PyDict_GetItemString(LedgerType.tp_dict, "_untrack");
     str_owner = PyUnicode_InternFromString("owner");
     str_nbytes = PyUnicode_InternFromString("nbytes");
     str_capturing = PyUnicode_InternFromString("capturing");
     str_lost_count = PyUnicode_InternFromString("lost_count");
     zero = PyLong_FromLong(0);
-    if (!str_owner || !str_nbytes || !str_deallocate || !str_quiet_context || !ledger_untrack || !str_capturing || !str_lost_count || !zero)
+    if (!str_owner || !str_nbytes || !str_deallocate || !str_quiet_context || !out_kwnames || !ledger_untrack || !str_capturing || !str_lost_count || !zero)
         return NULL;
     PyObject *m = PyModule_Create(&moduledef);
     if (m == NULL)

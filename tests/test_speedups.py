@@ -210,3 +210,17 @@ def test_a_buffer_can_be_weakly_referenced():
     r = weakref.ref(y._buf)
     del y
     assert r() is None
+
+
+def test_out_goes_by_keyword():
+    # NumPy deprecates a third positional argument of maximum and minimum (their out)
+    x = xp.asarray(np.arange(6.0).reshape(2, 3))
+    o = xp.zeros((2, 3))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for _ in range(2):
+            xp.maximum(x, 2.0, out=o)
+            r = xp.minimum(x, x[:, ::-1])  # (a transposed-order operand: the result by numpy.empty and out=)
+            s = xp.maximum(xp.asarray(1.0), xp.asarray(2.0))  # 0-D: numpy.empty and out= too
+    assert np.asarray(o).tolist() == [[2, 2, 2], [3, 4, 5]] and float(s) == 2.0
+    np.testing.assert_array_equal(np.asarray(r), np.minimum(np.arange(6.0).reshape(2, 3), np.arange(6.0).reshape(2, 3)[:, ::-1]))
