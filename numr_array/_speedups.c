@@ -475,8 +475,8 @@ forget(PyObject *module, PyObject *Py_UNUSED(ignored))
     Py_RETURN_NONE;
 }
 
-/* The plan of the key made of ``items`` in ``plans`` (borrowed) and its native part, or NULL (no error
-   set) when the call is for the Python path. */
+/* The plan of the key made of ``items`` in ``plans`` (a new reference) and its native part (borrowed from
+   it), or NULL (no error set) when the call is for the Python path. */
 static PyObject *
 cached(PyObject *plans, PyObject *const *items, Py_ssize_t n, PyObject **native)
 {
@@ -516,7 +516,7 @@ cached(PyObject *plans, PyObject *const *items, Py_ssize_t n, PyObject **native)
         Py_DECREF(plan);  /* (the table and the memo hold it) */
     }
     *native = PyTuple_GET_ITEM(plan, PyTuple_GET_SIZE(plan) - 1);
-    return plan;
+    return Py_NewRef(plan);  /* (held for the call: code it runs may empty the table and the memo) */
 }
 
 /* 1 when ``out`` is None or a tensor whose signature the Python path accepted for this plan */
@@ -583,14 +583,19 @@ unary(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         goto fallback;
     PyObject *items[3] = {SLOT(x, T_dtype), SLOT(x, T_shape), client_of(x)};
     plan = cached(args[1], items, 3, &native);
-    if (plan == NULL || !out_accepted(out, native))
+    if (plan == NULL)
         goto fallback;
-    PyObject *v = view_of(x, native);
-    if (v == NULL)
-        return NULL;
-    PyObject *tensors[1] = {x};
-    PyObject *r = run(plan, native, &v, 1, out, fresh_ok(plan, tensors, 1));
-    Py_DECREF(v);
+    if (!out_accepted(out, native)) {
+        Py_DECREF(plan);
+        goto fallback;
+    }
+    PyObject *r = NULL, *v = view_of(x, native);
+    if (v != NULL) {
+        PyObject *tensors[1] = {x};
+        r = run(plan, native, &v, 1, out, fresh_ok(plan, tensors, 1));
+        Py_DECREF(v);
+    }
+    Py_DECREF(plan);
     return r;
 fallback:
     if (PyErr_Occurred())
@@ -635,8 +640,12 @@ binary(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     else
         goto fallback;
     plan = cached(args[1], items, n, &native);
-    if (plan == NULL || !out_accepted(out, native))
+    if (plan == NULL)
         goto fallback;
+    if (!out_accepted(out, native)) {
+        Py_DECREF(plan);
+        goto fallback;
+    }
     for (int i = 0; i < 2; i++) {
         PyObject *x = args[2 + i];
         if (i == scalar) {
@@ -647,6 +656,7 @@ binary(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
             if (ins[i] == NULL) {
                 PyErr_Clear();
                 Py_XDECREF(ins[0]);
+                Py_DECREF(plan);
                 goto fallback;
             }
         }
@@ -655,6 +665,7 @@ binary(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
             ins[i] = view_of(x, native);
             if (ins[i] == NULL) {
                 Py_XDECREF(ins[0]);
+                Py_DECREF(plan);
                 return NULL;
             }
         }
@@ -662,6 +673,7 @@ binary(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     PyObject *r = run(plan, native, ins, 2, out, fresh_ok(plan, tensors, 2));
     Py_DECREF(ins[0]);
     Py_DECREF(ins[1]);
+    Py_DECREF(plan);
     return r;
 fallback:
     if (PyErr_Occurred())
@@ -711,15 +723,14 @@ concat(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     if (plan == NULL || !PyTuple_CheckExact(plan) || PyTuple_GET_SIZE(plan) != C_LEN ||
         !PyObject_TypeCheck(PyTuple_GET_ITEM(plan, C_ALLOCATOR), &LedgerType))
         goto fallback;
-    for (Py_ssize_t i = 0; i < n; i++)  /* (a client of another device of the same key cannot be: one client) */
+    for (Py_ssize_t i = 0; i < n; i++)  /* (the key names the first array's client: all must share it) */
         if (client_of(items[i]) != client_of(items[0]))
             goto fallback;
+    Py_INCREF(plan);  /* (held for the call: code it runs may empty the table) */
     PyObject *eargs[2] = {PyTuple_GET_ITEM(plan, C_SHAPE), PyTuple_GET_ITEM(plan, C_NPDTYPE)};
     arr = PyObject_Vectorcall(PyTuple_GET_ITEM(plan, C_EMPTY), eargs, 2, NULL);
-    if (arr == NULL)
-        return NULL;
     PyObject *places = PyTuple_GET_ITEM(plan, C_PLACES);
-    for (Py_ssize_t i = 0; i < n; i++) {
+    for (Py_ssize_t i = 0; arr != NULL && i < n; i++) {
         PyObject *place = PyTuple_GET_ITEM(places, i);
         if (place == Py_None)
             continue;
@@ -728,16 +739,16 @@ concat(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
             v = PyObject_CallOneArg(PyTuple_GET_ITEM(plan, C_NATIVE), items[i]);
         else
             Py_INCREF(v);
-        if (v == NULL || PyObject_SetItem(arr, place, v) < 0) {
-            Py_XDECREF(v);
-            Py_DECREF(arr);
-            return NULL;
-        }
-        Py_DECREF(v);
+        if (v == NULL || PyObject_SetItem(arr, place, v) < 0)
+            Py_CLEAR(arr);
+        Py_XDECREF(v);
     }
-    return make_result(PyTuple_GET_ITEM(plan, C_DTYPE), PyTuple_GET_ITEM(plan, C_SHAPE),
-                       PyTuple_GET_ITEM(plan, C_STRIDES), PyTuple_GET_ITEM(plan, C_DEV),
-                       PyTuple_GET_ITEM(plan, C_ALLOCATOR), PyTuple_GET_ITEM(plan, C_NBYTES), arr);
+    PyObject *r = arr == NULL ? NULL :
+        make_result(PyTuple_GET_ITEM(plan, C_DTYPE), PyTuple_GET_ITEM(plan, C_SHAPE),
+                    PyTuple_GET_ITEM(plan, C_STRIDES), PyTuple_GET_ITEM(plan, C_DEV),
+                    PyTuple_GET_ITEM(plan, C_ALLOCATOR), PyTuple_GET_ITEM(plan, C_NBYTES), arr);
+    Py_DECREF(plan);
+    return r;
 fallback:
     if (PyErr_Occurred())
         return NULL;
