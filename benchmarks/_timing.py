@@ -15,39 +15,43 @@ def _noop() -> None:
     return None
 
 
-def batch(fn: Callable, n: int, sync: Callable = _noop) -> float:
-    """Seconds per call of ``n`` calls of ``fn`` followed by one ``sync``."""
-    start = time.perf_counter()
+def batch(fn: Callable, n: int, sync: Callable = _noop, clock: Callable = time.perf_counter) -> float:
+    """Seconds per call of ``n`` calls of ``fn`` followed by one ``sync``, read on ``clock`` (wall time, or
+    ``time.thread_time`` for the calling thread's CPU time)."""
+    start = clock()
     for _ in range(n):
         fn()
     sync()
-    return (time.perf_counter() - start) / n
+    return (clock() - start) / n
 
 
-def batch_size(fn: Callable, min_time: float, sync: Callable = _noop) -> int:
+def batch_size(fn: Callable, min_time: float, sync: Callable = _noop, clock: Callable = time.perf_counter) -> int:
     """How many calls of ``fn`` (then one ``sync``) take about ``min_time`` seconds."""
     fn()
     sync()
     n = 1
     while True:
-        elapsed = batch(fn, n, sync) * n
+        elapsed = batch(fn, n, sync, clock) * n
         if elapsed > min_time / 4:
             return max(1, int(n * min_time / elapsed))
         n *= 2
 
 
 def side_by_side(fns: dict, *, min_time: float = 0.05, repeat: int = 15, syncs: dict | None = None,
-                 reduce: Callable = statistics.median, min_times: dict | None = None) -> dict:
+                 reduce: Callable = statistics.median, min_times: dict | None = None,
+                 clocks: dict | None = None) -> dict:
     """Seconds per call of each function (``reduce`` over ``repeat`` batches: the median by default,
     ``min`` for timeit's best-of), their batches interleaved so that a change in the machine's load lands
     on all of them alike. ``syncs`` maps a name to its device's synchronisation, run once per batch;
-    ``min_times`` gives a name a batch length other than ``min_time``."""
-    syncs, min_times = syncs or {}, min_times or {}
-    sizes = {name: batch_size(fn, min_times.get(name, min_time), syncs.get(name, _noop)) for name, fn in fns.items()}
+    ``min_times`` gives a name a batch length other than ``min_time``; ``clocks`` a clock other than wall
+    time (``time.thread_time``: the calling thread's CPU time)."""
+    syncs, min_times, clocks = syncs or {}, min_times or {}, clocks or {}
+    sizes = {name: batch_size(fn, min_times.get(name, min_time), syncs.get(name, _noop),
+                              clocks.get(name, time.perf_counter)) for name, fn in fns.items()}
     times: dict = {name: [] for name in fns}
     for _ in range(repeat):
         for name, fn in fns.items():
-            times[name].append(batch(fn, sizes[name], syncs.get(name, _noop)))
+            times[name].append(batch(fn, sizes[name], syncs.get(name, _noop), clocks.get(name, time.perf_counter)))
     return {name: reduce(t) for name, t in times.items()}
 
 

@@ -8,6 +8,7 @@ stencil, an Adam step) are timed as medians of the same interleaved batches. Rat
 against the peers of its kind: NumPy on the CPU, CuPy and PyTorch on a GPU.
 
     python -m benchmarks.call_cost --backends numpy,numr:cpu,numr:webgpu:0
+    python -m benchmarks.call_cost --backends numpy,numr:cpu --cpu-time   # a busy machine: CPU time
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import argparse
 import json
 import statistics
 import sys
+import time
 from typing import Callable
 
 import numpy as np
@@ -94,9 +96,10 @@ def _error_text(exc: BaseException) -> str:
 
 
 def time_row(setup: Callable, program: bool, backends: list[Backend], *, min_time: float, gpu_time: float,
-             repeat: int) -> dict:
+             repeat: int, cpu_time: bool = False) -> dict:
     """Seconds per call for each backend whose setup and first call succeed; an error text for the others.
-    Batches last ``min_time`` on the CPU and ``gpu_time`` on a GPU, where each ends with a synchronisation."""
+    Batches last ``min_time`` on the CPU and ``gpu_time`` on a GPU, where each ends with a synchronisation.
+    ``cpu_time``: CPU backends' batches read the calling thread's CPU time instead of wall time."""
     fns, cells = {}, {}
     for b in backends:
         try:
@@ -108,7 +111,8 @@ def time_row(setup: Callable, program: bool, backends: list[Backend], *, min_tim
             cells[b.name] = _error_text(exc)
     syncs = {b.name: b.sync for b in backends}
     timing = dict(min_time=min_time, repeat=repeat, syncs=syncs, reduce=statistics.median if program else min,
-                  min_times={b.name: gpu_time for b in backends if b.gpu})
+                  min_times={b.name: gpu_time for b in backends if b.gpu},
+                  clocks={b.name: time.thread_time for b in backends if cpu_time and not b.gpu})
     try:
         cells.update(side_by_side(fns, **timing))
     except Exception:  # one of them failed later on: time each alone to find which
@@ -150,17 +154,22 @@ def main(argv: list[str] | None = None) -> int:
                         help="seconds per CPU batch (short batches: more chances of one that nothing else interrupts)")
     parser.add_argument("--gpu-time", type=float, default=0.2,
                         help="seconds per GPU batch (long: the synchronisation that ends it is spread over many calls)")
+    parser.add_argument("--cpu-time", action="store_true",
+                        help="time CPU backends by the calling thread's CPU time (time.thread_time), not wall "
+                             "time: on a busy machine, the time spent waiting for a core is left out")
     parser.add_argument("--json", help="write every figure here (seconds per call, or the error)")
     args = parser.parse_args(argv)
 
     backends, missing = load_all([s for s in args.backends.split(",") if s])
     print(machine_line(backends))
+    if args.cpu_time:
+        print("clock: the calling thread's CPU time for CPU backends (--cpu-time)")
     for spec, why in missing.items():
         print(f"not run: {spec} ({why})")
     results = {}
     for row, setup, program in ROWS:
         results[row] = time_row(setup, program, backends, min_time=args.min_time, gpu_time=args.gpu_time,
-                                repeat=args.repeat)
+                                repeat=args.repeat, cpu_time=args.cpu_time)
         print(f"done: {row}", file=sys.stderr, flush=True)
     print()
     print("\n".join(table(results, backends)))

@@ -24,12 +24,16 @@ from . import _dtypes as dt
 from . import runtime as _rt
 from ._checks import broadcast_shape, broadcast_to_shape, check_out, check_tensor, promote_on
 from ._data_type_functions import astype
+from ._device import Device
 from ._info import default_dtypes_of
 from ._launch import ELIDE, ELIDE_MIN_BYTES, from_interpreter, launch, result, reusable
 from ._tensor import Tensor, _size, contiguous_strides
 from .kernels import CHECK_LAUNCHES
 from .kernels import KIND_WORDS as _KIND_WORDS
 from .kernels import OPS, K, Kernel
+
+#: the cached-plan call in C (numr_array/_speedups.c); without it, the Python path below serves every call
+_speedups = _rt.speedups
 
 Op = Kernel  # a row of the table
 
@@ -79,6 +83,12 @@ def _with_scalar(op: Op, dtype: dt.DType, value) -> tuple[dt.DType, object]:
 # the plan only decides whether broadcast views are needed (a matter of shapes), and the kernel reads each
 # operand through its own strided view. A loss of any device (``runtime.lost_count``) drops every plan, so
 # none keeps a lost client alive, and eager launches then go through ``_dispatch.launch`` and its checks.
+#
+# A plan's last entry, ``native``, is for the compiled call (numr_array/_speedups.c): where the client runs the
+# launch as one NumPy ufunc call (CpuClient.ufunc_launch), ``_speedups.unary``/``binary`` serve a repeated call
+# of the signature in C, from the same table and key, and hand everything else to ``_unary_py``/``_binary_py``
+# below unchanged. Its ``outs`` are the ``out=`` signatures (dtype, shape, strides, device) that check_out
+# accepted for the plan and the client writes directly: C looks them up, it never checks an ``out=`` itself.
 
 #: the per-op plan tables (cleared together when a device is lost, or one when it reaches _PLANS_MAX)
 _PLANS_BY_NAME: dict[str, dict] = {}
@@ -99,8 +109,7 @@ def _store(plans: dict, key: tuple, plan: tuple) -> tuple:
     global _lost_seen
     if _rt.lost_count != _lost_seen:
         _lost_seen = _rt.lost_count
-        for table in _PLAN_TABLES:
-            table.clear()
+        forget_plans()
     if len(plans) >= _PLANS_MAX:
         plans.clear()
     plans[key] = plan
@@ -112,9 +121,44 @@ def _elides(shape: tuple[int, ...], dtype: dt.DType) -> bool:
     return ELIDE and _size(shape) * dtype.itemsize >= ELIDE_MIN_BYTES
 
 
+def _native(client, op: Op, dtypes: tuple, rdtype: dt.DType, shape: tuple, scalar: tuple | None = None):
+    """A plan's ``native`` entry: None, or the client's ufunc launch of ``op`` on operands of ``dtypes`` (the
+    arrays' dtypes, and the scalar's) followed by the result's bytes, how a scalar operand is passed, the
+    accepted ``out=`` signatures, and the result's NumPy dtype (the layout _speedups.c reads).
+
+    ``scalar``: (its type, its dtype, the array's dtype) for a plan with a Python scalar operand. It is passed
+    as a NumPy scalar of its dtype, as the Python path does; a Python float beside a real floating-point
+    array of its dtype is passed as it is, since NumPy then converts it to that dtype alike (NEP 50)."""
+    launch = getattr(client, "ufunc_launch", None) if _speedups is not None else None
+    part = launch(op.name, [d.np for d in dtypes], rdtype.np) if launch is not None else None
+    if part is None:
+        return None
+    sctype = None
+    if scalar is not None:
+        kind, sdtype, xdtype = scalar
+        if not (kind is float and sdtype is xdtype and sdtype.kind == "f"):
+            sctype = sdtype.np.type
+    return part + (rdtype.itemsize * _size(shape), sctype, {}, rdtype.np)
+
+
+def _accept_out(client, native, o: Tensor) -> None:
+    """Record that check_out accepted ``o`` for a plan with ``native``, where the client writes it directly."""
+    if native is not None and client.writes_directly(o._shape, o._strides, o._dtype):
+        native[-2][o._dtype, o._shape, o._strides, o._dev] = None
+
+
+def forget_plans() -> None:
+    """Empty every plan table (and the compiled call's kept plans)."""
+    for table in _PLAN_TABLES:
+        table.clear()
+    if _speedups is not None:
+        _speedups.forget()
+
+
 def _plan_unary(op: Op, plans: dict, key: tuple, x) -> tuple:
-    """(result dtype, shape, strides, params, device, alloc, run, elide) of ``op`` on ``x``'s signature;
-    ``elide``: whether the result may go into x, if x is a dead temporary."""
+    """(result dtype, shape, strides, params, device, alloc, run, elide, native) of ``op`` on ``x``'s
+    signature; ``elide``: whether the result may go into x, if x is a dead temporary; ``native``: the
+    compiled call's part, None for a plan that may elide (the Python path decides that, by reference counts)."""
     dtype = x._dtype
     if dtype.kind not in op.kinds:
         raise _kind_error(op, dtype)
@@ -123,14 +167,16 @@ def _plan_unary(op: Op, plans: dict, key: tuple, x) -> tuple:
     params = _COMPUTE[dtype]
     shape = x._shape
     rdtype = _result_dtype(op, dtype)
+    elide = rdtype is dtype and _elides(shape, rdtype)
     return _store(plans, key, (rdtype, shape, contiguous_strides(shape), params, dev, client.alloc_tensor,
-                               _bound(client, dev, op, params), rdtype is dtype and _elides(shape, rdtype)))
+                               _bound(client, dev, op, params), elide,
+                               None if elide else _native(client, op, (dtype,), rdtype, shape)))
 
 
 def _plan_binary(op: Op, plans: dict, key: tuple, x1, x2) -> tuple:
-    """(result dtype, shape, strides, params, device, alloc, run, broadcast, elide) of ``op`` on two arrays'
-    signature; ``broadcast``: whether an operand needs a broadcast view; ``elide``: which operands the result
-    may go into, if dead temporaries (1: x1, 2: x2, 3: either)."""
+    """(result dtype, shape, strides, params, device, alloc, run, broadcast, elide, native) of ``op`` on two
+    arrays' signature; ``broadcast``: whether an operand needs a broadcast view; ``elide``: which operands the
+    result may go into, if dead temporaries (1: x1, 2: x2, 3: either); ``native`` as for _plan_unary."""
     dev = x1._dev
     if x2._dev is not dev:
         raise ValueError(f"{op.name}: arrays are on different devices ({dev} and {x2._dev}); "
@@ -155,22 +201,26 @@ def _plan_binary(op: Op, plans: dict, key: tuple, x1, x2) -> tuple:
     if _elides(shape, rdtype):
         elide = (s1 == shape and d1 is rdtype) + 2 * (s2 == shape and d2 is rdtype)
     return _store(plans, key, (rdtype, shape, contiguous_strides(shape), params, dev, client.alloc_tensor,
-                               _bound(client, dev, op, params), s1 != shape or s2 != shape, elide))
+                               _bound(client, dev, op, params), s1 != shape or s2 != shape, elide,
+                               None if elide else _native(client, op, (d1, d2), rdtype, shape)))
 
 
-def _plan_scalar(op: Op, plans: dict, key: tuple, x, value) -> tuple:
-    """(result dtype, shape, strides, params, device, alloc, run, scalar dtype, elide) of ``op`` on an array
-    and a Python scalar of ``value``'s type; each call still converts its value (OverflowError is per value);
-    ``elide``: whether the result may go into the array, if a dead temporary."""
+def _plan_scalar(op: Op, plans: dict, key: tuple, x, value, reflected: bool) -> tuple:
+    """(result dtype, shape, strides, params, device, alloc, run, scalar dtype, elide, native) of ``op`` on an
+    array and a Python scalar of ``value``'s type (``reflected``: the scalar is the first operand); each call
+    still converts its value (OverflowError is per value); ``elide``, ``native`` as for _plan_unary."""
     dtype, _ = _with_scalar(op, x._dtype, value)
     dev = x._dev
     client = dev._client or dev.client
     params = _COMPUTE[dtype]
     shape = x._shape
     rdtype = _result_dtype(op, dtype)
+    dtypes = (dtype, x._dtype) if reflected else (x._dtype, dtype)
+    elide = rdtype is x._dtype and _elides(shape, rdtype)
     return _store(plans, key, (rdtype, shape, contiguous_strides(shape), params, dev, client.alloc_tensor,
-                               _bound(client, dev, op, params), dtype,
-                               rdtype is x._dtype and _elides(shape, rdtype)))
+                               _bound(client, dev, op, params), dtype, elide,
+                               None if elide else _native(client, op, dtypes, rdtype, shape,
+                                                          (type(value), dtype, x._dtype))))
 
 
 def _overflow(op: Op, dtype: dt.DType, value) -> OverflowError:
@@ -188,7 +238,7 @@ def _dead(x: Tensor, held: int) -> bool:
     return reusable(x, held + 2) and (held != _OPERATOR or from_interpreter(4))
 
 
-def _unary(op: Op, plans: dict, x, out, held: int):
+def _unary_py(op: Op, plans: dict, x, out, held: int):
     """``op`` of ``x`` into ``out`` or a new tensor, or into x itself when x is a dead temporary: ``held``,
     the references to x that the caller's chain holds (its frames' variables), says when it is."""
     if type(x) is not Tensor:
@@ -197,7 +247,7 @@ def _unary(op: Op, plans: dict, x, out, held: int):
     plan = plans.get(key)
     if plan is None:
         plan = _plan_unary(op, plans, key, x)
-    rdtype, shape, strides, params, dev, alloc, run, elide = plan
+    rdtype, shape, strides, params, dev, alloc, run, elide, native = plan
     if _capture.capturing or _rt.lost_count:  # the launch's capture bookkeeping and liveness checks
         o = result(out, shape, rdtype, dev, op.name)
         launch(dev, op, (x,), (o,), params)
@@ -210,11 +260,12 @@ def _unary(op: Op, plans: dict, x, out, held: int):
             o = Tensor(buf, rdtype, shape, strides, 0, dev, view)
     else:
         o = check_out(out, shape, rdtype, dev, op.name)
+        _accept_out(dev._client, native, o)
     run((x,), (o,))
     return o
 
 
-def _binary(op: Op, plans: dict, x1, x2, out, held: int):
+def _binary_py(op: Op, plans: dict, x1, x2, out, held: int):
     """``op`` of ``x1`` and ``x2`` into ``out`` or a new tensor, or into an operand that is a dead temporary
     (``held``: the references to each operand that the caller's chain holds, as for _unary)."""
     if type(x1) is Tensor:
@@ -223,7 +274,7 @@ def _binary(op: Op, plans: dict, x1, x2, out, held: int):
             plan = plans.get(key)
             if plan is None:
                 plan = _plan_binary(op, plans, key, x1, x2)
-            rdtype, shape, strides, params, dev, alloc, run, bcast, elide = plan
+            rdtype, shape, strides, params, dev, alloc, run, bcast, elide, native = plan
             if bcast:
                 x1 = broadcast_to_shape(x1, shape)
                 x2 = broadcast_to_shape(x2, shape)
@@ -231,8 +282,8 @@ def _binary(op: Op, plans: dict, x1, x2, out, held: int):
             key = (x1._dtype, type(x2), x1._shape, x1._dev._client)
             plan = plans.get(key)
             if plan is None:
-                plan = _plan_scalar(op, plans, key, x1, x2)
-            rdtype, shape, strides, params, dev, alloc, run, sdtype, elide = plan
+                plan = _plan_scalar(op, plans, key, x1, x2, False)
+            rdtype, shape, strides, params, dev, alloc, run, sdtype, elide, native = plan
             try:
                 x2 = sdtype.np.type(x2)
             except OverflowError:
@@ -241,8 +292,8 @@ def _binary(op: Op, plans: dict, x1, x2, out, held: int):
         key = (type(x1), x2._dtype, x2._shape, x2._dev._client)
         plan = plans.get(key)
         if plan is None:
-            plan = _plan_scalar(op, plans, key, x2, x1)
-        rdtype, shape, strides, params, dev, alloc, run, sdtype, elide = plan
+            plan = _plan_scalar(op, plans, key, x2, x1, True)
+        rdtype, shape, strides, params, dev, alloc, run, sdtype, elide, native = plan
         elide *= 2  # (the array is x2)
         try:
             x1 = sdtype.np.type(x1)
@@ -265,8 +316,24 @@ def _binary(op: Op, plans: dict, x1, x2, out, held: int):
             o = Tensor(buf, rdtype, shape, strides, 0, dev, view)
     else:
         o = check_out(out, shape, rdtype, dev, op.name)
+        _accept_out(dev._client, native, o)
     run((x1, x2), (o,))
     return o
+
+
+# The compiled call (``_c_unary``/``_c_binary``) serves a cached plan that has a native part and returns
+# NotImplemented for anything else; each caller then runs the Python path itself, in its own frame, so that
+# an operand's reference count is what _unary_py/_binary_py expect (a C frame in between would hold one more,
+# and for an operator put foreign code on the C stack: then nothing could be elided).
+if _speedups is not None:
+    _speedups.configure(Tensor, _rt.Buffer, Device, _capture, _rt)
+    _c_unary, _c_binary = _speedups.unary, _speedups.binary
+else:
+    def _c_unary(op: Op, plans: dict, x, out):
+        return NotImplemented
+
+    def _c_binary(op: Op, plans: dict, x1, x2, out):
+        return NotImplemented
 
 
 def _scalar_bound(b: int | float, dtype: dt.DType):
@@ -330,18 +397,22 @@ def _make(op: Op):
     plans = _plans(op.name)
     if op.arity == 1:
         def f(x, /, *, out=None):
-            return _unary(op, plans, x, out, 1)
+            r = _c_unary(op, plans, x, out)
+            return _unary_py(op, plans, x, out, 1) if r is NotImplemented else r
 
         def operator_function(x):
-            return _unary(op, plans, x, None, _OPERATOR)
+            r = _c_unary(op, plans, x, None)
+            return _unary_py(op, plans, x, None, _OPERATOR) if r is NotImplemented else r
         params = [inspect.Parameter("x", inspect.Parameter.POSITIONAL_ONLY)]
         doc = f"Element-wise {op.name} of x (accepts {_KIND_WORDS[op.kinds]} dtypes)."
     else:
         def f(x1, x2, /, *, out=None):
-            return _binary(op, plans, x1, x2, out, 1)
+            r = _c_binary(op, plans, x1, x2, out)
+            return _binary_py(op, plans, x1, x2, out, 1) if r is NotImplemented else r
 
         def operator_function(x1, x2):
-            return _binary(op, plans, x1, x2, None, _OPERATOR)
+            r = _c_binary(op, plans, x1, x2, None)
+            return _binary_py(op, plans, x1, x2, None, _OPERATOR) if r is NotImplemented else r
         params = [inspect.Parameter("x1", inspect.Parameter.POSITIONAL_ONLY),
                   inspect.Parameter("x2", inspect.Parameter.POSITIONAL_ONLY)]
         doc = (f"Element-wise {op.name} of x1 and x2, broadcast together (accepts {_KIND_WORDS[op.kinds]} "
@@ -395,14 +466,16 @@ def divide(x1: Tensor | int | float | complex, x2: Tensor | int | float | comple
         x1, x2 = (int(x) if type(x) is bool
                   else astype(x, dtype) if type(x) is Tensor and x._dtype.kind in _NON_FLOAT else x
                   for x in (x1, x2))
-    return _binary(K.divide, _PLANS_DIVIDE, x1, x2, out, 1)
+    r = _c_binary(K.divide, _PLANS_DIVIDE, x1, x2, out)
+    return _binary_py(K.divide, _PLANS_DIVIDE, x1, x2, out, 1) if r is NotImplemented else r
 
 
 def _divide_operator(x1, x2):
     """``/``: divide, its operands' references counted as an operator's (see ``operator_function``)."""
     if getattr(x1, "_dtype", None) in _NON_FLOAT_DTYPES or getattr(x2, "_dtype", None) in _NON_FLOAT_DTYPES:
         return divide(x1, x2)
-    return _binary(K.divide, _PLANS_DIVIDE, x1, x2, None, _OPERATOR)
+    r = _c_binary(K.divide, _PLANS_DIVIDE, x1, x2, None)
+    return _binary_py(K.divide, _PLANS_DIVIDE, x1, x2, None, _OPERATOR) if r is NotImplemented else r
 
 
 divide._operator = _divide_operator
@@ -410,30 +483,41 @@ divide._operator = _divide_operator
 
 def _truth(x):
     """A numeric array's truth values (non-zero), as NumPy's logical functions read them."""
-    return _binary(K.not_equal, _PLANS_NOT_EQUAL, x, 0, None, 2) if type(x) is Tensor and x._dtype in _NUMERIC_DTYPES else x
+    if type(x) is not Tensor or x._dtype not in _NUMERIC_DTYPES:
+        return x
+    r = _c_binary(K.not_equal, _PLANS_NOT_EQUAL, x, 0, None)
+    return _binary_py(K.not_equal, _PLANS_NOT_EQUAL, x, 0, None, 2) if r is NotImplemented else r
 
 
 def logical_and(x1: Tensor | bool, x2: Tensor | bool, /, *, out: Tensor | None = None) -> Tensor:
     """Element-wise logical AND of x1 and x2, broadcast together (either may be a Python bool); numeric
     arrays also count, as their non-zero elements (NumPy)."""
-    return _binary(K.logical_and, _PLANS_LOGICAL_AND, _truth(x1), _truth(x2), out, 1)
+    a, b = _truth(x1), _truth(x2)
+    r = _c_binary(K.logical_and, _PLANS_LOGICAL_AND, a, b, out)
+    return _binary_py(K.logical_and, _PLANS_LOGICAL_AND, a, b, out, 1) if r is NotImplemented else r
 
 
 def logical_or(x1: Tensor | bool, x2: Tensor | bool, /, *, out: Tensor | None = None) -> Tensor:
     """Element-wise logical OR of x1 and x2, broadcast together (either may be a Python bool); numeric
     arrays also count, as their non-zero elements (NumPy)."""
-    return _binary(K.logical_or, _PLANS_LOGICAL_OR, _truth(x1), _truth(x2), out, 1)
+    a, b = _truth(x1), _truth(x2)
+    r = _c_binary(K.logical_or, _PLANS_LOGICAL_OR, a, b, out)
+    return _binary_py(K.logical_or, _PLANS_LOGICAL_OR, a, b, out, 1) if r is NotImplemented else r
 
 
 def logical_xor(x1: Tensor | bool, x2: Tensor | bool, /, *, out: Tensor | None = None) -> Tensor:
     """Element-wise logical XOR of x1 and x2, broadcast together (either may be a Python bool); numeric
     arrays also count, as their non-zero elements (NumPy)."""
-    return _binary(K.logical_xor, _PLANS_LOGICAL_XOR, _truth(x1), _truth(x2), out, 1)
+    a, b = _truth(x1), _truth(x2)
+    r = _c_binary(K.logical_xor, _PLANS_LOGICAL_XOR, a, b, out)
+    return _binary_py(K.logical_xor, _PLANS_LOGICAL_XOR, a, b, out, 1) if r is NotImplemented else r
 
 
 def logical_not(x: Tensor, /, *, out: Tensor | None = None) -> Tensor:
     """Element-wise logical NOT of x; a numeric array counts as its non-zero elements (NumPy)."""
-    return _unary(K.logical_not, _PLANS_LOGICAL_NOT, _truth(x), out, 1)
+    a = _truth(x)
+    r = _c_unary(K.logical_not, _PLANS_LOGICAL_NOT, a, out)
+    return _unary_py(K.logical_not, _PLANS_LOGICAL_NOT, a, out, 1) if r is NotImplemented else r
 
 
 def round(x: Tensor, /, decimals: int = 0, *, out: Tensor | None = None) -> Tensor:
@@ -442,12 +526,11 @@ def round(x: Tensor, /, decimals: int = 0, *, out: Tensor | None = None) -> Tens
     10**decimals, as NumPy does, so it inherits NumPy's floating-point inexactness (``round(2.675, 2)`` is
     2.67)."""
     decimals = operator.index(decimals)
-    if decimals == 0:
-        return _unary(K.round, _PLANS_ROUND, x, out, 1)
+    if decimals == 0 or (type(x) is Tensor and x._dtype.kind in dt.INTEGER_KINDS and decimals > 0):
+        r = _c_unary(K.round, _PLANS_ROUND, x, out)
+        return _unary_py(K.round, _PLANS_ROUND, x, out, 1) if r is NotImplemented else r
     check_tensor(x, "round")
     if x._dtype.kind in dt.INTEGER_KINDS:
-        if decimals > 0:
-            return _unary(K.round, _PLANS_ROUND, x, out, 1)
         raise TypeError(f"round: decimals={decimals} on {x._dtype.name} arrays is not supported; "
                         "cast to a floating-point dtype first")
     if x._dtype.kind not in dt.FLOAT_KINDS:
@@ -455,8 +538,8 @@ def round(x: Tensor, /, decimals: int = 0, *, out: Tensor | None = None) -> Tens
     # NumPy's own steps, so that results agree to the last bit: scale up, round half to even, scale back
     scale = 10.0 ** (decimals if decimals > 0 else -decimals)  # (abs is the element-wise function here)
     if decimals > 0:
-        return divide(_unary(K.round, _PLANS_ROUND, multiply(x, scale), None, 0), scale, out=out)
-    return multiply(_unary(K.round, _PLANS_ROUND, divide(x, scale), None, 0), scale, out=out)
+        return divide(_unary_py(K.round, _PLANS_ROUND, multiply(x, scale), None, 0), scale, out=out)
+    return multiply(_unary_py(K.round, _PLANS_ROUND, divide(x, scale), None, 0), scale, out=out)
 
 
 _WRITTEN_OUT = ("divide", "logical_and", "logical_or", "logical_xor", "logical_not", "round", "clip")

@@ -152,7 +152,7 @@ def basic_view(x: Tensor, entries: list) -> Tensor:
         else:
             offset += e * st
         dim += 1
-    return make_view(x, tuple(shape), tuple(strides), offset)
+    return make_view(x, tuple(shape), tuple(strides), offset, (*entries, Ellipsis))
 
 
 def getitem(x: Tensor, key) -> Tensor:
@@ -166,7 +166,7 @@ def getitem(x: Tensor, key) -> Tensor:
         else:
             st = x._strides[0]
             return make_view(x, (len(range(start, stop, step)),) + x._shape[1:], (st * step,) + x._strides[1:],
-                             x._offset + start * st)
+                             x._offset + start * st, (key, Ellipsis))
     entries, has_array = parse_key(x, key, "__getitem__")
     if has_array:
         return gather(x, entries, "__getitem__")

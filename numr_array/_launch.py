@@ -10,6 +10,8 @@ import os
 import sys
 from typing import Sequence
 
+import numpy as np
+
 from . import _capture
 from . import _dtypes as dt
 from . import runtime as _rt
@@ -22,10 +24,17 @@ from .kernels import CHECK_LAUNCHES, Kernel, check_launch
 __all__ = ["make_view", "new_tensor", "result", "launch", "reusable", "ELIDE", "ELIDE_MIN_BYTES"]
 
 
-def make_view(x: Tensor, shape: tuple[int, ...], strides: tuple[int, ...], offset: int) -> Tensor:
+def make_view(x: Tensor, shape: tuple[int, ...], strides: tuple[int, ...], offset: int, key=None) -> Tensor:
     """A view of ``x``'s buffer. An empty view gets offset 0: its offset is never read, and one past the end
-    of the buffer (``x[..., ::-1]`` of shape (0, 3)) is rejected by backends that check it (NumPy's ndarray)."""
-    return Tensor(x._buf, x._dtype, shape, strides, 0 if 0 in shape else offset, x._dev)
+    of the buffer (``x[..., ::-1]`` of shape (0, 3)) is rejected by backends that check it (NumPy's ndarray).
+
+    ``key``: a basic index (a tuple of ints, slices and None, ending in Ellipsis) that gives this view of
+    ``x``. Where ``x`` has a NumPy view (CPU), the new tensor's is that view indexed with ``key`` (NumPy
+    indexes as numr does): a fraction of the cost of making one from the buffer with NumPy's ndarray
+    constructor, which its first launch would otherwise do."""
+    v = x._view
+    return Tensor(x._buf, x._dtype, shape, strides, 0 if 0 in shape else offset, x._dev,
+                  v[key] if key is not None and type(v) is np.ndarray else None)
 
 
 def new_tensor(dev: Device, shape: tuple[int, ...], dtype: dt.DType) -> Tensor:

@@ -110,9 +110,11 @@ def tensordot(x1, x2, /, *, axes: int | tuple[Sequence[int], Sequence[int]] = 2)
 
 def vectors_last(x: Tensor, axis: int, batch: tuple[int, ...]) -> Tensor:
     """A view of ``x`` with its vector axis (negative ``axis``) last and the others broadcast to ``batch``."""
-    ax = x.ndim + axis
-    perm = tuple(i for i in range(x.ndim) if i != ax) + (ax,)
-    return broadcast_to_shape(permute_dims(x, perm), batch + (x._shape[ax],))
+    ndim = len(x._shape)
+    ax = ndim + axis
+    if ax != ndim - 1:  # (already last: x itself, no view, whose backend view would be made anew)
+        x = permute_dims(x, tuple(i for i in range(ndim) if i != ax) + (ax,))
+    return broadcast_to_shape(x, batch + (x._shape[-1],))
 
 
 def vecdot(x1, x2, /, *, axis: int = -1) -> Tensor:

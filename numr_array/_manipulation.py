@@ -12,13 +12,17 @@ import operator
 
 from . import _capture
 from . import _dtypes as dt
+from . import runtime as _rt
 from ._creation import MAX_SIZE, normalize_shape
 from ._checks import (broadcast_shape as _broadcast, broadcast_to_shape, check_axis, check_axes, check_same_device,
                       check_tensor, promote_on)
 from ._launch import launch, make_view, new_tensor
 from ._transfer import to_numpy
 from ._tensor import Tensor, contiguous_strides, _size
-from .kernels import K
+from .kernels import CHECK_LAUNCHES, K
+
+#: the compiled call of a cached concat plan (numr_array/_speedups.c), or None
+_speedups = _rt.speedups
 
 __all__ = ["broadcast_arrays", "broadcast_shapes", "broadcast_to", "concat", "expand_dims", "flip", "moveaxis",
            "permute_dims", "matrix_transpose", "repeat", "reshape", "roll", "squeeze", "stack", "tile", "unstack",
@@ -31,8 +35,10 @@ def _tensors(arrays, func: str) -> list[Tensor]:
         raise TypeError(f"{func}: arrays must be a list or tuple of arrays, got {type(arrays).__name__}")
     if not arrays:
         raise ValueError(f"{func}: needs at least one array")
-    for i, a in enumerate(arrays):
-        check_tensor(a, func, f"arrays[{i}]")
+    for a in arrays:
+        if type(a) is not Tensor:  # (the checks below name the offending one)
+            for i, a in enumerate(arrays):
+                check_tensor(a, func, f"arrays[{i}]")
     check_same_device(func, *arrays)
     return list(arrays)
 
@@ -40,7 +46,8 @@ def _tensors(arrays, func: str) -> list[Tensor]:
 def _result_dtype(arrays: list[Tensor], func: str) -> dt.DType:
     dtype = arrays[0]._dtype
     for a in arrays[1:]:
-        dtype = promote_on(a._dev, dtype, a._dtype, func)
+        if a._dtype is not dtype:
+            dtype = promote_on(a._dev, dtype, a._dtype, func)
     return dtype
 
 
@@ -288,8 +295,36 @@ def reshape(x: Tensor, /, shape: tuple[int, ...], *, copy: bool | None = None) -
 
 # --- joining ------------------------------------------------------------------------------------------
 
+#: concat's plans: (axis, client, then each array's dtype and shape) -> what numr_array._speedups.concat
+#: needs to repeat the call in C (see _concat_plan); filled by the Python path, the one that validates
+_CONCAT_PLANS: dict = {}
+_PLANS_MAX = 512
+
+
 def concat(arrays, /, *, axis: int | None = 0) -> Tensor:
     """The arrays joined along an existing axis (flattened and joined when ``axis`` is None)."""
+    if _speedups is not None:
+        return _speedups.concat(arrays, axis, _CONCAT_PLANS, _concat)
+    return _concat(arrays, axis)
+
+
+def _concat_plan(arrays: list[Tensor], axis: int, out: Tensor, places: list) -> None:
+    """Keep the plan of a concat whose arrays all have the result's dtype on a client whose results
+    numr_array._speedups can make (CpuClient.host_parts): a repeated call is then the result's allocation
+    and one assignment per array, in C."""
+    client = out._dev._client
+    parts = getattr(client, "host_parts", None)
+    if parts is None or CHECK_LAUNCHES or any(a._dtype is not out._dtype for a in arrays):
+        return  # (checked launches: every copy goes through _launch.launch)
+    if len(_CONCAT_PLANS) >= _PLANS_MAX:
+        _CONCAT_PLANS.clear()
+    key = (axis, client) + tuple(v for a in arrays for v in (a._dtype, a._shape))
+    allocator, native, empty = parts()
+    _CONCAT_PLANS[key] = (out._dtype, out._shape, out._strides, out._dev, allocator, out._buf.nbytes,
+                          out._dtype.np, empty, native, tuple(places))
+
+
+def _concat(arrays, axis: int | None) -> Tensor:
     arrays = _tensors(arrays, "concat")
     dtype = _result_dtype(arrays, "concat")
     dev = arrays[0]._dev
@@ -300,22 +335,35 @@ def concat(arrays, /, *, axis: int | None = 0) -> Tensor:
             _copy_into(a, make_view(out, a._shape, contiguous_strides(a._shape), start))
             start += a.size
         return out
-    first = arrays[0]
-    if first.ndim == 0:
+    first = arrays[0]._shape
+    ndim = len(first)
+    given = axis
+    if ndim == 0:
         raise ValueError("concat: 0-D arrays cannot be joined along an axis; use axis=None or stack")
-    axis = check_axis(axis, first.ndim, "concat")
-    rest = first._shape[:axis] + first._shape[axis + 1:]
+    axis = check_axis(axis, ndim, "concat")
+    rest = first[:axis] + first[axis + 1:]
+    total = 0
     for i, a in enumerate(arrays):
-        if a.ndim != first.ndim or a._shape[:axis] + a._shape[axis + 1:] != rest:
-            raise ValueError(f"concat: arrays[{i}] has shape {a._shape}, which does not match {first._shape} "
-                             f"outside axis {axis}")
-    shape = first._shape[:axis] + (sum(a._shape[axis] for a in arrays),) + first._shape[axis + 1:]
-    out = new_tensor(dev, shape, dtype)
-    st = out._strides[axis]
+        s = a._shape
+        if len(s) != ndim or s[:axis] + s[axis + 1:] != rest:
+            raise ValueError(f"concat: arrays[{i}] has shape {s}, which does not match {first} outside axis {axis}")
+        total += s[axis]
+    out = new_tensor(dev, first[:axis] + (total,) + first[axis + 1:], dtype)
+    strides = out._strides
+    st = strides[axis]
     start = 0
+    lead = (slice(None),) * axis
+    places = []
     for a in arrays:
-        _copy_into(a, make_view(out, a._shape, out._strides, start * st))
-        start += a._shape[axis]
+        n = a._shape[axis]
+        place = None
+        if _size(a._shape):  # (an empty piece copies nothing)
+            place = (*lead, slice(start, start + n), Ellipsis)
+            launch(dev, K.copy, (a,), (make_view(out, a._shape, strides, start * st, place),))
+        places.append(place)
+        start += n
+    if _speedups is not None and type(given) is int:
+        _concat_plan(arrays, given, out, places)
     return out
 
 

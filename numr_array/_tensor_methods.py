@@ -41,16 +41,19 @@ def _binary(fn):
     holds only on its stack as a dead temporary whose memory the result may take: _elementwise._OPERATOR)."""
     call = getattr(fn, "_operator", fn)
 
+    # (a tensor or Python scalar goes straight to fn: no _operand frame on the common path)
     def forward(self, other):
-        other = _operand(other)
-        if other is None:
-            return NotImplemented
+        if type(other) is not Tensor and type(other) not in _SCALARS:
+            other = _operand(other)
+            if other is None:
+                return NotImplemented
         return call(self, other)
 
     def reflected(self, other):
-        other = _operand(other)
-        if other is None:
-            return NotImplemented
+        if type(other) is not Tensor and type(other) not in _SCALARS:
+            other = _operand(other)
+            if other is None:
+                return NotImplemented
         return call(other, self)
 
     def inplace(self, other):
@@ -435,7 +438,8 @@ def install(package: ModuleType) -> None:
     Tensor.__dlpack_device__ = ns.dlpack_device
     Tensor.__reduce__ = _transfer.reduce_tensor
     Tensor.__repr__ = Tensor.__str__ = ns.tensor_repr
-    Tensor.__getitem__ = ns.getitem
+    # x[a:b:c] in C where compiled (numr_array/_speedups.c); getitem serves every other key
+    Tensor.__getitem__ = ns.getitem if _rt.speedups is None else _rt.speedups.getitem_method(ns.getitem, np.ndarray)
     Tensor.__setitem__ = ns.setitem
     for dunder, name in _BINARY.items():
         f, r, i = _binary(getattr(ns, name))

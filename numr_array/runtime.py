@@ -44,6 +44,8 @@ Errors, the part of the contract the namespace and users rely on (each backend's
 from __future__ import annotations
 
 import functools
+import importlib
+import os
 import threading
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
@@ -58,30 +60,60 @@ if TYPE_CHECKING:
     from ._tensor import Tensor
 
 
-class Buffer:
+def _compiled():
+    """numr_array._speedups (numr_array/_speedups.c), or None where it was not compiled (no C compiler at
+    install) or ``NUMR_SPEEDUPS=0`` turns it off (the pure-Python path, for tests and comparisons). Imported
+    by name: the compiled module imports nothing of numr_array, which tests/test_contract.py, reading .py
+    sources only, cannot see."""
+    if os.environ.get("NUMR_SPEEDUPS", "1") == "0":
+        return None
+    try:
+        return importlib.import_module("numr_array._speedups")
+    except ImportError:
+        return None
+
+
+#: the compiled parts, or None: a Buffer's end and the accounting run in C, without a Python frame, and the
+#: namespace's element-wise calls of a cached CPU plan (numr_array._elementwise)
+speedups = _compiled()
+BufferBase = speedups.BufferBase if speedups is not None else None
+Ledger = speedups.Ledger if speedups is not None else None
+
+if BufferBase is None:  # not compiled: the same in Python
+    class BufferBase:
+        """The data of a device allocation, returned to its owner when the last reference goes."""
+
+        __slots__ = ("handle", "nbytes", "owner", "__weakref__")
+
+        def __init__(self, handle: Any, nbytes: int, owner: "Allocator | None"):
+            self.handle = handle
+            self.nbytes = nbytes
+            self.owner = owner
+
+        def __del__(self):
+            owner = self.owner
+            if owner is not None:
+                owner.deallocate(self)
+
+
+class Buffer(BufferBase):
     """One device allocation, reference-counted by Python.
 
     ``handle`` is the backend's own object (a NumPy byte array on CPU, a CuPy memory pointer on CUDA, a
     wgpu buffer on WebGPU). When the last reference goes, the memory returns to ``owner`` (the allocator,
     or a graph's arena, which keeps its memory until the graph itself goes, and may reuse it within the
-    capture block once the buffer is dead).
+    capture block once the buffer is dead): ``owner.deallocate(buffer)``.
     """
 
-    __slots__ = ("handle", "nbytes", "owner", "exported", "__weakref__")
+    # ``exported``: set once the memory is handed to another library (NumPy, DLPack,
+    # __cuda_array_interface__), which may hold it without holding a reference to any tensor: then no result
+    # is ever written into it in place of a new buffer (numr_array._launch.reusable). The C path's results
+    # (numr_array/_speedups.c, make_result) set it False without running __init__.
+    __slots__ = ("exported",)
 
     def __init__(self, handle: Any, nbytes: int, owner: "Allocator | None"):
-        self.handle = handle
-        self.nbytes = nbytes
-        self.owner = owner
-        # set once the memory is handed to another library (NumPy, DLPack, __cuda_array_interface__), which
-        # may hold it without holding a reference to any tensor: then no result is ever written into it in
-        # place of a new buffer (numr_array._launch.reusable)
+        BufferBase.__init__(self, handle, nbytes, owner)
         self.exported = False
-
-    def __del__(self):
-        owner = self.owner
-        if owner is not None:
-            owner.deallocate(self)
 
     def mark_constant(self) -> None:
         """A host upload is about to write this buffer (called first, by ``copy_to_device``). Inside a capture
@@ -105,8 +137,52 @@ class AllocatorFrozenError(RuntimeError):
 _LOST = -1
 
 
-class Allocator(ABC):
-    """Device memory with byte accounting and a freeze switch.
+if Ledger is None:  # not compiled: the accounting in Python, under a lock (the C one is atomic under the GIL)
+    class Ledger:
+        """An allocator's byte accounting: bytes in use, their peak, live allocations.
+
+        Updated under ``_stats_lock``, since a Buffer is freed by whichever thread drops its last reference.
+        That lock is held for a few integer updates only (no call that could free a Buffer, which would take
+        it again), so it is a plain Lock; acquire/release rather than ``with``, which costs twice as much."""
+
+        def __init__(self) -> None:
+            self._in_use = 0
+            self._peak = 0
+            self._count = 0
+            self._stats_lock = threading.Lock()
+
+        def _add(self, nbytes: int) -> None:
+            lock = self._stats_lock
+            lock.acquire()
+            try:
+                in_use = self._in_use = self._in_use + nbytes
+                self._count += 1
+                if in_use > self._peak:
+                    self._peak = in_use
+            finally:
+                lock.release()
+
+        def _untrack(self, buffer: "Buffer") -> None:
+            buffer.owner = None
+            lock = self._stats_lock
+            lock.acquire()
+            try:
+                self._in_use -= buffer.nbytes
+                self._count -= 1
+            finally:
+                lock.release()
+
+        def _totals(self) -> tuple[int, int, int]:
+            with self._stats_lock:
+                return self._in_use, self._peak, self._count
+
+        def _reset_peak(self) -> None:
+            with self._stats_lock:
+                self._peak = self._in_use
+
+
+class Allocator(Ledger, ABC):
+    """Device memory with byte accounting (the :class:`Ledger`) and a freeze switch.
 
     Guarantees: ``allocate`` returns a Buffer of at least ``nbytes`` (MemoryError naming the size when
     the device has no room); while frozen, ``allocate`` raises AllocatorFrozenError in the thread that
@@ -114,20 +190,15 @@ class Allocator(ABC):
     (``allocate_unfrozen`` is the arena's way in); other threads allocate as usual. Once its device is
     lost (``lost`` set) it refuses every thread with DeviceLostError.
 
-    Thread safety: the counters are updated under ``_stats_lock``, since a Buffer is freed by whichever
-    thread drops its last reference. That lock is held for a few integer updates only (no call that
-    could free a Buffer, which would take it again), so it is a plain Lock.
+    Thread safety: the accounting is atomic (the Ledger's), whichever thread frees a Buffer.
     """
 
     #: the DeviceLostError of this allocator's device once it is lost: its memory, and every buffer in it, is gone
     lost: DeviceLostError | None = None
 
     def __init__(self) -> None:
-        self._in_use = 0
-        self._peak = 0
-        self._count = 0
+        Ledger.__init__(self)
         self._frozen: int | None = None  # the ident of the thread that froze the allocator
-        self._stats_lock = threading.Lock()
 
     @abstractmethod
     def _raw_allocate(self, nbytes: int) -> Any:
@@ -153,33 +224,14 @@ class Allocator(ABC):
             raise renewed(self.lost)
         return self.track(self._raw_allocate(nbytes), nbytes, True)
 
-    # (acquire/release rather than ``with``: these run once each per temporary, and ``with`` costs twice as much)
     def track(self, handle: Any, nbytes: int, checked: bool = False) -> Buffer:
         """Account for ``nbytes`` of memory at ``handle`` as a Buffer: memory from ``_raw_allocate``, or
         memory a backend obtained itself (in a shape it can use directly). Unless ``checked`` (the caller
         has checked the freeze and loss already), refused as ``allocate`` is while frozen or lost."""
         if not checked and self._frozen is not None:
             self._check_frozen(nbytes)
-        lock = self._stats_lock
-        lock.acquire()
-        try:
-            in_use = self._in_use = self._in_use + nbytes
-            self._count += 1
-            if in_use > self._peak:
-                self._peak = in_use
-        finally:
-            lock.release()
+        self._add(nbytes)
         return Buffer(handle, nbytes, self)
-
-    def _untrack(self, buffer: Buffer) -> None:
-        buffer.owner = None
-        lock = self._stats_lock
-        lock.acquire()
-        try:
-            self._in_use -= buffer.nbytes
-            self._count -= 1
-        finally:
-            lock.release()
 
     def deallocate(self, buffer: Buffer) -> None:
         """Return ``buffer``'s memory; called when the Buffer's last reference goes, in any thread."""
@@ -204,13 +256,11 @@ class Allocator(ABC):
         return self._frozen is not None
 
     def stats(self) -> AllocatorStats:
-        with self._stats_lock:
-            return AllocatorStats(self._in_use, self._peak, self._count)
+        return AllocatorStats(*self._totals())
 
     def reset_peak(self) -> None:
         """Start the high-water mark afresh from the bytes in use now."""
-        with self._stats_lock:
-            self._peak = self._in_use
+        self._reset_peak()
 
     def pooled_bytes(self) -> int:
         """Freed memory the backend keeps cached for reuse rather than giving back to the device (none here)."""

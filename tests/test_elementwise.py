@@ -379,8 +379,8 @@ def row_checks(op):
     if op.name not in NUMPY_EXTENDED:
         return getattr(ew, op.name)
     if op.arity == 1:
-        return lambda x, out=None: ew._unary(op, ew._plans(op.name), x, out, 1)
-    return lambda x1, x2, out=None: ew._binary(op, ew._plans(op.name), x1, x2, out, 1)
+        return lambda x, out=None: ew._unary_py(op, ew._plans(op.name), x, out, 1)
+    return lambda x1, x2, out=None: ew._binary_py(op, ew._plans(op.name), x1, x2, out, 1)
 
 
 @pytest.mark.parametrize("op", OPS, ids=ids)

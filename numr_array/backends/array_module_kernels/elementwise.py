@@ -75,6 +75,11 @@ def kernels(m) -> dict:
     def pow_(ins, outs, p):
         x1, x2 = ins
         o = outs[0]
+        if o.dtype.kind == "f" and type(x2) is not m.ndarray and x2 == 2:
+            # x ** 2 as NumPy's own operator computes it (its fast scalar power): a square, a third of the
+            # time of the general power loop
+            m.square(x1, out=o)
+            return
         if o.dtype.kind != "i":
             power(ins, outs, p)
             return
@@ -168,6 +173,7 @@ def _numpy_ufunc(m):
                 m.copyto(o, r)
             else:
                 f(*ins, out=o)
+        kernel.fresh_ufunc = f  # what the kernel is into a fresh result (CpuClient.ufunc_launch)
         return kernel
     return wrap
 

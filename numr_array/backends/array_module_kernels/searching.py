@@ -31,8 +31,10 @@ def kernels(m) -> dict:
     def sort(ins, outs, p):
         x = ins[0]
         axis = p["axis"]
-        # kind=None is NumPy's fastest sort (CuPy's only sort is stable)
-        kind = "stable" if p["stable"] else None
+        # kind=None is NumPy's fastest sort (CuPy's only sort is stable). A stable sort of values differs
+        # from it only in the order of equal elements that can be told apart: none in integers and bools,
+        # signed zeros and NaNs in floats; without them, NumPy's fast sort gives the stable sort's bits.
+        kind = "stable" if p["stable"] and not _indistinct_equals(x) else None
         o = outs[0]
         if p["descending"] and in_place_views:
             # x copied into the result and its reversed view sorted ascending there (equal elements keep
@@ -48,6 +50,16 @@ def kernels(m) -> dict:
             o.sort(axis=axis, kind=kind)
         else:
             m.copyto(o, m.sort(x, axis=axis, kind=kind))
+
+    def _indistinct_equals(x) -> bool:
+        """Whether NumPy sorts ``x`` to the same bits stably or not (equal elements are identical)."""
+        if m.__name__ != "numpy" or x.dtype.kind in "biu":
+            return m.__name__ == "numpy"
+        if x.dtype.kind == "c":
+            return False
+        # (reductions only, no temporary of x's size: a NaN, or infinities of both signs, make the sum NaN;
+        # any zero at all, signed or not, keeps the stable sort)
+        return not m.isnan(m.sum(x)) and m.count_nonzero(x) == x.size
 
     def argsort(ins, outs, p):
         x = ins[0]

@@ -7,6 +7,7 @@ launches of its own thread only, and two captures of the device take turns (``_c
 
 from __future__ import annotations
 
+import contextvars
 import threading
 from typing import Sequence
 
@@ -14,7 +15,8 @@ import numpy as np
 
 from ... import _dtypes as dt
 from ...runtime import Allocator, Buffer, Client, Graph, HostInterop, Runtime
-from ..._tensor import Tensor, contiguous_strides
+from ..._tensor import Tensor, _size, contiguous_strides
+from ...kernels import CHECK_LAUNCHES
 from ..array_module_kernels import make_kernels, native_views
 
 
@@ -46,18 +48,32 @@ except ImportError:  # a NumPy without it: the public (slower) way
     _NP_ERRSTATE = None
 
 
+class _Quiet(threading.local):
+    """The calling thread's quiet context: made once per thread, NumPy's error state "ignore" in it and no
+    other context variable (only kernels run in it). The same as numr_array._speedups uses."""
+
+    def __init__(self) -> None:
+        ctx = contextvars.Context()
+        ctx.run(_NP_ERRSTATE.set, _IGNORE)
+        self.run = ctx.run
+
+
+_quiet = _Quiet() if _NP_ERRSTATE is not None else None
+
+
 def _quietly(run, *args) -> None:
     """Run ``run(*args)`` with NumPy's floating-point warnings off: like CuPy and WebGPU kernels, CPU
-    kernels return inf/NaN for invalid operations without warning (the standard's special cases)."""
-    if _NP_ERRSTATE is None:
+    kernels return inf/NaN for invalid operations without warning (the standard's special cases). The
+    error state is set once per thread, in its quiet context, which each call enters (a context switch, no
+    set and reset); a call already inside it (a kernel's own launch) runs as it is."""
+    if _quiet is None:
         with np.errstate(all="ignore"):
             run(*args)
         return
-    token = _NP_ERRSTATE.set(_IGNORE)
-    try:
+    if _NP_ERRSTATE.get() is _IGNORE:
         run(*args)
-    finally:
-        _NP_ERRSTATE.reset(token)
+        return
+    _quiet.run(run, *args)
 
 
 class CpuGraph(Graph):
@@ -148,12 +164,10 @@ class CpuClient(Client, HostInterop):
 
     def bind(self, kernel: str, params: dict):
         """``run(inputs, outputs)``: ``launch(kernel, inputs, outputs, params)`` with the kernel looked up
-        once, for the namespace's per-signature plans. NumPy's error state is set inline rather than
-        through ``_quietly``, and a ufunc kernel (of one output) is called directly: one frame per launch."""
+        once, for the namespace's per-signature plans; a ufunc kernel (of one output) is called directly."""
         fn = self.kernels[kernel]
         ufunc = getattr(fn, "ufunc", None)
         native = self.native
-        ctx = _NP_ERRSTATE
 
         def run(inputs: Sequence, outputs: Sequence[Tensor]) -> None:
             ins = []
@@ -167,19 +181,47 @@ class CpuClient(Client, HostInterop):
             ov = o._view
             if ov is None:
                 ov = native(o)
-            if ufunc is None or ctx is None:
+            if ufunc is None:
                 _quietly(fn, ins, [ov], params)
             else:
-                token = ctx.set(_IGNORE)
-                try:
-                    ufunc(*ins, ov)  # out positionally: NumPy parses no keywords
-                finally:
-                    ctx.reset(token)
+                _quietly(ufunc, *ins, ov)  # out positionally: NumPy parses no keywords
             recording = self._recording
             if recording is not None and self._recorder == threading.get_ident():
                 recording.append((fn, ins, [ov], params))
 
         return run
+
+    def ufunc_launch(self, kernel: str, dtypes: Sequence[np.dtype], result: np.dtype) -> tuple | None:
+        """The eager launch of ``kernel`` on operands of the NumPy ``dtypes`` (arrays, or NumPy scalars of
+        the operand's dtype) as numr_array._speedups runs it: (ufunc, allocator, view maker, NumPy's
+        error-state context variable, its "ignore all" value, numpy.empty), or None where that launch is not
+        one ufunc call whose own result (of dtype ``result``) is the kernel's, or launches are checked.
+
+        The ufunc's result, or numpy.empty's, becomes the tensor's buffer, accounted as ``alloc_tensor``
+        accounts it; an ``out=`` is written directly only where ``writes_directly`` says so."""
+        fn = self.kernels[kernel]
+        ufunc = getattr(fn, "fresh_ufunc", None)
+        if ufunc is None or _NP_ERRSTATE is None or CHECK_LAUNCHES:
+            return None
+        try:
+            if ufunc.resolve_dtypes((*dtypes, None))[-1] != result:
+                return None
+        except (TypeError, ValueError):  # NumPy has no loop for them (the kernel converts first)
+            return None
+        allocator, native, empty = self.host_parts()
+        return ufunc, allocator, native, _NP_ERRSTATE, _IGNORE, empty
+
+    def host_parts(self) -> tuple:
+        """(allocator, view maker, numpy.empty): what numr_array._speedups needs to make a result of this
+        client as ``alloc_tensor`` does (outside a capture): a NumPy array, accounted by the allocator."""
+        return self.allocator, self.native, np.empty
+
+    @staticmethod
+    def writes_directly(shape: tuple[int, ...], strides: tuple[int, ...], dtype) -> bool:
+        """Whether the ufunc kernels write an ``out=`` of this layout directly (the condition of
+        array_module_kernels.elementwise._numpy_ufunc): C-contiguous, not one complex element."""
+        return strides == contiguous_strides(shape) and not (dtype.kind == "complex floating" and
+                                                              _size(shape) == 1)
 
     def copy_to_device(self, host: np.ndarray, dst: Buffer, dst_offset: int = 0) -> None:
         dst.mark_constant()  # not recorded: inside a capture these bytes are a constant of the graph

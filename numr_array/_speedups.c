@@ -1,0 +1,907 @@
+/* numr_array._speedups: the CPU eager element-wise call, in C (docs/architecture.md, "One call").
+
+What it covers, and nothing else:
+
+* ``unary(op, plans, x, out)`` / ``binary(op, plans, x1, x2, out)``: the namespace's element-wise entry
+  (numr_array/_elementwise.py). A call whose plan is cached with a ``native`` part (a CPU plan whose kernel
+  is a NumPy ufunc: made by the Python path, the one place where calls are validated and promoted) runs
+  here: the plan is looked up by the same key, the ufunc runs on the operands' NumPy views, and the result
+  Tensor is made here. Everything else (a new signature, a capture, a lost device, an ``out=`` not yet
+  accepted, an operand without a NumPy view, a plan that may reuse a dead temporary) returns NotImplemented,
+  and the caller runs the Python path in its own frame (so that operands' reference counts are the Python
+  path's), so every error is the Python path's, raised before any kernel runs.
+* ``Ledger``: an allocator's byte accounting (the base class of runtime.Allocator), updated atomically
+  under the GIL without a lock, so that a result's accounting costs no Python frame.
+
+Nothing here validates or promotes: it reads what the Python path decided (the plan tuples) and falls back
+to it whenever anything differs from the cached case.
+*/
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <structmember.h>
+
+/* --- Ledger --------------------------------------------------------------------------------------- */
+
+typedef struct {
+    PyObject_HEAD
+    long long in_use;
+    long long peak;
+    long long count;
+} Ledger;
+
+static inline void
+ledger_add(Ledger *l, long long nbytes)
+{
+    l->in_use += nbytes;
+    l->count += 1;
+    if (l->in_use > l->peak)
+        l->peak = l->in_use;
+}
+
+static PyObject *
+Ledger_add(Ledger *self, PyObject *arg)
+{
+    long long n = PyLong_AsLongLong(arg);
+    if (n == -1 && PyErr_Occurred())
+        return NULL;
+    ledger_add(self, n);
+    Py_RETURN_NONE;
+}
+
+static PyObject *str_owner, *str_nbytes;
+
+static PyObject *
+Ledger_untrack(Ledger *self, PyObject *buffer)
+{
+    PyObject *nb = PyObject_GetAttr(buffer, str_nbytes);
+    if (nb == NULL)
+        return NULL;
+    long long n = PyLong_AsLongLong(nb);
+    Py_DECREF(nb);
+    if (n == -1 && PyErr_Occurred())
+        return NULL;
+    if (PyObject_SetAttr(buffer, str_owner, Py_None) < 0)
+        return NULL;
+    self->in_use -= n;
+    self->count -= 1;
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+Ledger_totals(Ledger *self, PyObject *Py_UNUSED(ignored))
+{
+    return Py_BuildValue("(LLL)", self->in_use, self->peak, self->count);
+}
+
+static PyObject *
+Ledger_reset_peak(Ledger *self, PyObject *Py_UNUSED(ignored))
+{
+    self->peak = self->in_use;
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef Ledger_methods[] = {
+    {"_add", (PyCFunction)Ledger_add, METH_O, "Account for a new buffer of ``nbytes`` bytes."},
+    {"_untrack", (PyCFunction)Ledger_untrack, METH_O,
+     "Account for the end of ``buffer`` (its ``owner`` is set to None)."},
+    {"_totals", (PyCFunction)Ledger_totals, METH_NOARGS, "(bytes in use, peak bytes, allocations), read at once."},
+    {"_reset_peak", (PyCFunction)Ledger_reset_peak, METH_NOARGS, "Restart the peak from the bytes in use."},
+    {NULL}
+};
+
+static PyTypeObject LedgerType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "numr_array._speedups.Ledger",
+    .tp_basicsize = sizeof(Ledger),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
+    .tp_doc = "An allocator's byte accounting: bytes in use, their peak, live allocations (atomic under the GIL).",
+    .tp_methods = Ledger_methods,
+    .tp_new = PyType_GenericNew,
+};
+
+/* --- BufferBase ----------------------------------------------------------------------------------- */
+
+/* The data of runtime.Buffer (its base class): the backend's handle, the bytes, the owner, weak references;
+   when the last reference goes, ``owner.deallocate(self)`` (done here for an allocator whose deallocate is
+   Ledger._untrack). */
+typedef struct {
+    PyObject_HEAD
+    PyObject *handle;
+    PyObject *nbytes;
+    PyObject *owner;
+    PyObject *weakreflist;
+} BufferBase;
+
+static PyObject *str_deallocate;
+static PyObject *ledger_untrack;  /* Ledger._untrack, the method descriptor */
+
+static int
+BufferBase_init(BufferBase *self, PyObject *args, PyObject *kwds)
+{
+    static char *kwlist[] = {"handle", "nbytes", "owner", NULL};
+    PyObject *handle, *nbytes, *owner;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOO:Buffer", kwlist, &handle, &nbytes, &owner))
+        return -1;
+    Py_XSETREF(self->handle, Py_NewRef(handle));
+    Py_XSETREF(self->nbytes, Py_NewRef(nbytes));
+    Py_XSETREF(self->owner, Py_NewRef(owner));
+    return 0;
+}
+
+static void
+BufferBase_finalize(PyObject *self)
+{
+    PyObject *owner = ((BufferBase *)self)->owner;
+    if (owner == NULL || owner == Py_None)
+        return;
+    if (PyObject_TypeCheck(owner, &LedgerType) && _PyType_Lookup(Py_TYPE(owner), str_deallocate) == ledger_untrack) {
+        /* an allocator whose deallocate is the Ledger's own: its accounting, without the method call */
+        Ledger *l = (Ledger *)owner;
+        l->in_use -= PyLong_AsLongLong(((BufferBase *)self)->nbytes);
+        l->count -= 1;
+        ((BufferBase *)self)->owner = Py_NewRef(Py_None);
+        Py_DECREF(owner);
+        return;
+    }
+    PyObject *exc_type, *exc_value, *exc_tb;
+    PyErr_Fetch(&exc_type, &exc_value, &exc_tb);
+    Py_INCREF(owner);
+    PyObject *r = PyObject_CallMethodOneArg(owner, str_deallocate, self);
+    Py_DECREF(owner);
+    if (r == NULL)
+        PyErr_WriteUnraisable(self);
+    Py_XDECREF(r);
+    PyErr_Restore(exc_type, exc_value, exc_tb);
+}
+
+static void
+BufferBase_dealloc(BufferBase *self)
+{
+    if (PyObject_CallFinalizerFromDealloc((PyObject *)self) < 0)
+        return;  /* resurrected by its owner */
+    if (self->weakreflist != NULL)
+        PyObject_ClearWeakRefs((PyObject *)self);
+    Py_CLEAR(self->handle);
+    Py_CLEAR(self->nbytes);
+    Py_CLEAR(self->owner);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyMemberDef BufferBase_members[] = {
+    {"handle", T_OBJECT_EX, offsetof(BufferBase, handle), 0, "the backend's own object for the memory"},
+    {"nbytes", T_OBJECT_EX, offsetof(BufferBase, nbytes), 0, "the bytes asked for"},
+    {"owner", T_OBJECT_EX, offsetof(BufferBase, owner), 0, "the allocator (or arena) it returns to, or None"},
+    {NULL}
+};
+
+static PyTypeObject BufferBaseType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "numr_array._speedups.BufferBase",
+    .tp_basicsize = sizeof(BufferBase),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
+    .tp_doc = "The data of a device allocation (handle, nbytes, owner), returned to its owner when the last "
+              "reference goes; runtime.Buffer is its subclass.",
+    .tp_members = BufferBase_members,
+    .tp_weaklistoffset = offsetof(BufferBase, weakreflist),
+    .tp_init = (initproc)BufferBase_init,
+    .tp_new = PyType_GenericNew,
+    .tp_dealloc = (destructor)BufferBase_dealloc,
+    .tp_finalize = BufferBase_finalize,
+};
+
+/* --- the element-wise call ------------------------------------------------------------------------- */
+
+/* set by configure(): the types and slot offsets of the objects a call reads and makes */
+static PyTypeObject *Tensor_type, *Buffer_type;
+static Py_ssize_t T_buf, T_dtype, T_shape, T_strides, T_offset, T_dev, T_view;  /* Tensor's slots */
+static Py_ssize_t D_client;  /* Device._client */
+static Py_ssize_t B_handle, B_nbytes, B_owner, B_exported;  /* Buffer's slots (B_exported: -1 if none) */
+static PyObject *capture_globals, *runtime_globals;  /* the dicts of numr_array._capture and .runtime */
+static PyObject *str_capturing, *str_lost_count;
+static PyObject *zero;
+
+#define SLOT(o, off) (*(PyObject **)((char *)(o) + (off)))
+
+/* A plan's ``native`` part (numr_array/_elementwise.py, _native): the CPU client's part (CpuClient.ufunc_launch:
+   the ufunc, the allocator, the view maker, NumPy's error-state context variable and its "ignore all" value,
+   numpy.empty), then the call's (the result's bytes, the scalar operand's NumPy type, the accepted ``out=``
+   signatures, the result's NumPy dtype) */
+enum { N_UFUNC, N_ALLOCATOR, N_NATIVE, N_ERRVAR, N_QUIET, N_EMPTY, N_NBYTES, N_SCALAR, N_OUTS, N_NPDTYPE, N_LEN };
+
+static int
+slot_offset(PyObject *type, const char *name, Py_ssize_t *off, int required)
+{
+    PyObject *d = PyObject_GetAttrString(type, name);
+    if (d == NULL) {
+        if (!required && PyErr_ExceptionMatches(PyExc_AttributeError)) {
+            PyErr_Clear();
+            *off = -1;
+            return 0;
+        }
+        return -1;
+    }
+    if (!Py_IS_TYPE(d, &PyMemberDescr_Type)) {
+        Py_DECREF(d);
+        PyErr_Format(PyExc_TypeError, "configure: %s is not a slot", name);
+        return -1;
+    }
+    PyMemberDef *m = ((PyMemberDescrObject *)d)->d_member;
+    if (m->type != T_OBJECT_EX) {
+        Py_DECREF(d);
+        PyErr_Format(PyExc_TypeError, "configure: %s is not an object slot", name);
+        return -1;
+    }
+    *off = m->offset;
+    Py_DECREF(d);
+    return 0;
+}
+
+static PyObject *
+configure(PyObject *module, PyObject *args)
+{
+    PyObject *tensor, *buffer, *device, *capture_mod, *runtime_mod;
+    if (!PyArg_ParseTuple(args, "O!O!O!O!O!:configure", &PyType_Type, &tensor, &PyType_Type, &buffer,
+                          &PyType_Type, &device, &PyModule_Type, &capture_mod, &PyModule_Type, &runtime_mod))
+        return NULL;
+    if (slot_offset(tensor, "_buf", &T_buf, 1) || slot_offset(tensor, "_dtype", &T_dtype, 1) ||
+        slot_offset(tensor, "_shape", &T_shape, 1) || slot_offset(tensor, "_strides", &T_strides, 1) ||
+        slot_offset(tensor, "_offset", &T_offset, 1) || slot_offset(tensor, "_dev", &T_dev, 1) ||
+        slot_offset(tensor, "_view", &T_view, 1) || slot_offset(device, "_client", &D_client, 1) ||
+        slot_offset(buffer, "handle", &B_handle, 1) || slot_offset(buffer, "nbytes", &B_nbytes, 1) ||
+        slot_offset(buffer, "owner", &B_owner, 1) || slot_offset(buffer, "exported", &B_exported, 0))
+        return NULL;
+    Py_XSETREF(capture_globals, Py_NewRef(PyModule_GetDict(capture_mod)));
+    Py_XSETREF(runtime_globals, Py_NewRef(PyModule_GetDict(runtime_mod)));
+    Py_XSETREF(Tensor_type, (PyTypeObject *)Py_NewRef(tensor));
+    Py_XSETREF(Buffer_type, (PyTypeObject *)Py_NewRef(buffer));
+    Py_RETURN_NONE;
+}
+
+/* 1 when launches need the Python path's bookkeeping: a capture in progress, or a device lost */
+static int
+busy(void)
+{
+    PyObject *c = PyDict_GetItemWithError(capture_globals, str_capturing);
+    PyObject *l = PyDict_GetItemWithError(runtime_globals, str_lost_count);
+    if (c == zero && l == zero)  /* (0 is one object in CPython) */
+        return 0;
+    int r = c == NULL || l == NULL || PyObject_IsTrue(c) != 0 || PyObject_IsTrue(l) != 0;
+    PyErr_Clear();
+    return r;
+}
+
+static inline int
+is_scalar(PyObject *v)
+{
+    return PyFloat_CheckExact(v) || PyLong_CheckExact(v) || PyBool_Check(v) || PyComplex_CheckExact(v);
+}
+
+/* the NumPy view of tensor ``t`` (a new reference), made by the plan's view maker when ``t`` has none yet */
+static PyObject *
+view_of(PyObject *t, PyObject *native)
+{
+    PyObject *v = SLOT(t, T_view);
+    if (v != NULL && v != Py_None)
+        return Py_NewRef(v);
+    return PyObject_CallOneArg(PyTuple_GET_ITEM(native, N_NATIVE), t);
+}
+
+/* A new Tensor over the fresh C-contiguous NumPy array ``arr``: the allocator's Buffer of it (``nbytes``
+   accounted in the allocator's Ledger) and the tensor of ``dtype``, ``shape``, ``strides`` on ``dev``, with
+   ``arr`` as its NumPy view, made without running their __init__ (their slots are set directly). Every
+   result of this module is made here. Steals ``arr``. */
+static PyObject *
+make_result(PyObject *dtype, PyObject *shape, PyObject *strides, PyObject *dev, PyObject *allocator,
+            PyObject *nbytes, PyObject *arr)
+{
+    PyObject *buf = Buffer_type->tp_alloc(Buffer_type, 0);
+    if (buf == NULL) {
+        Py_DECREF(arr);
+        return NULL;
+    }
+    SLOT(buf, B_handle) = Py_NewRef(arr);
+    SLOT(buf, B_nbytes) = Py_NewRef(nbytes);
+    SLOT(buf, B_owner) = Py_NewRef(allocator);
+    if (B_exported >= 0)
+        SLOT(buf, B_exported) = Py_NewRef(Py_False);
+    ledger_add((Ledger *)allocator, PyLong_AsLongLong(nbytes));
+    PyObject *t = Tensor_type->tp_alloc(Tensor_type, 0);
+    if (t == NULL) {
+        Py_DECREF(buf);
+        Py_DECREF(arr);
+        return NULL;
+    }
+    SLOT(t, T_buf) = buf;
+    SLOT(t, T_dtype) = Py_NewRef(dtype);
+    SLOT(t, T_shape) = Py_NewRef(shape);
+    SLOT(t, T_strides) = Py_NewRef(strides);
+    SLOT(t, T_offset) = Py_NewRef(zero);
+    SLOT(t, T_dev) = Py_NewRef(dev);
+    SLOT(t, T_view) = arr;
+    return t;
+}
+
+/* The new result of an element-wise plan (its dtype, shape, strides and device) over ``arr``. Steals ``arr``. */
+static PyObject *
+new_result(PyObject *plan, PyObject *native, PyObject *arr)
+{
+    return make_result(PyTuple_GET_ITEM(plan, 0), PyTuple_GET_ITEM(plan, 1), PyTuple_GET_ITEM(plan, 2),
+                       PyTuple_GET_ITEM(plan, 4), PyTuple_GET_ITEM(native, N_ALLOCATOR),
+                       PyTuple_GET_ITEM(native, N_NBYTES), arr);
+}
+
+static PyObject *str_quiet_context;
+static PyObject *out_kwnames;  /* ("out",) */
+
+/* The calling thread's quiet context (borrowed): a context, made once per thread, in which NumPy's error
+   state (the context variable ``errvar``) is ``quiet``; entering and leaving it around a ufunc call swaps
+   the thread's current context, with no error-state set or reset per call. It holds no other context
+   variable: nothing but NumPy's ufunc, which reads only its error state, runs in it. */
+static PyObject *
+quiet_context(PyObject *errvar, PyObject *quiet)
+{
+    PyObject *d = PyThreadState_GetDict();
+    if (d == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "no thread state dict");
+        return NULL;
+    }
+    PyObject *ctx = PyDict_GetItemWithError(d, str_quiet_context);
+    if (ctx != NULL || PyErr_Occurred())
+        return ctx;
+    ctx = PyContext_New();
+    if (ctx == NULL)
+        return NULL;
+    if (PyContext_Enter(ctx) < 0) {
+        Py_DECREF(ctx);
+        return NULL;
+    }
+    PyObject *token = PyContextVar_Set(errvar, quiet);
+    if (PyContext_Exit(ctx) < 0 || token == NULL || PyDict_SetItem(d, str_quiet_context, ctx) < 0) {
+        Py_XDECREF(token);
+        Py_DECREF(ctx);
+        return NULL;
+    }
+    Py_DECREF(token);
+    Py_DECREF(ctx);
+    return ctx;  /* (the thread's dict holds it) */
+}
+
+/* Run the plan's ufunc on ``ins`` (NumPy views or scalars) into ``out`` (a Tensor whose signature the
+   plan accepted) or a new result: the call itself, in the thread's quiet context, so that NumPy's
+   floating-point warnings are off for its duration (as CuPy and WebGPU kernels, CPU kernels give inf/NaN
+   without warning). A call made while that context is already entered (a ufunc calling back into numr)
+   is quiet already and runs as it is. */
+static PyObject *
+run(PyObject *plan, PyObject *native, PyObject **ins, Py_ssize_t n, PyObject *out, int fresh_ok)
+{
+    PyObject *ufunc = PyTuple_GET_ITEM(native, N_UFUNC);
+    PyObject *args[4];
+    PyObject *arr = NULL, *ov = NULL;
+    for (Py_ssize_t i = 0; i < n; i++)
+        args[i] = ins[i];
+    if (out != Py_None) {
+        ov = view_of(out, native);
+        if (ov == NULL)
+            return NULL;
+        args[n] = ov;
+    }
+    else if (!fresh_ok) {
+        PyObject *eargs[2] = {PyTuple_GET_ITEM(plan, 1), PyTuple_GET_ITEM(native, N_NPDTYPE)};
+        arr = PyObject_Vectorcall(PyTuple_GET_ITEM(native, N_EMPTY), eargs, 2, NULL);
+        if (arr == NULL)
+            return NULL;
+        args[n] = arr;
+    }
+    PyObject *ctx = quiet_context(PyTuple_GET_ITEM(native, N_ERRVAR), PyTuple_GET_ITEM(native, N_QUIET));
+    int entered = ctx != NULL && PyContext_Enter(ctx) == 0;
+    if (!entered) {
+        if (ctx == NULL || !PyErr_ExceptionMatches(PyExc_RuntimeError)) {
+            Py_XDECREF(ov);
+            Py_XDECREF(arr);
+            return NULL;
+        }
+        PyErr_Clear();  /* already entered: quiet already */
+    }
+    /* out= by keyword (a third positional argument of maximum and minimum is deprecated in NumPy) */
+    PyObject *r = PyObject_Vectorcall(ufunc, args, n, out != Py_None || !fresh_ok ? out_kwnames : NULL);
+    if (entered && PyContext_Exit(ctx) < 0) {
+        Py_XDECREF(r);
+        r = NULL;
+    }
+    if (out != Py_None) {
+        Py_DECREF(ov);
+        if (r == NULL)
+            return NULL;
+        Py_DECREF(r);
+        return Py_NewRef(out);
+    }
+    if (r == NULL) {
+        Py_XDECREF(arr);
+        return NULL;
+    }
+    if (arr != NULL) {
+        Py_DECREF(r);
+        r = arr;
+    }
+    return new_result(plan, native, r);
+}
+
+/* The last plans found, by table: a repeated call with the very same key objects (the same dtype, shape
+   tuple and client objects: a loop's tensors, whose shapes are their plans' own tuples) skips building and
+   hashing the key. An entry holds its key objects, so that none of their addresses can be reused by
+   another object while it is there; it may outlive its table's clearing at 512 plans (its plan is still
+   right then); ``forget`` drops them all. */
+#define MEMO_SIZE 64
+#define KEY_MAX 6
+typedef struct {
+    PyObject *plans;
+    PyObject *items[KEY_MAX];
+    Py_ssize_t n;
+    PyObject *plan;
+} Memo;
+static Memo memo[MEMO_SIZE];
+
+static void
+memo_store(Memo *m, PyObject *plans, PyObject *const *items, Py_ssize_t n, PyObject *plan)
+{
+    Memo old = *m;
+    m->plans = Py_NewRef(plans);
+    for (Py_ssize_t i = 0; i < n; i++)
+        m->items[i] = Py_NewRef(items[i]);
+    m->n = n;
+    m->plan = Py_NewRef(plan);
+    Py_XDECREF(old.plans);  /* (released last: their deallocation may run code that calls back in here) */
+    for (Py_ssize_t i = 0; i < old.n; i++)
+        Py_XDECREF(old.items[i]);
+    Py_XDECREF(old.plan);
+}
+
+/* forget(): drop every kept plan (called where the plan tables are emptied for a lost device, and by tests
+   that change how plans are made) */
+static PyObject *
+forget(PyObject *module, PyObject *Py_UNUSED(ignored))
+{
+    for (int i = 0; i < MEMO_SIZE; i++) {
+        Memo old = memo[i];
+        memo[i] = (Memo){NULL, {NULL}, 0, NULL};
+        Py_XDECREF(old.plans);
+        for (Py_ssize_t j = 0; j < old.n; j++)
+            Py_XDECREF(old.items[j]);
+        Py_XDECREF(old.plan);
+    }
+    Py_RETURN_NONE;
+}
+
+/* The plan of the key made of ``items`` in ``plans`` (a new reference) and its native part (borrowed from
+   it), or NULL (no error set) when the call is for the Python path. */
+static PyObject *
+cached(PyObject *plans, PyObject *const *items, Py_ssize_t n, PyObject **native)
+{
+    Memo *m = &memo[((uintptr_t)plans >> 4) % MEMO_SIZE];
+    PyObject *plan = NULL;
+    if (m->plans == plans && m->n == n) {
+        Py_ssize_t i = 0;
+        while (i < n && m->items[i] == items[i])
+            i++;
+        if (i == n)
+            plan = m->plan;
+    }
+    if (plan == NULL) {
+        PyObject *key = PyTuple_New(n);
+        if (key == NULL) {
+            PyErr_Clear();
+            return NULL;
+        }
+        for (Py_ssize_t i = 0; i < n; i++)
+            PyTuple_SET_ITEM(key, i, Py_NewRef(items[i]));
+        plan = PyDict_GetItemWithError(plans, key);
+        Py_DECREF(key);
+        if (plan == NULL) {
+            PyErr_Clear();
+            return NULL;
+        }
+        if (!PyTuple_CheckExact(plan) || PyTuple_GET_SIZE(plan) < 6)
+            return NULL;
+        PyObject *nat = PyTuple_GET_ITEM(plan, PyTuple_GET_SIZE(plan) - 1);
+        if (!PyTuple_CheckExact(nat) || PyTuple_GET_SIZE(nat) != N_LEN ||
+            !PyObject_TypeCheck(PyTuple_GET_ITEM(nat, N_ALLOCATOR), &LedgerType) ||
+            !PyContextVar_CheckExact(PyTuple_GET_ITEM(nat, N_ERRVAR)))
+            return NULL;
+        /* only plans with a native part (a CPU client's, never lost) are kept here */
+        Py_INCREF(plan);
+        memo_store(m, plans, items, n, plan);
+        Py_DECREF(plan);  /* (the table and the memo hold it) */
+    }
+    *native = PyTuple_GET_ITEM(plan, PyTuple_GET_SIZE(plan) - 1);
+    return Py_NewRef(plan);  /* (held for the call: code it runs may empty the table and the memo) */
+}
+
+/* 1 when ``out`` is None or a tensor whose signature the Python path accepted for this plan */
+static int
+out_accepted(PyObject *out, PyObject *native)
+{
+    if (out == Py_None)
+        return 1;
+    if (!Py_IS_TYPE(out, Tensor_type))
+        return 0;
+    PyObject *key = PyTuple_Pack(4, SLOT(out, T_dtype), SLOT(out, T_shape), SLOT(out, T_strides),
+                                 SLOT(out, T_dev));
+    if (key == NULL) {
+        PyErr_Clear();
+        return 0;
+    }
+    int r = PyDict_Contains(PyTuple_GET_ITEM(native, N_OUTS), key);
+    Py_DECREF(key);
+    if (r < 0)
+        PyErr_Clear();
+    return r == 1;
+}
+
+/* whether NumPy's own result of these operands is C-contiguous, so the ufunc may allocate it: 1-D, or
+   every array operand of the result's shape and C-contiguous (0-D results are NumPy scalars: no) */
+static int
+fresh_ok(PyObject *plan, PyObject *const *tensors, Py_ssize_t n)
+{
+    PyObject *shape = PyTuple_GET_ITEM(plan, 1);
+    Py_ssize_t ndim = PyTuple_GET_SIZE(shape);
+    if (ndim == 1)
+        return 1;
+    if (ndim == 0)
+        return 0;
+    PyObject *strides = PyTuple_GET_ITEM(plan, 2);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (tensors[i] == NULL)
+            continue;
+        PyObject *s = SLOT(tensors[i], T_shape), *st = SLOT(tensors[i], T_strides);
+        if ((s != shape && PyObject_RichCompareBool(s, shape, Py_EQ) != 1) ||
+            (st != strides && PyObject_RichCompareBool(st, strides, Py_EQ) != 1)) {
+            PyErr_Clear();
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static PyObject *
+client_of(PyObject *t)
+{
+    return SLOT(SLOT(t, T_dev), D_client);
+}
+
+static PyObject *
+unary(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 4) {
+        PyErr_SetString(PyExc_TypeError, "unary(op, plans, x, out)");
+        return NULL;
+    }
+    PyObject *x = args[2], *out = args[3], *native = NULL, *plan;
+    if (Tensor_type == NULL || !Py_IS_TYPE(x, Tensor_type) || busy())
+        goto fallback;
+    PyObject *items[3] = {SLOT(x, T_dtype), SLOT(x, T_shape), client_of(x)};
+    plan = cached(args[1], items, 3, &native);
+    if (plan == NULL)
+        goto fallback;
+    if (!out_accepted(out, native)) {
+        Py_DECREF(plan);
+        goto fallback;
+    }
+    PyObject *r = NULL, *v = view_of(x, native);
+    if (v != NULL) {
+        PyObject *tensors[1] = {x};
+        r = run(plan, native, &v, 1, out, fresh_ok(plan, tensors, 1));
+        Py_DECREF(v);
+    }
+    Py_DECREF(plan);
+    return r;
+fallback:
+    if (PyErr_Occurred())
+        return NULL;
+    return Py_NewRef(Py_NotImplemented);  /* the caller runs the Python path (_unary_py) */
+}
+
+static PyObject *
+binary(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 5) {
+        PyErr_SetString(PyExc_TypeError, "binary(op, plans, x1, x2, out)");
+        return NULL;
+    }
+    PyObject *x1 = args[2], *x2 = args[3], *out = args[4], *native = NULL, *plan;
+    PyObject *tensors[2] = {NULL, NULL};
+    PyObject *ins[2] = {NULL, NULL};
+    PyObject *items[6];  /* the key: as _binary_py builds it */
+    Py_ssize_t n = 4;
+    int scalar = -1;  /* which operand is a Python scalar */
+    if (Tensor_type == NULL || busy())
+        goto fallback;
+    if (Py_IS_TYPE(x1, Tensor_type)) {
+        if (Py_IS_TYPE(x2, Tensor_type)) {
+            items[0] = SLOT(x1, T_dtype), items[1] = SLOT(x2, T_dtype), items[2] = SLOT(x1, T_shape);
+            items[3] = SLOT(x2, T_shape), items[4] = client_of(x1), items[5] = client_of(x2);
+            n = 6;
+        }
+        else if (is_scalar(x2)) {
+            items[0] = SLOT(x1, T_dtype), items[1] = (PyObject *)Py_TYPE(x2), items[2] = SLOT(x1, T_shape);
+            items[3] = client_of(x1);
+            scalar = 1;
+        }
+        else
+            goto fallback;
+    }
+    else if (Py_IS_TYPE(x2, Tensor_type) && is_scalar(x1)) {
+        items[0] = (PyObject *)Py_TYPE(x1), items[1] = SLOT(x2, T_dtype), items[2] = SLOT(x2, T_shape);
+        items[3] = client_of(x2);
+        scalar = 0;
+    }
+    else
+        goto fallback;
+    plan = cached(args[1], items, n, &native);
+    if (plan == NULL)
+        goto fallback;
+    if (!out_accepted(out, native)) {
+        Py_DECREF(plan);
+        goto fallback;
+    }
+    for (int i = 0; i < 2; i++) {
+        PyObject *x = args[2 + i];
+        if (i == scalar) {
+            /* the scalar as a NumPy scalar of the plan's dtype (one that does not fit goes to the Python
+               path, which raises OverflowError), or as it is where the plan says NumPy converts it alike */
+            PyObject *sctype = PyTuple_GET_ITEM(native, N_SCALAR);
+            ins[i] = sctype == Py_None ? Py_NewRef(x) : PyObject_CallOneArg(sctype, x);
+            if (ins[i] == NULL) {
+                PyErr_Clear();
+                Py_XDECREF(ins[0]);
+                Py_DECREF(plan);
+                goto fallback;
+            }
+        }
+        else {
+            tensors[i] = x;
+            ins[i] = view_of(x, native);
+            if (ins[i] == NULL) {
+                Py_XDECREF(ins[0]);
+                Py_DECREF(plan);
+                return NULL;
+            }
+        }
+    }
+    PyObject *r = run(plan, native, ins, 2, out, fresh_ok(plan, tensors, 2));
+    Py_DECREF(ins[0]);
+    Py_DECREF(ins[1]);
+    Py_DECREF(plan);
+    return r;
+fallback:
+    if (PyErr_Occurred())
+        return NULL;
+    return Py_NewRef(Py_NotImplemented);  /* the caller runs the Python path (_binary_py) */
+}
+
+/* concat(arrays, axis, plans, fallback): ``numr_array.concat`` of a cached plan (numr_array/_manipulation.py,
+   _concat_plan): the key (axis, client, then each array's dtype and shape) looked up in ``plans``; the plan
+   (dtype, shape, strides, device, allocator, nbytes, NumPy dtype, numpy.empty, view maker, per array the
+   index of its place in the result or None) says where each array goes. Every array has the result's dtype
+   (the plan exists only then), so each copy is a plain assignment, which raises no floating-point error.
+   Anything else is ``fallback(arrays, axis)``. */
+enum { C_DTYPE, C_SHAPE, C_STRIDES, C_DEV, C_ALLOCATOR, C_NBYTES, C_NPDTYPE, C_EMPTY, C_NATIVE, C_PLACES, C_LEN };
+
+static PyObject *
+concat(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 4) {
+        PyErr_SetString(PyExc_TypeError, "concat(arrays, axis, plans, fallback)");
+        return NULL;
+    }
+    PyObject *arrays = args[0], *axis = args[1], *plans = args[2], *fallback = args[3];
+    PyObject *key = NULL, *plan, *arr = NULL;
+    Py_ssize_t n;
+    if (Tensor_type == NULL || busy() || !PyLong_CheckExact(axis) ||
+        !(PyList_CheckExact(arrays) || PyTuple_CheckExact(arrays)))
+        goto fallback;
+    n = PySequence_Fast_GET_SIZE(arrays);
+    if (n == 0)
+        goto fallback;
+    PyObject **items = PySequence_Fast_ITEMS(arrays);
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (!Py_IS_TYPE(items[i], Tensor_type))
+            goto fallback;
+    key = PyTuple_New(2 + 2 * n);
+    if (key == NULL)
+        return NULL;
+    PyTuple_SET_ITEM(key, 0, Py_NewRef(axis));
+    PyTuple_SET_ITEM(key, 1, Py_NewRef(client_of(items[0])));
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyTuple_SET_ITEM(key, 2 + 2 * i, Py_NewRef(SLOT(items[i], T_dtype)));
+        PyTuple_SET_ITEM(key, 3 + 2 * i, Py_NewRef(SLOT(items[i], T_shape)));
+    }
+    plan = PyDict_GetItemWithError(plans, key);
+    Py_DECREF(key);
+    if (plan == NULL || !PyTuple_CheckExact(plan) || PyTuple_GET_SIZE(plan) != C_LEN ||
+        !PyObject_TypeCheck(PyTuple_GET_ITEM(plan, C_ALLOCATOR), &LedgerType))
+        goto fallback;
+    for (Py_ssize_t i = 0; i < n; i++)  /* (the key names the first array's client: all must share it) */
+        if (client_of(items[i]) != client_of(items[0]))
+            goto fallback;
+    Py_INCREF(plan);  /* (held for the call: code it runs may empty the table) */
+    PyObject *eargs[2] = {PyTuple_GET_ITEM(plan, C_SHAPE), PyTuple_GET_ITEM(plan, C_NPDTYPE)};
+    arr = PyObject_Vectorcall(PyTuple_GET_ITEM(plan, C_EMPTY), eargs, 2, NULL);
+    PyObject *places = PyTuple_GET_ITEM(plan, C_PLACES);
+    for (Py_ssize_t i = 0; arr != NULL && i < n; i++) {
+        PyObject *place = PyTuple_GET_ITEM(places, i);
+        if (place == Py_None)
+            continue;
+        PyObject *v = SLOT(items[i], T_view);
+        if (v == NULL || v == Py_None)
+            v = PyObject_CallOneArg(PyTuple_GET_ITEM(plan, C_NATIVE), items[i]);
+        else
+            Py_INCREF(v);
+        if (v == NULL || PyObject_SetItem(arr, place, v) < 0)
+            Py_CLEAR(arr);
+        Py_XDECREF(v);
+    }
+    PyObject *r = arr == NULL ? NULL :
+        make_result(PyTuple_GET_ITEM(plan, C_DTYPE), PyTuple_GET_ITEM(plan, C_SHAPE),
+                    PyTuple_GET_ITEM(plan, C_STRIDES), PyTuple_GET_ITEM(plan, C_DEV),
+                    PyTuple_GET_ITEM(plan, C_ALLOCATOR), PyTuple_GET_ITEM(plan, C_NBYTES), arr);
+    Py_DECREF(plan);
+    return r;
+fallback:
+    if (PyErr_Occurred())
+        return NULL;
+    return PyObject_Vectorcall(fallback, args, 2, NULL);
+}
+
+/* Tensor.__getitem__ (numr_array._indexing.getitem): ``x[a:b:c]`` of a tensor of at least one axis in C
+   (the view's shape, strides and offset as getitem's plain-slice path computes them, and, where the parent
+   has a NumPy view, its view as the parent's indexed alike); every other key, and a slice whose bounds do not convert, goes to
+   getitem, which also reports the errors. */
+static PyObject *getitem_fallback;
+static PyTypeObject *ndarray_type;  /* numpy.ndarray: the NumPy views, whose indexing costs a fraction of a call */
+
+static PyObject *
+tensor_getitem(PyObject *x, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 1) {
+        PyErr_SetString(PyExc_TypeError, "__getitem__ takes one key");
+        return NULL;
+    }
+    PyObject *key = args[0];
+    PyObject *shape = SLOT(x, T_shape), *strides = SLOT(x, T_strides);
+    Py_ssize_t start, stop, step;
+    if (!PySlice_Check(key) || !PyTuple_CheckExact(shape) || PyTuple_GET_SIZE(shape) == 0 ||
+        !PyTuple_CheckExact(strides) || PyTuple_GET_SIZE(strides) != PyTuple_GET_SIZE(shape))
+        goto fallback;
+    if (PySlice_Unpack(key, &start, &stop, &step) < 0) {
+        PyErr_Clear();
+        goto fallback;
+    }
+    Py_ssize_t n0 = PyLong_AsSsize_t(PyTuple_GET_ITEM(shape, 0));
+    Py_ssize_t st = PyLong_AsSsize_t(PyTuple_GET_ITEM(strides, 0));
+    Py_ssize_t offset = PyLong_AsSsize_t(SLOT(x, T_offset));
+    if ((n0 == -1 || st == -1 || offset == -1) && PyErr_Occurred()) {
+        PyErr_Clear();
+        goto fallback;
+    }
+    Py_ssize_t len = PySlice_AdjustIndices(n0, &start, &stop, step);
+    Py_ssize_t ndim = PyTuple_GET_SIZE(shape);
+    PyObject *nshape = PyTuple_New(ndim), *nstrides = PyTuple_New(ndim), *view = NULL, *t = NULL;
+    if (nshape == NULL || nstrides == NULL)
+        goto error;
+    int empty = len == 0;
+    for (Py_ssize_t i = 1; i < ndim; i++) {
+        PyObject *d = PyTuple_GET_ITEM(shape, i);
+        PyTuple_SET_ITEM(nshape, i, Py_NewRef(d));
+        PyTuple_SET_ITEM(nstrides, i, Py_NewRef(PyTuple_GET_ITEM(strides, i)));
+        if (PyLong_CheckExact(d) && PyLong_AsSsize_t(d) == 0)
+            empty = 1;
+    }
+    PyObject *a = PyLong_FromSsize_t(len), *b = PyLong_FromSsize_t(st * step);
+    PyObject *o = PyLong_FromSsize_t(empty ? 0 : offset + start * st);  /* (an empty view: offset 0) */
+    if (a == NULL || b == NULL || o == NULL) {
+        Py_XDECREF(a);
+        Py_XDECREF(b);
+        Py_XDECREF(o);
+        goto error;
+    }
+    PyTuple_SET_ITEM(nshape, 0, a);
+    PyTuple_SET_ITEM(nstrides, 0, b);
+    PyObject *pv = SLOT(x, T_view);
+    if (pv != NULL && Py_IS_TYPE(pv, ndarray_type)) {
+        PyObject *k = PyTuple_Pack(2, key, Py_Ellipsis);
+        view = k == NULL ? NULL : PyObject_GetItem(pv, k);
+        Py_XDECREF(k);
+        if (view == NULL) {
+            Py_DECREF(o);
+            goto error;
+        }
+    }
+    t = Tensor_type->tp_alloc(Tensor_type, 0);
+    if (t == NULL) {
+        Py_DECREF(o);
+        goto error;
+    }
+    SLOT(t, T_buf) = Py_NewRef(SLOT(x, T_buf));
+    SLOT(t, T_dtype) = Py_NewRef(SLOT(x, T_dtype));
+    SLOT(t, T_shape) = nshape;
+    SLOT(t, T_strides) = nstrides;
+    SLOT(t, T_offset) = o;
+    SLOT(t, T_dev) = Py_NewRef(SLOT(x, T_dev));
+    SLOT(t, T_view) = view != NULL ? view : Py_NewRef(Py_None);
+    return t;
+error:
+    Py_XDECREF(nshape);
+    Py_XDECREF(nstrides);
+    Py_XDECREF(view);
+    return NULL;
+fallback:
+    if (PyErr_Occurred())
+        return NULL;
+    PyObject *fargs[2] = {x, key};
+    return PyObject_Vectorcall(getitem_fallback, fargs, 2, NULL);
+}
+
+static PyMethodDef getitem_def = {"__getitem__", (PyCFunction)(void (*)(void))tensor_getitem, METH_FASTCALL,
+                                  "x[key]: a view for ints, slices, None and Ellipsis; a gathered copy for index arrays."};
+
+static PyObject *
+getitem_method(PyObject *module, PyObject *args)
+{
+    PyObject *fallback, *ndarray;
+    if (!PyArg_ParseTuple(args, "OO!:getitem_method", &fallback, &PyType_Type, &ndarray))
+        return NULL;
+    if (Tensor_type == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "getitem_method: configure() first");
+        return NULL;
+    }
+    Py_XSETREF(getitem_fallback, Py_NewRef(fallback));
+    Py_XSETREF(ndarray_type, (PyTypeObject *)Py_NewRef(ndarray));
+    return PyDescr_NewMethod(Tensor_type, &getitem_def);
+}
+
+static PyMethodDef module_methods[] = {
+    {"configure", configure, METH_VARARGS,
+     "configure(Tensor, Buffer, Device, _capture, runtime, unary fallback, binary fallback)"},
+    {"unary", (PyCFunction)(void (*)(void))unary, METH_FASTCALL, "unary(op, plans, x, out): an element-wise call."},
+    {"binary", (PyCFunction)(void (*)(void))binary, METH_FASTCALL,
+     "binary(op, plans, x1, x2, out): an element-wise call."},
+    {"forget", forget, METH_NOARGS, "forget(): drop the plans kept by their key objects."},
+    {"getitem_method", getitem_method, METH_VARARGS,
+     "getitem_method(getitem, numpy.ndarray): Tensor.__getitem__ in C, handing all but plain slices to "
+     "``getitem``."},
+    {"concat", (PyCFunction)(void (*)(void))concat, METH_FASTCALL,
+     "concat(arrays, axis, plans, fallback): numr_array.concat of a cached plan."},
+    {NULL}
+};
+
+static struct PyModuleDef moduledef = {
+    PyModuleDef_HEAD_INIT, "numr_array._speedups",
+    "The CPU eager element-wise call and the allocator's accounting, in C (see _speedups.c).", -1, module_methods,
+};
+
+PyMODINIT_FUNC
+PyInit__speedups(void)
+{
+    if (PyType_Ready(&LedgerType) < 0 || PyType_Ready(&BufferBaseType) < 0)
+        return NULL;
+    str_deallocate = PyUnicode_InternFromString("deallocate");
+    str_quiet_context = PyUnicode_InternFromString("numr_array._speedups.quiet_context");
+    out_kwnames = Py_BuildValue("(s)", "out");
+    ledger_untrack = PyDict_GetItemString(LedgerType.tp_dict, "_untrack");
+    str_owner = PyUnicode_InternFromString("owner");
+    str_nbytes = PyUnicode_InternFromString("nbytes");
+    str_capturing = PyUnicode_InternFromString("capturing");
+    str_lost_count = PyUnicode_InternFromString("lost_count");
+    zero = PyLong_FromLong(0);
+    if (!str_owner || !str_nbytes || !str_deallocate || !str_quiet_context || !out_kwnames || !ledger_untrack || !str_capturing || !str_lost_count || !zero)
+        return NULL;
+    PyObject *m = PyModule_Create(&moduledef);
+    if (m == NULL)
+        return NULL;
+    if (PyModule_AddObjectRef(m, "Ledger", (PyObject *)&LedgerType) < 0 ||
+        PyModule_AddObjectRef(m, "BufferBase", (PyObject *)&BufferBaseType) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}
