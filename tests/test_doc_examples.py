@@ -29,7 +29,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 RUNS, NOT_RUN = {"python"}, {"bash", "text"}
-FENCE = re.compile(r"^(`{3,})([^`\n]*)$")
+FENCE = re.compile(r"^( *)(`{3,})([^`\n]*)$")  # indented too (a block inside a list item)
 MARKER = re.compile(r"^<!--\s*(device|requires)\s*:\s*(.*?)\s*-->$")
 
 
@@ -63,10 +63,11 @@ def parse(text: str, page: str) -> list[Block]:
                 last_python = None
             i += 1
             continue
-        ticks, lang = fence.group(1), fence.group(2).strip()
+        indent, ticks, lang = len(fence.group(1)), fence.group(2), fence.group(3).strip()
         end = next((j for j in range(i + 1, len(lines)) if lines[j].strip() == ticks), None)
         assert end is not None, f"{page}:{i + 1}: unclosed fence"
-        block = Block(page, i + 1, lang, "\n".join(lines[i + 1:end]) + "\n", markers.get("device"),
+        code = "\n".join(line[indent:] for line in lines[i + 1:end]) + "\n"
+        block = Block(page, i + 1, lang, code, markers.get("device"),
                       [r.strip() for r in markers.get("requires", "").split(",") if r.strip()])
         if lang == "text" and last_python is not None:
             last_python.expected = block.code
@@ -152,8 +153,10 @@ def test_markers_name_something():
 
 def test_parser_conventions():
     page = ("<!-- device: webgpu:0 -->\n```python\nprint(1)\n```\n\n```text\n1\n```\n"
-            "<!-- requires: cupy, cuda:0 -->\n```python\nx = 1\n```\nprose\n```text\nnot output\n```\n")
-    first, out, second, text = parse(page, "p")
+            "<!-- requires: cupy, cuda:0 -->\n```python\nx = 1\n```\nprose\n```text\nnot output\n```\n"
+            "- item\n\n  ```python\n  if x:\n      y = 2\n  ```\n")
+    first, out, second, text, indented = parse(page, "p")
+    assert indented.code == "if x:\n    y = 2\n"
     assert (first.device, first.expected, first.line) == ("webgpu:0", "1\n", 2)
     assert out.lang == "text" and second.requires == ["cupy", "cuda:0"] and second.device is None
     assert second.expected is None and text.code == "not output\n"
