@@ -13,8 +13,8 @@ import numr_array as xp
 from numr_array import fft, linalg
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
-PAGES = ["index", "getting-started", "devices", "capture", "random", "numpy-differences", "conformance", "benchmarks",
-         "benchmark-plots", "architecture", "api"]
+PAGES = ["index", "getting-started", "from-numpy", "generic-libraries", "scikit-learn-scipy", "devices", "capture",
+         "random", "numpy-differences", "conformance", "benchmarks", "benchmark-plots", "architecture", "api"]
 
 
 @pytest.fixture(scope="module")
