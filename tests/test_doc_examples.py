@@ -10,7 +10,8 @@ The conventions (docs/architecture.md, "Documentation examples"):
 * An HTML comment on the line(s) before a block sets how it runs (MyST does not render it):
   ``<!-- device: webgpu:0 -->`` runs the block with webgpu:0 as the default device (skipped, naming the
   device, where it is absent); ``<!-- requires: cupy, cuda:0 -->`` skips the block, naming what is
-  missing, unless every module imports and every device is present.
+  missing, unless every module imports and every device is present; ``requires: float64`` (or int64,
+  complex128) needs that dtype on the block's device (an adapter without shader-f64 lacks float64).
 * A block skipped for a missing requirement is reported as skipped; blocks after it still run, so a page's
   later blocks must not depend on a block that can be skipped.
 """
@@ -29,6 +30,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 RUNS, NOT_RUN = {"python"}, {"bash", "text"}
+DTYPE_NEEDS = {"float64", "int64", "complex128"}
 FENCE = re.compile(r"^( *)(`{3,})([^`\n]*)$")  # indented too (a block inside a list item)
 MARKER = re.compile(r"^<!--\s*(device|requires)\s*:\s*(.*?)\s*-->$")
 
@@ -95,7 +97,11 @@ def _missing(block: Block) -> list[str]:
     wanted = block.requires + ([block.device] if block.device else [])
     missing = []
     for need in wanted:
-        if re.fullmatch(r"(cpu|cuda|webgpu)(:\d+)?", need):
+        if need in DTYPE_NEEDS:  # a dtype the block's device must have (float64: shader-f64 on WebGPU)
+            dev = block.device or "cpu"
+            if dev in present and getattr(xp, need) not in xp.__array_namespace_info__().dtypes(device=dev).values():
+                missing.append(f"{need} on {dev}")
+        elif re.fullmatch(r"(cpu|cuda|webgpu)(:\d+)?", need):
             if need not in present and not any(d.startswith(need + ":") for d in present):
                 missing.append(f"device {need}")
         elif importlib.util.find_spec(need) is None:
@@ -160,5 +166,6 @@ def test_parser_conventions():
     assert (first.device, first.expected, first.line) == ("webgpu:0", "1\n", 2)
     assert out.lang == "text" and second.requires == ["cupy", "cuda:0"] and second.device is None
     assert second.expected is None and text.code == "not output\n"
+    assert _missing(Block("p", 1, "python", "", requires=["float64", "complex128"])) == []  # cpu has them
     assert _missing(Block("p", 1, "python", "", requires=["no_such_module_xyz", "cuda:7"])) == \
         ["module no_such_module_xyz", "device cuda:7"]
