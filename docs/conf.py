@@ -157,8 +157,9 @@ def _device_table() -> str:
     import device_support
     title = "Devices per function"
     intro = ("Each function's kernels, found in its code, against each backend's kernel table; the differences "
-             "are those of its kernels (details in :doc:`devices`). Whether a call can be captured depends on "
-             "its arguments: :doc:`capture` lists what cannot.")
+             "are those of its kernels (details in :doc:`devices`). A function without a kernel makes a view, "
+             "reads metadata or works on the host (formatting, files), alike on every device. Whether a call can "
+             "be captured depends on its arguments: :doc:`capture` lists what cannot.")
     return "\n".join([title, "-" * len(title), "", intro, "", device_support.table_rst()])
 
 
