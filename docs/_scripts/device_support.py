@@ -155,6 +155,6 @@ def table_rst() -> str:
         cells = [mark[native[d]] for d in DEVICES] if found else ["no kernel"] * 3
         diff = "; ".join(f"{d}: {notes[d]}" for d in DEVICES if d in notes)
         lines += [f"   * - :func:`~numr_array.{name}`", *(f"     - {c}" for c in cells), f"     - {diff}"]
-    lines += ["", "(\\*) The CUDA table (the CPU's kernel modules over CuPy) could not be built where this page "
-              "was built (no CuPy); a CUDA client checks that it holds every kernel when it starts.", ""]
+    lines += ["", ("(\\*) The CUDA table (the CPU's kernel modules over CuPy) could not be built where this page "
+                   "was built (no CuPy); a CUDA client checks that it holds every kernel when it starts."), ""]
     return "\n".join(lines)
