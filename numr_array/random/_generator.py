@@ -38,7 +38,7 @@ def _dtype(dtype, func: str, kinds: tuple[str, ...]) -> dt.DType:
             dtype = dt.from_numpy(np.dtype(dtype))
         except TypeError:
             raise TypeError(f"{func}: unsupported dtype {dtype!r}") from None
-    if dtype.kind not in kinds:
+    if not dt.isdtype(dtype, kinds):  # kind names: DType.kind holds NumPy's letters
         raise TypeError(f"{func}: unsupported dtype {dtype.name} (expected {' or '.join(kinds)})")
     return dtype
 
