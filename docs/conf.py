@@ -147,7 +147,20 @@ def _api_listing() -> str:
     for title, module_name in EXTENSIONS:
         out.append(_section(title, module_name, _public_names(module_name)))
     out.append(OBJECTS)
+    out.append(_device_table())
     return "\n".join(out)
+
+
+def _device_table() -> str:
+    """Per function, the devices that run it natively and how they differ (docs/_scripts/device_support.py:
+    made from the kernel declarations, the backends' kernel tables and its per-kernel notes)."""
+    import device_support
+    title = "Devices per function"
+    intro = ("Each function's kernels, found in its code, against each backend's kernel table; the differences "
+             "are those of its kernels (details in :doc:`devices`). A function without a kernel makes a view, "
+             "reads metadata or works on the host (formatting, files), alike on every device. Whether a call can "
+             "be captured depends on its arguments: :doc:`capture` lists what cannot.")
+    return "\n".join([title, "-" * len(title), "", intro, "", device_support.table_rst()])
 
 
 def _section(title: str, module: str, names: list[str]) -> str:

@@ -13,8 +13,8 @@ import numr_array as xp
 from numr_array import fft, linalg
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
-PAGES = ["index", "getting-started", "devices", "capture", "random", "numpy-differences", "conformance", "benchmarks",
-         "benchmark-plots", "architecture", "api"]
+PAGES = ["index", "getting-started", "from-numpy", "generic-libraries", "scikit-learn-scipy", "devices", "capture",
+         "random", "numpy-differences", "conformance", "benchmarks", "benchmark-plots", "architecture", "api"]
 
 
 @pytest.fixture(scope="module")
@@ -49,6 +49,35 @@ def test_api_reference_documents_every_public_function(site):
     public |= {f"numr_array.linalg.{n}" for n in linalg.__all__} | {f"numr_array.fft.{n}" for n in fft.__all__}
     assert public - anchors == set(), f"undocumented: {sorted(public - anchors)}"
     assert "numr_array.Tensor" in anchors and "numr_array.capture" in anchors
+
+
+def test_device_table_lists_every_public_function(site):
+    html = (site / "api.html").read_text()
+    table = html[html.index('id="devices-per-function"'):]
+    rows = re.findall(r'<tr class="row-(?:odd|even)"><td><p><a class="reference internal" href="#numr_array\.([\w.]+)"',
+                      table)
+    public = {n for n in dir(xp) if not n.startswith("_") and callable(getattr(xp, n))
+              and not isinstance(getattr(xp, n), type)}
+    public |= {f"linalg.{n}" for n in linalg.__all__} | {f"fft.{n}" for n in fft.__all__}
+    assert set(rows) == public, f"missing: {sorted(public - set(rows))}, extra: {sorted(set(rows) - public)}"
+
+
+def test_device_table_is_made_from_the_kernels():
+    sys.path.insert(0, str(DOCS / "_scripts"))
+    try:
+        import device_support
+    finally:
+        sys.path.pop(0)
+    from numr_array.kernels import KERNELS
+    assert set(device_support.NOTES) <= set(KERNELS), sorted(set(device_support.NOTES) - set(KERNELS))
+    assert all(set(notes) <= set(device_support.DEVICES) for notes in device_support.NOTES.values())
+    rows = {name: (found, notes, native) for name, found, notes, native in device_support.rows()}
+    # the walk finds what a function launches, through helpers and closures
+    assert rows["add"][0] == ["add"] and rows["linalg.inv"][0] == ["inv"] and "unique_sort" in rows["unique_all"][0]
+    assert rows["sin"][1] == {"webgpu": device_support.NOTES["sin"]["webgpu"]} and rows["reshape"][1] == {}
+    assert rows["arccos"][0] == rows["acos"][0]
+    assert all(native["cpu"] and native["webgpu"] for _, _, native in rows.values())
+    assert rows["result_type"][0] == []  # metadata: no kernel
 
 
 def test_benchmark_plots_are_drawn(site):
