@@ -41,17 +41,26 @@ def _on_default_device(name: str, device) -> None:
         pytest.skip(f"SciPy's {name} puts an intermediate array on the default device; set NUMR_DEVICE={device}")
 
 
-def _run(fn, args, device, fields=None):
+# SciPy 1.17 computes these through NumPy (np.asarray of the arguments) for an array namespace it
+# does not know, numr_array's among them: on a device other than the CPU they raise numr_array's TypeError
+# for an implicit copy to the host. Expected per function, so that another function doing so fails, and
+# one of these that starts to work on the device is noticed (remove it here).
+_THROUGH_NUMPY = {"erf", "erfc", "erfinv", "ndtr", "ndtri", "log_ndtr", "expit", "logit", "gammaln", "psi", "i0",
+                  "i0e", "i1e", "entr", "xlog1py", "gammainc", "gammaincc", "zeta", "chdtr", "normaltest",
+                  "jarque_bera", "bartlett"}
+
+
+def _run(fn, args, device, fields=None, name=None):
     """fn on NumPy arguments and on the same values as numr tensors; the numr results, checked to be
-    tensors on ``device`` with the NumPy run's values."""
+    tensors on ``device`` with the NumPy run's values (or, for a function ``name`` in _THROUGH_NUMPY on
+    a device other than the CPU, the TypeError that refuses the implicit copy to the host)."""
     ref = fn(*args)
-    try:
-        got = fn(*(xp.asarray(a, device=device) if isinstance(a, np.ndarray) else a for a in args))
-    except TypeError as e:
-        if device.kind != "cpu" and "implicit conversion" in str(e):
-            pytest.skip("SciPy computes this through NumPy for namespaces it does not know, and numr_array "
-                        f"does not copy {device} data to the host implicitly")
-        raise
+    tensors = [xp.asarray(a, device=device) if isinstance(a, np.ndarray) else a for a in args]
+    if name in _THROUGH_NUMPY and device.kind != "cpu":
+        with pytest.raises(TypeError, match="implicit conversion"):
+            fn(*tensors)
+        return
+    got = fn(*tensors)
     if fields is not None:
         ref, got = [getattr(ref, f) for f in fields], [getattr(got, f) for f in fields]
     elif isinstance(ref, tuple):
@@ -78,7 +87,7 @@ SPECIAL = {
 def test_special(name, device):
     from scipy import special
     _supported_on(special, name, device)
-    _run(getattr(special, name), SPECIAL[name], device)
+    _run(getattr(special, name), SPECIAL[name], device, name=name)
 
 
 @pytest.mark.parametrize("name, kwargs", [("logsumexp", {}), ("logsumexp", {"axis": 1}),
@@ -128,7 +137,7 @@ def test_stats(name, device):
     _supported_on(stats, name, device)
     _on_default_device(name, device)
     fn, args, fields = STATS[name]
-    _run(lambda *a: fn(stats, *a), args, device, fields)
+    _run(lambda *a: fn(stats, *a), args, device, fields, name=name)
 
 
 FFT = {
