@@ -136,9 +136,29 @@ def kernels(m) -> dict:
             m.multiply(m.imag(ln), scale, out=o.imag)
         return kernel
 
+    def log1p(ins, outs, p):
+        x = ins[0]
+        o = outs[0]
+        if x.dtype.kind != "c":
+            m.log1p(x, out=o)
+            return
+        # log|1 + z| where |1 + z| overflows but z is finite is finite (the array module's is inf): the log of
+        # the larger part plus that of the rest, as the CUDA and WebGPU kernels compute it. Computed before
+        # o is written: o may be x.
+        r = m.log1p(x)
+        a, b = m.abs(m.real(x) + 1), m.abs(m.imag(x))
+        big = m.isposinf(m.real(r)) & m.isfinite(a) & m.isfinite(b)
+        if big.any():
+            hi, lo = m.maximum(a[big], b[big]), m.minimum(a[big], b[big])
+            q = lo / hi
+            r.real[big] = m.log(hi) + 0.5 * m.log1p(q * q)
+        m.copyto(o, r)
+
     k.update(real=real, imag=imag, clip=clip, reciprocal=reciprocal, floor_divide=floor_divide, pow=pow_,
              expm1=expm1, tanh=tanh, log2=log_base(m.log2, 1 / math.log(2)),
              log10=log_base(m.log10, 1 / math.log(10)))
+    if m.__name__ == "numpy":  # (CuPy's log1p is numr's own kernel: backends/cuda/_cupy_module.py)
+        k["log1p"] = log1p
     return k
 
 

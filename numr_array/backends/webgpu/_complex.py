@@ -234,9 +234,16 @@ _C: dict[str, tuple[tuple[str, ...], tuple[str, ...], str]] = {
   if (b == {R}(0)) {{ return {T}(re, b); }}
   return {T}(re, exp_{RS}(a) * sc.x);
 }}"""),
-    "clog1p": (("log", "atan2", "hypot"), (), """fn clog1p_{S}(a: {T}) -> {T} {{
-  let l = hypot_{RS}(a.x + {R}(1), a.y);
-  return {T}(log_{RS}(l), atan2_{RS}(a.y, a.x + {R}(1)));
+    "clog1p": (("log", "log1p", "atan2", "hypot", "isinf", "isfinite", "fabs"), (), """fn clog1p_{S}(a: {T}) -> {T} {{
+  let re = a.x + {R}(1);
+  var lr = log_{RS}(hypot_{RS}(re, a.y));
+  if (isinf_{RS}(lr) && lr > {R}(0) && isfinite_{RS}(re) && isfinite_{RS}(a.y)) {{
+    // |1 + z| overflows, its logarithm does not: log(max) + log of the rest (NumPy's log1p gives inf)
+    let m = max(fabs_{RS}(re), fabs_{RS}(a.y));
+    let r = min(fabs_{RS}(re), fabs_{RS}(a.y)) / m;
+    lr = log_{RS}(m) + {R}(0.5) * log1p_{RS}(r * r);
+  }}
+  return {T}(lr, atan2_{RS}(a.y, re));
 }}"""),
     "clog2": ((), ("clog",), "fn clog2_{S}(a: {T}) -> {T} {{ return clog_{S}(a) * {R}(1.4426950408889634); }}"),
     "clog10": ((), ("clog",), "fn clog10_{S}(a: {T}) -> {T} {{ return clog_{S}(a) * {R}(0.4342944819032518); }}"),
