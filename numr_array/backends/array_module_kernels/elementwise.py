@@ -136,11 +136,13 @@ def kernels(m) -> dict:
             m.multiply(m.imag(ln), scale, out=o.imag)
         return kernel
 
+    real_log1p, real_sign = k["log1p"], k["sign"]  # (the ufunc kernels: a fresh result where o overlaps x)
+
     def log1p(ins, outs, p):
         x = ins[0]
         o = outs[0]
         if x.dtype.kind != "c":
-            m.log1p(x, out=o)
+            real_log1p(ins, outs, p)
             return
         # log|1 + z| where |1 + z| overflows but z is finite is finite (the array module's is inf): the log of
         # the larger part plus that of the rest, as the CUDA and WebGPU kernels compute it. Computed before
@@ -162,7 +164,7 @@ def kernels(m) -> dict:
         x = ins[0]
         o = outs[0]
         if x.dtype.kind != "c":
-            m.sign(x, out=o)
+            real_sign(ins, outs, p)
             return
         # z / |z| with the parts scaled by a power of two first where |z| would overflow or lose bits as a
         # subnormal (NumPy's complex64 sign(2.4e38 + 2.4e38j) is 1j, its complex128 sign(5e-324 + 5e-324j)
