@@ -22,7 +22,7 @@ DEFAULTS = defaults(DEVICE)
 
 def tol(dtype, scale: float = 1.0) -> dict:
     """assert_allclose tolerances for results of ``dtype`` from values of magnitude ``scale``."""
-    rtol = 2e-4 if dtype in SINGLE else 1e-10
+    rtol = 2e-4 if dtype in SINGLE else 1e-12
     return {"rtol": rtol, "atol": rtol * scale}
 
 

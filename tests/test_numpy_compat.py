@@ -28,14 +28,21 @@ def _t(a) -> xp.Tensor:
     return xp.asarray(device_data(np.asarray(a)), device=DEVICE)
 
 
-def _same(got, ref, exact=False, atol=1e-6):
+def _floor(dtype) -> float:
+    """The absolute tolerance of a result of ``dtype`` near 0: about 8 ulps of 1."""
+    return 1e-6 if np.dtype(dtype) in (np.float32, np.complex64) else 1e-12
+
+
+def _same(got, ref, exact=False, atol=None):
     ref = np.asarray(ref)
     g = to_np(got)
     assert g.shape == ref.shape, (g.shape, ref.shape)
     if exact or ref.dtype.kind in "biu":
         np.testing.assert_array_equal(g, ref)
     else:
-        np.testing.assert_allclose(g, ref, rtol=1e-5 if g.dtype == np.float32 else 1e-12, atol=atol, equal_nan=True)
+        single = g.dtype in (np.float32, np.complex64)
+        np.testing.assert_allclose(g, ref, rtol=1e-5 if single else 1e-12,
+                                   atol=_floor(g.dtype) if atol is None else atol, equal_nan=True)
 
 
 def _sum_error(a: np.ndarray, axis) -> float:
@@ -132,23 +139,25 @@ def test_reductions_take_numpy_arguments(data):
     x, a = data.draw(float_arrays(min_dims=1, min_side=2))
     axis = data.draw(st.none() | st.integers(-a.ndim, a.ndim - 1))
     keep = data.draw(st.booleans())
-    # (the absolute tolerances: the rounding error bounds of ours and NumPy's, and the former fixed 1e-6)
-    _same(xp.sum(x, axis, None, None, keep), np.sum(a, axis, None, None, keep), atol=max(1e-6, 2 * _sum_error(a, axis)))
+    # (the absolute tolerances: the rounding error bounds of ours and NumPy's, at least _floor)
+    _same(xp.sum(x, axis, None, None, keep), np.sum(a, axis, None, None, keep),
+          atol=max(_floor(a.dtype), 2 * _sum_error(a, axis)))
     _same(*_prod_pair(xp.prod(x, axis, keepdims=keep), a, axis, keep))
     for ours, theirs in ((xp.max, np.max), (xp.min, np.min), (xp.amax, np.amax), (xp.amin, np.amin)):
         _same(ours(x, axis, None, keep), theirs(a, axis, None, keep), exact=True)
-    _same(xp.mean(x, axis), np.mean(a, axis), atol=max(1e-6, 2 * _mean_error(a, axis)))
+    _same(xp.mean(x, axis), np.mean(a, axis), atol=max(_floor(a.dtype), 2 * _mean_error(a, axis)))
     ddof = data.draw(st.sampled_from([0, 1]))
     # a mean off by d (ours and NumPy's each) adds up to 2 d**2 to the variance (sum (x - m - d)**2 / (K - ddof)):
     # equal float32 values of about 11 have a std of 2 ulp of 11 = 1.9e-6, and NumPy's often 1 ulp, not 0
     d = 2 * _mean_error(a, axis)
-    _same(xp.std(x, axis, None, None, ddof, keep), np.std(a, axis, None, None, ddof, keep), atol=max(1e-6, 2 * d))
-    _same(xp.var(x, axis, ddof=ddof), np.var(a, axis, ddof=ddof), atol=max(1e-6, 2 * d * d))
-    _same(xp.var(x, axis, correction=ddof), np.var(a, axis, correction=ddof), atol=max(1e-6, 2 * d * d))
+    _same(xp.std(x, axis, None, None, ddof, keep), np.std(a, axis, None, None, ddof, keep),
+          atol=max(_floor(a.dtype), 2 * d))
+    _same(xp.var(x, axis, ddof=ddof), np.var(a, axis, ddof=ddof), atol=max(_floor(a.dtype), 2 * d * d))
+    _same(xp.var(x, axis, correction=ddof), np.var(a, axis, correction=ddof), atol=max(_floor(a.dtype), 2 * d * d))
     if axis is not None:
         _same(xp.argmax(x, axis), np.argmax(a, axis), exact=True)
         _same(xp.argmin(x, axis, keepdims=keep), np.argmin(a, axis, keepdims=keep), exact=True)
-    _same(xp.cumsum(x), np.cumsum(a), atol=max(1e-6, 2 * _sum_error(a, None)))
+    _same(xp.cumsum(x), np.cumsum(a), atol=max(_floor(a.dtype), 2 * _sum_error(a, None)))
     _same(xp.cumprod(x / 1000.0, axis if axis is not None else None), np.cumprod(a / 1000.0, axis))
 
 

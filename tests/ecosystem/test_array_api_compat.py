@@ -7,12 +7,13 @@ import pytest
 
 import numr_array as xp
 
+from ..helpers import defaults
 from .helpers import host
 
 
 @pytest.fixture
 def x(device):
-    return xp.reshape(xp.arange(12, dtype=xp.float64, device=device), (3, 4))
+    return xp.reshape(xp.arange(12, dtype=defaults(device)["real floating"], device=device), (3, 4))
 
 
 def test_array_namespace_is_numr(x):

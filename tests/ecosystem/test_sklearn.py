@@ -33,6 +33,7 @@ from sklearn.utils.estimator_checks import check_array_api_input
 
 import numr_array as xp
 
+from ..helpers import device_data, needs_dtype
 from .helpers import assert_tensor_on, host
 
 pytestmark = pytest.mark.usefixtures("scipy_array_api")
@@ -72,6 +73,8 @@ ESTIMATORS = {
 def test_sklearn_array_api_check(name, dtype, device):
     """scikit-learn's own array API check: fitted attributes and every method's output stay in numr_array
     on the input's device, with NumPy's shapes and dtypes."""
+    # (the check puts int64 labels on the device, and scikit-learn's code makes int64 counts itself)
+    needs_dtype(xp.int64, *((xp.float64,) if dtype == "float64" else ()), device=device)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
         check_array_api_input(name, ESTIMATORS[name], "numr_array", device_name=str(device), dtype_name=dtype)
@@ -88,11 +91,14 @@ def _data(n=80, p=6, seed=0):
 
 
 def _fit_both(make, X, y, device, dtype="float64"):
-    """The estimator fitted on NumPy data and (under array_api_dispatch) on the same data as numr tensors."""
+    """The estimator fitted on NumPy data and (under array_api_dispatch) on the same data as numr tensors
+    (integer labels in the device's integer dtype). A float64 fit needs a device with float64."""
+    if dtype == "float64":
+        needs_dtype(xp.float64, device=device)
     X = X.astype(dtype)
     ref = make().fit(X, y) if y is not None else make().fit(X)
     Xt = xp.asarray(X, device=device)
-    yt = None if y is None else xp.asarray(y, device=device)
+    yt = None if y is None else xp.asarray(device_data(y, device), device=device)
     with sklearn.config_context(array_api_dispatch=True):
         got = make().fit(Xt, yt) if y is not None else make().fit(Xt)
     return ref, got, X, Xt
@@ -189,6 +195,8 @@ TRANSFORMERS = {
 @pytest.mark.parametrize("name", list(TRANSFORMERS))
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
 def test_transformers(name, dtype, device):
+    if name.startswith("StandardScaler"):  # (scikit-learn counts samples in an int64 array of its own)
+        needs_dtype(xp.int64, device=device)
     X, _, _ = _data()
     X[:, 2] = 0.0  # a constant column: the scalers' zero-scale handling
     ref, got, X, Xt = _fit_both(TRANSFORMERS[name], X, None, device, dtype)
@@ -261,12 +269,24 @@ METRICS = {
 }
 
 
+# scikit-learn makes a 64-bit array itself in these (float64 weights and averages, int64 label indices)
+METRICS_NEED = {"accuracy_score": xp.float64, "hamming_loss": xp.float64, "zero_one_loss": xp.float64,
+                "balanced_accuracy_score": xp.int64, "cohen_kappa_score": xp.int64, "confusion_matrix": xp.int64,
+                "multilabel_confusion_matrix": xp.int64, "f1_score": xp.int64, "fbeta_score": xp.int64,
+                "precision_score": xp.int64, "recall_score": xp.int64, "jaccard_score": xp.int64,
+                "brier_score_loss": xp.int64}
+
+
 @pytest.mark.parametrize("name", list(METRICS))
 def test_metrics(name, device):
+    if name in METRICS_NEED:
+        needs_dtype(METRICS_NEED[name], device=device)
     if name == "roc_auc_score" and device.kind != "cpu":
         pytest.skip("scikit-learn's roc_auc_score calls np.unique on binary labels (sklearn/metrics/_ranking.py), "
                     "which needs the data on the host")
     fn, args, kwargs = METRICS[name]
+    # (without float64 or int64 on the device, both runs take the data in the dtypes it has)
+    args = [device_data(a, device) for a in args]
     ref = fn(*args, **kwargs)
     with sklearn.config_context(array_api_dispatch=True):
         got = fn(*(xp.asarray(a, device=device) for a in args), **kwargs)
@@ -274,7 +294,8 @@ def test_metrics(name, device):
         assert_tensor_on(got, device)
     else:
         assert isinstance(got, float), f"{name} returned {type(got).__name__}"
-    np.testing.assert_allclose(host(got), ref, rtol=1e-10, atol=1e-12)
+    single = any(a.dtype == np.float32 for a in args)
+    np.testing.assert_allclose(host(got), ref, rtol=1e-5 if single else 1e-10, atol=1e-6 if single else 1e-12)
 
 
 _P = sklearn.metrics.pairwise
@@ -304,7 +325,8 @@ def test_pairwise(name, device):
     fn, kwargs = PAIRWISE[name]
     rng = np.random.default_rng(4)
     A, B = rng.random((7, 4)), rng.random((9, 4))  # non-negative: the chi2 kernels need it
+    A, B = device_data(A, device), device_data(B, device)  # (float32 on a device without float64)
     ref = fn(A, B, **kwargs)
     with sklearn.config_context(array_api_dispatch=True):
         got = fn(xp.asarray(A, device=device), xp.asarray(B, device=device), **kwargs)
-    _close(ref, got, device)
+    _close(ref, got, device, A.dtype.name)

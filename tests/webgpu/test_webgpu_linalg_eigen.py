@@ -31,7 +31,7 @@ needs_f64 = pytest.mark.skipif(xp.float64 not in FLOAT, reason=missing("shader-f
 
 
 def tol(dtype, scale: float = 1.0) -> dict:
-    r = 5e-4 if dtype in SINGLE else 1e-10
+    r = 5e-4 if dtype in SINGLE else 1e-12
     return {"rtol": r, "atol": r * scale}
 
 
@@ -300,10 +300,10 @@ def test_a_larger_matrix():
     rng = np.random.default_rng(5)
     a = rng.standard_normal((40, 30))
     x = xp.asarray(a, device=DEV)
-    np.testing.assert_allclose(to_np(linalg.svdvals(x)), np.linalg.svd(a, compute_uv=False), rtol=1e-10)
+    np.testing.assert_allclose(to_np(linalg.svdvals(x)), np.linalg.svd(a, compute_uv=False), rtol=1e-12)
     h = a[:30] + a[:30].T
     np.testing.assert_allclose(to_np(linalg.eigvalsh(xp.asarray(h, device=DEV))), np.linalg.eigvalsh(h),
-                               rtol=1e-10, atol=1e-12)
+                               rtol=1e-12, atol=1e-12 * np.abs(h).max() * 30)
     w, v = linalg.eig(xp.asarray(a[:30], device=DEV))
     check_eig(a[:30], w, v, 100.0)
 
@@ -333,8 +333,9 @@ def test_capture_and_replay():
     x[...] = xp.asarray(b, device=DEV)
     g.replay()
     np.testing.assert_allclose(to_np(s), np.linalg.svd(b, compute_uv=False), rtol=1e-12)
-    np.testing.assert_allclose(to_np(w), np.linalg.eigvalsh(b + np.swapaxes(b, -1, -2)), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(to_np(w), np.linalg.eigvalsh(b + np.swapaxes(b, -1, -2)), rtol=1e-12, atol=1e-12)
     want = np.linalg.eigvals(b)
+    # (a non-symmetric matrix's eigenvalues move by their condition number times eps: up to ~1e4 here)
     np.testing.assert_allclose(matching(to_np(e), want), want, rtol=1e-10)
     sb = np.linalg.svd(b, compute_uv=False)
     np.testing.assert_array_equal(to_np(r), np.count_nonzero(sb > sb[..., :1] * 0.5, axis=-1))

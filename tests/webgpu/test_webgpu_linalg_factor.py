@@ -33,7 +33,7 @@ def real_of(dtype):
 
 
 def tol(dtype, scale: float = 1.0) -> dict:
-    r = 5e-4 if dtype in SINGLE else 1e-10
+    r = 5e-4 if dtype in SINGLE else 1e-12
     return {"rtol": r, "atol": r * scale}
 
 

@@ -50,14 +50,19 @@ _C: dict[str, tuple[tuple[str, ...], tuple[str, ...], str]] = {
     "cisfinite": (("isfinite",), (),
                   "fn cisfinite_{S}(a: {T}) -> bool {{ return isfinite_{RS}(a.x) && isfinite_{RS}(a.y); }}"),
     # z / |z|, an infinite part (with a finite or NaN other part) giving its sign, as NumPy
-    "csign": (("isnan", "isinf", "hypot", "nan", "copysign"), (), """fn csign_{S}(a: {T}) -> {T} {{
+    # (parts scaled first where |z| would overflow or lose bits as a subnormal: complex128
+    # sign(5e-324 + 5e-324j) was 1 + 1j)
+    "csign": (("isnan", "isinf", "hypot", "nan", "copysign", "fabs"), (), """fn csign_{S}(a: {T}) -> {T} {{
   if (isinf_{RS}(a.x) && isinf_{RS}(a.y)) {{ return {T}(nan_{RS}(), nan_{RS}()); }}
   if (isinf_{RS}(a.x)) {{ return {T}(copysign_{RS}({R}(1), a.x), {R}(0)); }}
   if (isinf_{RS}(a.y)) {{ return {T}({R}(0), copysign_{RS}({R}(1), a.y)); }}
   if (isnan_{RS}(a.x) || isnan_{RS}(a.y)) {{ return {T}(nan_{RS}(), nan_{RS}()); }}
-  let m = hypot_{RS}(a.x, a.y);
+  let big = max(fabs_{RS}(a.x), fabs_{RS}(a.y));
+  var z = a;
+  if (big < {R}({TINY})) {{ z = a * {R}(18446744073709551616.0); }} else if (big > {R}({QMAX})) {{ z = a * {R}(0.25); }}
+  let m = hypot_{RS}(z.x, z.y);
   if (m == {R}(0)) {{ return {T}({R}(0), {R}(0)); }}
-  return {T}(a.x / m, a.y / m);
+  return {T}(z.x / m, z.y / m);
 }}"""),
     "cround": (("round",), (), "fn cround_{S}(a: {T}) -> {T} {{ return {T}(round_{RS}(a.x), round_{RS}(a.y)); }}"),
     "cexp": (("exp", "sincos", "isfinite", "isinf", "isnan", "signbit", "nan", "copysign"), ("chalfexp",),
@@ -234,9 +239,16 @@ _C: dict[str, tuple[tuple[str, ...], tuple[str, ...], str]] = {
   if (b == {R}(0)) {{ return {T}(re, b); }}
   return {T}(re, exp_{RS}(a) * sc.x);
 }}"""),
-    "clog1p": (("log", "atan2", "hypot"), (), """fn clog1p_{S}(a: {T}) -> {T} {{
-  let l = hypot_{RS}(a.x + {R}(1), a.y);
-  return {T}(log_{RS}(l), atan2_{RS}(a.y, a.x + {R}(1)));
+    "clog1p": (("log", "log1p", "atan2", "hypot", "isinf", "isfinite", "fabs"), (), """fn clog1p_{S}(a: {T}) -> {T} {{
+  let re = a.x + {R}(1);
+  var lr = log_{RS}(hypot_{RS}(re, a.y));
+  if (isinf_{RS}(lr) && lr > {R}(0) && isfinite_{RS}(re) && isfinite_{RS}(a.y)) {{
+    // |1 + z| overflows, its logarithm does not: log(max) + log of the rest (NumPy's log1p gives inf)
+    let m = max(fabs_{RS}(re), fabs_{RS}(a.y));
+    let r = min(fabs_{RS}(re), fabs_{RS}(a.y)) / m;
+    lr = log_{RS}(m) + {R}(0.5) * log1p_{RS}(r * r);
+  }}
+  return {T}(lr, atan2_{RS}(a.y, re));
 }}"""),
     "clog2": ((), ("clog",), "fn clog2_{S}(a: {T}) -> {T} {{ return clog_{S}(a) * {R}(1.4426950408889634); }}"),
     "clog10": ((), ("clog",), "fn clog10_{S}(a: {T}) -> {T} {{ return clog_{S}(a) * {R}(0.4342944819032518); }}"),

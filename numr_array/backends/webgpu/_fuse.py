@@ -11,10 +11,12 @@ shader runs the launches' bodies in order for each element, passing written valu
 still writes every output (a tensor written inside the block may be read after a replay).
 
 A replay gives what eager execution gives, bit for bit: a register holds what a load of the stored value
-would give (8- and 16-bit integers narrowed to their width), and passes through an OR with the uniform
-word that is always 0, so that the compiler cannot rewrite a sequence of launches as one expression:
-contract a product and a sum into an FMA, or fold a float-to-int-to-float round trip into a truncation
-that forgets the conversion's saturation.
+would give (8- and 16-bit integers narrowed to their width), and each operand of each launch (a register
+or a loaded value) passes through a XOR with a zero made from the uniform word that is always 0
+(``_opaque``), so that the compiler knows no more of it than of a load and cannot rewrite a sequence of
+launches as one expression: contract a product and a sum into an FMA, fold a float-to-int-to-float round
+trip into a truncation that forgets the conversion's saturation, or compile one launch's code otherwise
+for what it knows of its operands.
 """
 
 from __future__ import annotations
@@ -43,21 +45,31 @@ def _reloaded(w: WgslType, v: str) -> str:
     return f"({v} & {_packing(w)[2]})"
 
 
-def _opaque(ct: str, v: str) -> str:
-    """``v`` (a named value of WGSL type ``ct``) ORed with the uniform word that is always 0: the same
-    value, but not one the compiler can see through."""
-    z = "u.w[0].z"
+def _opaque(ct: str, v: str, salt: int) -> str:
+    """``v`` (a named value of WGSL type ``ct``) XORed with a zero the compiler cannot see: the same value,
+    but one it knows nothing about, as of a value loaded from memory.
+
+    The zero is the uniform word that is always 0 times the odd number ``2 * salt + 1``, in both halves
+    of a 64-bit value. XOR, not OR, and both halves: an OR keeps the bits known to be 1, and a word only
+    zero-extended lets the high half (sign, exponent) through, so that a compiler would know, say, that
+    the result of ``abs`` is non-negative and could drop the sign branches of the next launch's libm
+    code, compiling (contracting, folding) it otherwise than the single-op shader, where the value is a
+    load: the likely cause of a fused float64 ``hypot`` then ``sin`` replaying an ulp off eager on
+    NVIDIA's Vulkan driver. A salt per operand keeps the compiler from seeing two operands as one value
+    (one load read twice is two loads eagerly, and ``x - x`` must not fold to 0)."""
+    z = "u.w[0].z" if salt == 0 else f"(u.w[0].z * {2 * salt + 1}u)"
     if ct == "bool":
         return f"({v} != ({z} != 0u))"
     if ct.startswith("vec2"):
         r = ct[5:-1]
-        return f"{ct}({_opaque(r, v + '.x')}, {_opaque(r, v + '.y')})"
-    bits = {"u32": ("u32", z), "i32": ("u32", z), "f32": ("u32", z), "u64": ("u64", f"u64({z})"),
-            "i64": ("u64", f"u64({z})"), "f64": ("u64", f"u64({z})")}
+        return f"{ct}({_opaque(r, v + '.x', salt)}, {_opaque(r, v + '.y', salt)})"
+    z64 = f"((u64({z}) << 32u) | u64({z}))"
+    bits = {"u32": ("u32", z), "i32": ("u32", z), "f32": ("u32", z), "u64": ("u64", z64),
+            "i64": ("u64", z64), "f64": ("u64", z64)}
     u, zero = bits[ct]
     if ct == u:
-        return f"({v} | {zero})"
-    return f"bitcast<{ct}>(bitcast<{u}>({v}) | {zero})"
+        return f"({v} ^ {zero})"
+    return f"bitcast<{ct}>(bitcast<{u}>({v}) ^ {zero})"
 
 
 def _view(rec: MapRecord, i: int) -> tuple:
@@ -136,6 +148,7 @@ def _merged(client: WebGPUClient, run: list[MapRecord]) -> tuple:
     regs: dict[tuple, str] = {}     # view -> the register holding its latest value
     loaded: set[int] = set()
     tail_words: list[int] = []
+    nsalt = 0
     for ri, rec in enumerate(run):
         ins_wt = []
         vals = []
@@ -153,13 +166,18 @@ def _merged(client: WebGPUClient, run: list[MapRecord]) -> tuple:
             v = _view(rec, ti)
             ti += 1
             if v in regs:
-                vals.append(regs[v])
+                src = regs[v]
             else:
                 b = slots[v] + 1
                 if b not in loaded:
                     text.append(f"  let l{b} = ld{b}(e{b});\n")
                     loaded.add(b)
-                vals.append(f"l{b}")
+                src = f"l{b}"
+            # each operand of each launch its own opaque value: what the launch knows of it eagerly
+            name = f"o{ri}_{len(vals)}"
+            text.append(f"  let {name} = {_opaque(w.ct, src, nsalt)};\n")
+            nsalt += 1
+            vals.append(name)
         params = [lay.scalar(w) for w in rec.param_wts]
         tail_words += rec.tail
 
@@ -170,7 +188,7 @@ def _merged(client: WebGPUClient, run: list[MapRecord]) -> tuple:
             name = f"r{ri}_{j}"
             regs[v] = name
             return (f"  let s{name} = {value};\n  st{b}(e{b}, s{name});\n"
-                    f"  let {name} = {_opaque(w.ct, _reloaded(w, 's' + name))};\n")
+                    f"  let {name} = {_reloaded(w, 's' + name)};\n")
 
         before = set(regs.values())
         body = rec.body(MapCodegen(lib, ins_wt, vals, params, False, [], store))
