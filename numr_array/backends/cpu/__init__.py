@@ -220,7 +220,7 @@ class CpuClient(Client, HostInterop):
     def writes_directly(shape: tuple[int, ...], strides: tuple[int, ...], dtype) -> bool:
         """Whether the ufunc kernels write an ``out=`` of this layout directly (the condition of
         array_module_kernels.elementwise._numpy_ufunc): C-contiguous, not one complex element."""
-        return strides == contiguous_strides(shape) and not (dtype.kind == "complex floating" and
+        return strides == contiguous_strides(shape) and not (dtype.kind == "c" and
                                                               _size(shape) == 1)
 
     def copy_to_device(self, host: np.ndarray, dst: Buffer, dst_offset: int = 0) -> None:
