@@ -243,6 +243,15 @@ _COMPLEX_DIVIDE = """
 _COMPLEX_SIGN = """
     typedef typename T::value_type R;
     R re_ = a.real(), im_ = a.imag();  // (CuPy's kernels already name their loop index i)
+    // parts scaled by a power of two (exactly) so that |z| neither overflows nor loses bits as a subnormal:
+    // complex64 sign(2.4e38 + 2.4e38j) was 0, sign(1e-45 + 1e-45j) 1 + 1j
+    R big = fmax(fabs(re_), fabs(im_));
+    if (isfinite(big) && big > (R)0) {
+        int e;
+        frexp(big, &e);
+        re_ = ldexp(re_, -e);
+        im_ = ldexp(im_, -e);
+    }
     R h = hypot(re_, im_);
     if (isnan(h)) {
         q = T(h, h);
