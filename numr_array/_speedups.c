@@ -134,6 +134,10 @@ BufferBase_finalize(PyObject *self)
     PyObject *owner = ((BufferBase *)self)->owner;
     if (owner == NULL || owner == Py_None)
         return;
+    /* a finalizer runs while an exception may be propagating (a frame's locals freed as it unwinds): it
+       is set aside first, since even _PyType_Lookup clears a pending exception on a method-cache miss */
+    PyObject *exc_type, *exc_value, *exc_tb;
+    PyErr_Fetch(&exc_type, &exc_value, &exc_tb);
     if (PyObject_TypeCheck(owner, &LedgerType) && _PyType_Lookup(Py_TYPE(owner), str_deallocate) == ledger_untrack) {
         /* an allocator whose deallocate is the Ledger's own: its accounting, without the method call */
         Ledger *l = (Ledger *)owner;
@@ -141,16 +145,15 @@ BufferBase_finalize(PyObject *self)
         l->count -= 1;
         ((BufferBase *)self)->owner = Py_NewRef(Py_None);
         Py_DECREF(owner);
-        return;
     }
-    PyObject *exc_type, *exc_value, *exc_tb;
-    PyErr_Fetch(&exc_type, &exc_value, &exc_tb);
-    Py_INCREF(owner);
-    PyObject *r = PyObject_CallMethodOneArg(owner, str_deallocate, self);
-    Py_DECREF(owner);
-    if (r == NULL)
-        PyErr_WriteUnraisable(self);
-    Py_XDECREF(r);
+    else {
+        Py_INCREF(owner);
+        PyObject *r = PyObject_CallMethodOneArg(owner, str_deallocate, self);
+        Py_DECREF(owner);
+        if (r == NULL)
+            PyErr_WriteUnraisable(self);
+        Py_XDECREF(r);
+    }
     PyErr_Restore(exc_type, exc_value, exc_tb);
 }
 
