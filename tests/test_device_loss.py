@@ -25,6 +25,16 @@ from numr_array.backends import get_runtime
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
+@pytest.fixture(autouse=True)
+def _lost_count_restored():
+    """Each test's lost devices die with it: later tests run as in a process where no device was lost (the
+    namespace skips its liveness checks, and the compiled call and elision their lost-device fallback,
+    only while ``runtime.lost_count`` is 0)."""
+    before = runtime.lost_count
+    yield
+    runtime.lost_count = before
+
+
 @pytest.fixture
 def fake0(fake_backend):
     """fake:0 with a client of its own, given back fresh to later tests."""

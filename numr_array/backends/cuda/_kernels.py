@@ -19,6 +19,7 @@ block-reduction path where that applies; they differ from CuPy's only in their r
 from __future__ import annotations
 
 import numpy as np
+from cupy._core._scalar import get_typename
 from cupy.cuda import cufft
 from cupy.fft import _fft as cupy_fft
 
@@ -96,7 +97,19 @@ def kernels(m, direct) -> dict:
                                     pick), sort_axes=False)
     k_argmin = make("numr_argmin", (f"{pick}(in0, _J)", "numr_arg<type_in0_raw, false>(a, b)", "out0 = a.index",
                                     pick), sort_axes=False)
-    k_where = m.ElementwiseKernel("C c, X a, Y b", "O o", "o = c ? (O)a : (O)b", "numr_where")
+    # where's kernel per dtype signature, with concrete types: CuPy takes Python and NumPy scalars as weak,
+    # so a scalar operand would bind no type placeholder; it is passed in the result's dtype
+    where_kernels: dict[tuple[str, str, str, str], object] = {}
+
+    def k_where(c, a, b, o):
+        key = (c.dtype.name, *(v.dtype.name if isinstance(v, m.ndarray) else o.dtype.name for v in (a, b)),
+               o.dtype.name)
+        k = where_kernels.get(key)
+        if k is None:
+            ct = get_typename(o.dtype)
+            k = where_kernels[key] = m.ElementwiseKernel(f"{key[0]} c, {key[1]} a, {key[2]} b", f"{key[3]} o",
+                                                         f"o = c ? ({ct})a : ({ct})b", "numr_where")
+        k(c, a, b, o)
 
     def reduce(f):
         def kernel(ins, outs, p):
@@ -173,9 +186,7 @@ def kernels(m, direct) -> dict:
             m.copyto(o, m.moveaxis(work, -1, axis))
 
     def where(ins, outs, p):
-        # a Python scalar operand determines no type placeholder in CuPy: give it the result's dtype
-        o = outs[0]
-        k_where(*(v if hasattr(v, "dtype") else o.dtype.type(v) for v in ins), o)
+        k_where(*ins, outs[0])
 
     return {"sum": sum_, "mean": reduce(k_mean), "count_nonzero": reduce(k_count),
             "max": reduce(k_max), "min": reduce(k_min), "argmax": arg(k_argmax), "argmin": arg(k_argmin),

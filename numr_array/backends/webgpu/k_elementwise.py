@@ -13,7 +13,17 @@ from ._map_template import MapCodegen, run_map
 from ._types import COMPUTE, F32, F64, WGSL_TYPES, cast, wt
 
 
+# float64 functions computed by numr's WGSL libm (polynomials and their reductions): a capture does not merge
+# their launches with others, since a driver's compiler may schedule (and contract) a routine's arithmetic
+# otherwise inside a larger shader; the H200's replay of a fused float64 hypot-then-sin was an ulp off eager
+_F64_LIBM = frozenset({"acos", "acosh", "asin", "asinh", "atan", "atanh", "cos", "cosh", "exp", "expm1", "log",
+                       "log1p", "log2", "log10", "sin", "sinh", "tan", "tanh", "atan2", "hypot", "logaddexp",
+                       "pow"})
+
+
 def _elementwise(name: str):
+    libm = name in _F64_LIBM
+
     def kernel(client, ins, outs, p):
         cdt = p["dtype"]  # the operands' promoted dtype, passed by the launch
         c = COMPUTE[wt(cdt)]
@@ -25,7 +35,7 @@ def _elementwise(name: str):
             e, rw = _elementwise_exprs.expr(name, c, args, g.lib)
             return g.store(0, cast(e, rw, ow))
 
-        run_map(client, name, cdt, outs, ins, body)
+        run_map(client, name, cdt, outs, ins, body, fusable=not (libm and c.ct == "f64"))
     return kernel
 
 
