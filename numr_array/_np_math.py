@@ -187,10 +187,20 @@ def i0(x: Tensor, /) -> Tensor:
     return where(_ew.less_equal(a, 8.0), small, big)
 
 
+#: the exponents whose powers of two _power_of_two looks up: beyond them float64's 2**e is 0 or inf
+_POW2_LO, _POW2_HI = -1100, 1100
+
+
 def _power_of_two(e: Tensor, dtype: dt.DType) -> Tensor:
-    """2 ** e for integer exponents, exactly (from the float's bits would need a bitcast; pow of 2 is exact
-    for integer exponents in range)."""
-    return _ew.pow(2.0, astype(e, dtype))
+    """2 ** e for integer exponents, exactly: a gather from a table of the powers of two (made on the host,
+    where they are exact), since a device's pow(2.0, e) need not be (CUDA's is an ulp off for some e)."""
+    from ._advanced_indexing import take
+    from ._creation import asarray
+    from ._manipulation import reshape
+
+    table = asarray(np.ldexp(1.0, np.arange(_POW2_LO, _POW2_HI + 1)).astype(dtype.np), device=e.device)
+    index = _ew.subtract(astype(_ew.clip(e, _POW2_LO, _POW2_HI), dt.int32), _POW2_LO)
+    return reshape(take(table, reshape(index, (-1,)), axis=0), e.shape)
 
 
 def ldexp(x1: Tensor, x2: Tensor | int, /) -> Tensor:
