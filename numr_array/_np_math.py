@@ -198,7 +198,9 @@ def _power_of_two(e: Tensor, dtype: dt.DType) -> Tensor:
     from ._creation import asarray
     from ._manipulation import reshape
 
-    table = asarray(np.ldexp(1.0, np.arange(_POW2_LO, _POW2_HI + 1)).astype(dtype.np), device=e.device)
+    with np.errstate(over="ignore"):  # (beyond the dtype's range, the powers are inf, as 2 ** e is)
+        table = np.ldexp(1.0, np.arange(_POW2_LO, _POW2_HI + 1)).astype(dtype.np)
+    table = asarray(table, device=e.device)
     index = _ew.subtract(astype(_ew.clip(e, _POW2_LO, _POW2_HI), dt.int32), _POW2_LO)
     return reshape(take(table, reshape(index, (-1,)), axis=0), e.shape)
 
