@@ -829,3 +829,16 @@ def test_failed_calls_leave_arguments_untouched():
     else:
         linalg.inv(x)
     np.testing.assert_array_equal(to_np(x), a)
+
+
+@pytest.mark.parametrize("value", [2.2250738585072014e-308, 1e-310])
+def test_qr_of_the_smallest_values_is_finite(value):
+    """A Householder reflector of a column near the smallest normal: x / (alpha - beta) must not go through
+    the reciprocal of a subnormal difference (inf, then NaN in Q on WebGPU; found by a random seed)."""
+    needs_dtype(xp.float64)
+    a = np.full((4, 2), value)
+    q, r = xp.linalg.qr(xp.asarray(a, device=DEVICE))
+    qn, rn = to_np(q), to_np(r)
+    assert np.isfinite(qn).all() and np.isfinite(rn).all()
+    np.testing.assert_allclose(qn @ rn, a, rtol=0, atol=4 * np.abs(a).max() * 2.0 ** -52 + 1e-323)
+    np.testing.assert_allclose(qn.T @ qn, np.eye(2), atol=1e-12)

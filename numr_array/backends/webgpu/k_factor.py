@@ -343,14 +343,21 @@ def _qr(client, ins, outs, p):
         fabs, sqrt = s.fn("fabs", True), s.fn("sqrt", True)
         has_im = f" || {s.im('alpha')} != {R}(0)" if s.cx else ""
         tau_expr = f"{s.T}((beta - ar) / beta, -({s.im('alpha')}) / beta)" if s.cx else "(beta - ar) / beta"
+        # a column below LAPACK's safe minimum is scaled up by a power of two first (exact; LAPACK's larfg
+        # rescales likewise): with subnormal entries, norm, beta and v would lose their bits to underflow
+        scale, tiny = ("1.0715086071862673e+301", "1.1830521861667747e-271") if R == "f64" else \
+            ("1.152921504606847e+18", "8.077935669463161e-28")
+        sc = s.of_real("sc")
         return ("  let M = P0;\n  let j = P2;\n"
-                f"  let alpha = {A('j', 'j')};\n"
-                # ||x||, scaled by its largest element against overflow
                 f"  var mx = {R}(0);\n"
                 f"  for (var r = j + 1; r < M; r = r + 1) {{ mx = max(mx, {s.abs(A('r', 'j'))}); }}\n"
+                f"  let sc = select({R}(1), {R}({scale}), max(mx, {s.abs(A('j', 'j'))}) < {R}({tiny}));\n"
+                f"  let alpha = {s.mul(A('j', 'j'), sc)};\n"
+                "  mx = mx * sc;\n"
+                # ||x||, scaled by its largest element against overflow
                 f"  var xn = {R}(0);\n"
                 f"  if (mx > {R}(0)) {{\n    var ss = {R}(0);\n"
-                f"    for (var r = j + 1; r < M; r = r + 1) {{ let t = {s.abs(A('r', 'j'))} / mx; ss = ss + t * t; }}\n"
+                f"    for (var r = j + 1; r < M; r = r + 1) {{ let t = {s.abs(A('r', 'j'))} * sc / mx; ss = ss + t * t; }}\n"
                 f"    xn = mx * {sqrt}(ss);\n  }}\n"
                 f"  var tau = {s.zero};\n"
                 f"  if (xn != {R}(0){has_im}) {{\n"
@@ -359,10 +366,12 @@ def _qr(client, ins, outs, p):
                 f"    let beta = -{s.fn('copysign', True)}(h * {sqrt}((ar / h) * (ar / h) + (ai / h) * (ai / h)"
                 " + (xn / h) * (xn / h)), ar);\n"
                 f"    tau = {tau_expr};\n"
-                f"    let scl = {s.div(s.one, 'alpha - ' + s.of_real('beta'))};\n"
+                # x / (alpha - beta), divided rather than multiplied by the reciprocal: |alpha - beta| >= |x_r|,
+                # so the quotient cannot overflow
+                f"    let den = alpha - {s.of_real('beta')};\n"
                 "    for (var r = j + 1; r < M; r = r + 1) {\n"
-                f"    {A.set(s.mul('scl', A('r', 'j')), 'r', 'j')}    }}\n"
-                f"  {A.set(s.of_real('beta'), 'j', 'j')}  }}\n" + TAU.set("tau", "j"))
+                f"    {A.set(s.div(s.mul(A('r', 'j'), sc), 'den'), 'r', 'j')}    }}\n"
+                f"  {A.set(s.of_real('beta / sc'), 'j', 'j')}  }}\n" + TAU.set("tau", "j"))
 
     def reflect(s: _Ops, A: _Arr, TAU: _Arr, C: _Arr, conj: bool) -> str:
         # column c of C[j:, :] = H_j^H C (conj: while factoring, C = A) or H_j C (building Q)
