@@ -13,7 +13,7 @@ import numr_array as xp
 from numr_array import fft, linalg
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
-PAGES = ["index", "getting-started", "from-numpy", "generic-libraries", "scikit-learn-scipy", "devices", "capture",
+PAGES = ["index", "getting-started", "from-numpy", "generic-libraries", "scikit-learn-scipy", "devices", "capture", "distributed",
          "random", "numpy-differences", "conformance", "benchmarks", "benchmark-plots", "architecture", "api"]
 
 
