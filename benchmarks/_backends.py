@@ -90,13 +90,12 @@ def _numr(device: str) -> Backend:
                    "numr allocator" if gpu else "tracemalloc", gpu=gpu)
 
 
-def _cupy() -> Backend:
-    import array_api_compat.cupy as xp
-    import cupy
+def cupy_pool_peak(fn: Callable[[], object]) -> int:
+    """Bytes of CuPy's pool handed out (malloc) and not given back (free) at the peak of ``fn()``, above the
+    start: a memory hook on the pool."""
     from cupy.cuda import memory_hook
 
     class PeakHook(memory_hook.MemoryHook):
-        """Bytes of CuPy's pool handed out (malloc) and not yet given back (free), and their maximum."""
         name = "PeakHook"
 
         def __init__(self):
@@ -109,15 +108,21 @@ def _cupy() -> Backend:
         def free_postprocess(self, **kw):
             self.used -= kw["mem_size"]
 
+    hook = PeakHook()
+    with hook:
+        fn()
+    return hook.peak
+
+
+def _cupy() -> Backend:
+    import array_api_compat.cupy as xp
+    import cupy
     def sync():
         cupy.cuda.get_current_stream().synchronize()
 
     def pool_peak(fn):
         sync()
-        hook = PeakHook()
-        with hook:
-            fn()
-        return hook.peak
+        return cupy_pool_peak(fn)
 
     cupy.zeros(1).sum()  # fails here, not in the first program, when CuPy has no usable GPU
     return Backend("cupy", xp, None, cupy.asarray, cupy.asnumpy, sync, pool_peak, "cupy pool hook", gpu=True)

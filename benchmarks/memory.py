@@ -26,6 +26,7 @@ from typing import Callable
 import numpy as np
 
 from benchmarks import workloads
+from benchmarks._backends import cupy_pool_peak
 
 #: the issue 19 program: k-means of 100k x 32 (k=16, 5 iterations), then 20 steps of logistic regression
 ISSUE19 = {"kmeans": dict(n=100_000, d=32, k=16, iters=5), "logreg": dict(n=100_000, d=32, steps=20)}
@@ -86,7 +87,7 @@ def child(spec: str, name: str, size: str) -> dict:
         return out
     peaks = {}
     if spec.startswith("numr:cuda") or spec == "cupy":
-        peaks["cupy pool hook"] = _cupy_hook_peak(lambda: (run(backend.xp, **arrays, **params), backend.sync()))
+        peaks["cupy pool hook"] = cupy_pool_peak(lambda: (run(backend.xp, **arrays, **params), backend.sync()))
     if spec.startswith("numr:"):
         import numr_array as xp
         xp.reset_peak_memory_stats(backend.device)
@@ -104,29 +105,6 @@ def child(spec: str, name: str, size: str) -> dict:
         peaks["torch max_memory_allocated"] = torch.cuda.max_memory_allocated() - base
     out["device_peaks"] = peaks
     return out
-
-
-def _cupy_hook_peak(fn) -> int:
-    """Bytes of CuPy's pool handed out and not given back at the peak of ``fn()``, above the start."""
-    from cupy.cuda import memory_hook
-
-    class PeakHook(memory_hook.MemoryHook):
-        name = "PeakHook"
-
-        def __init__(self):
-            self.used = self.peak = 0
-
-        def malloc_postprocess(self, **kw):
-            self.used += kw["mem_size"]
-            self.peak = max(self.peak, self.used)
-
-        def free_postprocess(self, **kw):
-            self.used -= kw["mem_size"]
-
-    hook = PeakHook()
-    with hook:
-        fn()
-    return hook.peak
 
 
 def measure(spec: str, name: str, size: str) -> dict:

@@ -185,11 +185,19 @@ def take_along_axis(x: Tensor, indices: Tensor, /, *, axis: int = -1) -> Tensor:
         raise ValueError(f"take_along_axis: indices must have as many dimensions as x ({x.ndim}), "
                          f"got shape {indices._shape}")
     axis = check_axis(axis, x.ndim, "take_along_axis")
+    return gather_along(x, indices, axis, "take_along_axis", checked=True)
+
+
+def gather_along(x: Tensor, indices: Tensor, axis: int, func: str, checked: bool) -> Tensor:
+    """take_along_axis's gather of checked arguments (``indices`` with x's dimensions, ``axis`` normalized);
+    ``checked``: the indices' bounds are read on the host first (IndexError); callers whose indices are in
+    bounds by construction (clipped: quantiles, ...) skip that host read, so they can run inside a capture."""
     n = x._shape[axis]
     others = broadcast_shape((x._shape[:axis] + (1,) + x._shape[axis + 1:],
-                               indices._shape[:axis] + (1,) + indices._shape[axis + 1:]), "take_along_axis")
+                              indices._shape[:axis] + (1,) + indices._shape[axis + 1:]), func)
     shape = others[:axis] + (indices._shape[axis],) + others[axis + 1:]
-    _check_bounds([(indices, n, axis)], "take_along_axis")
+    if checked:
+        _check_bounds([(indices, n, axis)], func)
     out = new_tensor(x._dev, shape, x._dtype)
     if out.size:
         launch(x._dev, K.take_along_axis,

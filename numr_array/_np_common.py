@@ -64,16 +64,5 @@ def gather_along(x: Tensor, indices: Tensor, axis: int) -> Tensor:
     """:func:`take_along_axis` for indices known to be in bounds (clipped by the caller), without its
     host-side bounds check, so that the callers (quantiles, ...) read nothing on the host. ``indices`` has
     x's dimensions; the other axes broadcast."""
-    from ._checks import broadcast_shape, broadcast_to_shape
-    from ._launch import launch, new_tensor
-    from .kernels import K
-    n = x._shape[axis]
-    others = broadcast_shape((x._shape[:axis] + (1,) + x._shape[axis + 1:],
-                              indices._shape[:axis] + (1,) + indices._shape[axis + 1:]), "gather_along")
-    shape = others[:axis] + (indices._shape[axis],) + others[axis + 1:]
-    out = new_tensor(x._dev, shape, x._dtype)
-    if out.size:
-        launch(x._dev, K.take_along_axis,
-               (broadcast_to_shape(x, others[:axis] + (n,) + others[axis + 1:]), broadcast_to_shape(indices, shape)),
-               (out,), {"n": n, "axis": axis})
-    return out
+    from ._advanced_indexing import gather_along as gather
+    return gather(x, indices, axis, "gather_along", checked=False)
