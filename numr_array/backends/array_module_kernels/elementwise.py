@@ -141,53 +141,52 @@ def kernels(m) -> dict:
             m.multiply(m.imag(ln), scale, out=o.imag)
         return kernel
 
-    real_log1p, real_sign = k["log1p"], k["sign"]  # (the ufunc kernels: a fresh result where o overlaps x)
+    k.update(real=real, imag=imag, clip=clip, reciprocal=reciprocal, floor_divide=floor_divide, pow=pow_,
+             expm1=expm1, tanh=tanh, log2=log_base(m.log2, 1 / math.log(2)),
+             log10=log_base(m.log10, 1 / math.log(10)))
 
-    def log1p(ins, outs, p):
-        x = ins[0]
-        o = outs[0]
-        if x.dtype.kind != "c":
-            real_log1p(ins, outs, p)
-            return
+    def complex_fixed(name: str, fixup):
+        """``name``'s kernel: the ufunc kernel for real dtypes (a fresh result where o overlaps x); for complex
+        ones the array module's result in a temporary, corrected by ``fixup(x, r)`` where it is wrong, then
+        copied to o (computed before o is written: o may be x)."""
+        real_kernel, f = k[name], getattr(m, name)
+
+        def kernel(ins, outs, p):
+            x = ins[0]
+            if x.dtype.kind != "c":
+                real_kernel(ins, outs, p)
+                return
+            r = m.empty(x.shape, x.dtype)
+            f(x, out=r)
+            fixup(x, r)
+            m.copyto(outs[0], r)
+        return kernel
+
+    def fix_log1p(x, r):
         # log|1 + z| where |1 + z| overflows but z is finite is finite (the array module's is inf): the log of
-        # the larger part plus that of the rest, as the CUDA and WebGPU kernels compute it. Computed before
-        # o is written: o may be x.
-        r = m.empty(x.shape, x.dtype)
-        m.log1p(x, out=r)
+        # the larger part plus that of the rest, as the CUDA and WebGPU kernels compute it
         a, b = m.abs(m.real(x) + 1), m.abs(m.imag(x))
         big = m.isposinf(m.real(r)) & m.isfinite(a) & m.isfinite(b)
         if big.any():
             hi, lo = m.maximum(a[big], b[big]), m.minimum(a[big], b[big])
             q = lo / hi
             r.real[big] = m.log(hi) + 0.5 * m.log1p(q * q)
-        m.copyto(o, r)
 
-    k.update(real=real, imag=imag, clip=clip, reciprocal=reciprocal, floor_divide=floor_divide, pow=pow_,
-             expm1=expm1, tanh=tanh, log2=log_base(m.log2, 1 / math.log(2)),
-             log10=log_base(m.log10, 1 / math.log(10)))
-    def sign(ins, outs, p):
-        x = ins[0]
-        o = outs[0]
-        if x.dtype.kind != "c":
-            real_sign(ins, outs, p)
-            return
+    def fix_sign(x, r):
         # z / |z| with the parts scaled by a power of two first where |z| would overflow or lose bits as a
         # subnormal (NumPy's complex64 sign(2.4e38 + 2.4e38j) is 1j, its complex128 sign(5e-324 + 5e-324j)
-        # 1 + 1j). Computed before o is written: o may be x.
-        r = m.empty(x.shape, x.dtype)
-        m.sign(x, out=r)
+        # 1 + 1j)
         big = m.maximum(m.abs(m.real(x)), m.abs(m.imag(x)))
-        k = 63 if x.dtype == m.complex64 else 511
-        fix = m.isfinite(big) & (big > 0) & ((big < 2.0 ** -k) | (big > 2.0 ** k))
+        bits = 63 if x.dtype == m.complex64 else 511
+        fix = m.isfinite(big) & (big > 0) & ((big < 2.0 ** -bits) | (big > 2.0 ** bits))
         if fix.any():
             e = m.frexp(big[fix])[1]
             re, im = m.ldexp(m.real(x)[fix], -e), m.ldexp(m.imag(x)[fix], -e)
             h = m.hypot(re, im)
             r.real[fix], r.imag[fix] = re / h, im / h
-        m.copyto(o, r)
 
     if m.__name__ == "numpy":  # (CuPy's log1p and sign are numr's own kernels: backends/cuda/_cupy_module.py)
-        k.update(log1p=log1p, sign=sign)
+        k.update(log1p=complex_fixed("log1p", fix_log1p), sign=complex_fixed("sign", fix_sign))
     return k
 
 
