@@ -419,8 +419,7 @@ def _prepare(client: WebGPUClient, cw: WgslType, x: Tensor, work: Tensor, axis: 
     nd = len(full._shape)
 
     def body(g: MapCodegen) -> str:
-        other = [f"i32({g.coord(d)}) * {g.raw_stride(0, d)}" for d in range(nd) if d != axis]
-        base = " + ".join([g.raw_offset(0)] + other)
+        base = _row_start(g, nd, axis)
         lines = [f"  let j = i32({g.coord(axis)});\n  var k = j;\n"]
         if half:  # point j of [h, n) is the conjugate of point n - j
             lines.append(f"  if (j >= {g.param(2)}) {{ k = {g.param(1)} - j; }}\n")
@@ -469,6 +468,13 @@ def _norm_scale(norm: str, n: int, forward: bool) -> float:
     return 1.0 / n if (norm == "forward") == forward else 1.0
 
 
+def _row_start(g: MapCodegen, nd: int, axis: int) -> str:
+    """The element offset, in the map's first raw operand, of the row along ``axis`` that the invocation's
+    coordinates on the other axes select."""
+    return " + ".join([g.raw_offset(0)] + [f"i32({g.coord(d)}) * {g.raw_stride(0, d)}"
+                                           for d in range(nd) if d != axis])
+
+
 def _real_forward(client: WebGPUClient, cw: WgslType, x: Tensor, o: Tensor, axis: int, n: int, scale: float) -> bool:
     """rfft of real x (n a power of two >= 4) through a complex transform of n/2 points: z[j] = x[2j] + i
     x[2j+1] (zero-padded) is transformed, and X[k] = E[k] + W_n^k O[k] for k <= n/2, where E[k] = (Z[k] +
@@ -485,8 +491,7 @@ def _real_forward(client: WebGPUClient, cw: WgslType, x: Tensor, o: Tensor, axis
     nd = len(x._shape)
 
     def pairs(g: MapCodegen) -> str:
-        base = " + ".join([g.raw_offset(0)] + [f"i32({g.coord(d)}) * {g.raw_stride(0, d)}"
-                                               for d in range(nd) if d != axis])
+        base = _row_start(g, nd, axis)
         load = lambda k: cast(g.raw_load(0, f"{base} + {k} * {g.raw_stride(0, axis)}"), wt(x._dtype), rt)
         return (f"  let k = 2 * i32({g.coord(axis)});\n  var fz = {ct}();\n"
                 f"  if (k < {g.param(0)}) {{ fz.x = {load('k')}; }}\n"
@@ -499,8 +504,7 @@ def _real_forward(client: WebGPUClient, cw: WgslType, x: Tensor, o: Tensor, axis
     res = _work_view(work, o._shape, axis, hn)
 
     def post(g: MapCodegen) -> str:
-        base = " + ".join([g.raw_offset(0)] + [f"i32({g.coord(d)}) * {g.raw_stride(0, d)}"
-                                               for d in range(nd) if d != axis])
+        base = _row_start(g, nd, axis)
         at = lambda k: g.raw_load(0, f"{base} + ({k}) * {g.raw_stride(0, axis)}")
         return (f"  let k = i32({g.coord(axis)});\n  let hn = {g.param(0)};\n"
                 f"  let a = {at('k % hn')};\n  let bc = {at('(hn - k) % hn')};\n  let b = {ct}(bc.x, -bc.y);\n"
@@ -529,8 +533,7 @@ def _real_inverse(client: WebGPUClient, cw: WgslType, x: Tensor, o: Tensor, axis
     tw = _upload(client, (cw.dtype, "rfft-twiddles", n), lambda: _unit(np.arange(hn + 1), n).astype(cw.dtype.np))
 
     def tangle(g: MapCodegen) -> str:
-        base = " + ".join([g.raw_offset(0)] + [f"i32({g.coord(d)}) * {g.raw_stride(0, d)}"
-                                               for d in range(nd) if d != axis])
+        base = _row_start(g, nd, axis)
         load = lambda k: cast(g.raw_load(0, f"{base} + {k} * {g.raw_stride(0, axis)}"), wt(x._dtype), cw)
         return (f"  let k = i32({g.coord(axis)});\n  let hn = {g.param(1)};\n  var a = {ct}();\n  var bc = {ct}();\n"
                 f"  if (k < {g.param(0)}) {{ a = {load('k')}; }}\n"
@@ -548,8 +551,7 @@ def _real_inverse(client: WebGPUClient, cw: WgslType, x: Tensor, o: Tensor, axis
     ow = wt(o._dtype)
 
     def store(g: MapCodegen) -> str:
-        base = " + ".join([g.raw_offset(0)] + [f"i32({g.coord(d)}) * {g.raw_stride(0, d)}"
-                                               for d in range(nd) if d != axis])
+        base = _row_start(g, nd, axis)
         return (f"  let j = i32({g.coord(axis)});\n"
                 f"  let z = {g.raw_load(0, f'{base} + (j >> 1u) * {g.raw_stride(0, axis)}')};\n"
                 f"  let v = select(z.x, z.y, (j & 1) == 1);\n" + g.store(0, cast(f"v * {g.param(0)}", rt, ow)))
