@@ -195,14 +195,11 @@ class DirectLauncher:
         npdtype = x._dtype.np
         if npdtype not in _UNARY_DTYPES or o._dtype.np is not npdtype:
             return False
-        shape = o._shape
-        n = 1
-        for d in shape:
-            n *= d
-        if n > SMALL or n == 0:
+        dense = _dense_result(o)
+        if dense is None:
             return False
-        strides = contiguous_strides(shape)
-        if o._strides != strides or x._strides != strides or x._shape != shape:
+        n, strides = dense
+        if x._strides != strides or x._shape != o._shape:
             return False
         key = (op, npdtype, "u")
         f = self._functions.get(key)
@@ -322,19 +319,27 @@ def _dense(shape, strides) -> bool:
     return True
 
 
+def _dense_result(o: Tensor) -> tuple[int, tuple[int, ...]] | None:
+    """(element count, C-contiguous strides) of a result the direct kernels can write: contiguous, with one
+    to ``SMALL`` elements; else None."""
+    n = 1
+    for d in o._shape:
+        n *= d
+    if n > SMALL or n == 0:
+        return None
+    strides = contiguous_strides(o._shape)
+    return (n, strides) if o._strides == strides else None
+
+
 def qualify(op: str, ins, outs):
     """(dtype, operand form, element count) when ``op`` on ``ins`` into ``outs[0]`` can run as a direct
     kernel (one dtype, one contiguous shape, at most ``SMALL`` elements), else None."""
     o = outs[0]
     shape = o._shape
-    n = 1
-    for d in shape:
-        n *= d
-    if n > SMALL or n == 0:
+    dense = _dense_result(o)
+    if dense is None:
         return None
-    strides = contiguous_strides(shape)
-    if o._strides != strides:
-        return None
+    n, strides = dense
     x1, x2 = ins
     t1, t2 = type(x1) is Tensor, type(x2) is Tensor
     if t1:
@@ -376,14 +381,10 @@ def _qualify_broadcast_element(op: str, ins, outs):
         return None
     if op not in _BOOL_RESULT and o._dtype.np is not npdtype:
         return None
-    n = 1
-    for d in shape:
-        n *= d
-    if n > SMALL or n == 0:
+    dense = _dense_result(o)
+    if dense is None:
         return None
-    strides = contiguous_strides(shape)
-    if o._strides != strides:
-        return None
+    n, strides = dense
     if x1._strides == strides and not any(x2._strides):
         return npdtype, "tp", n
     if x2._strides == strides and not any(x1._strides):
