@@ -877,6 +877,10 @@ static PyMethodDef module_methods[] = {
     {NULL}
 };
 
+#ifndef NUMR_SPEEDUPS_SOURCE_SHA256  /* setup.py defines it: the SHA-256 of this file when it was built */
+#define NUMR_SPEEDUPS_SOURCE_SHA256 ""
+#endif
+
 static struct PyModuleDef moduledef = {
     PyModuleDef_HEAD_INIT, "numr_array._speedups",
     "The CPU eager element-wise call and the allocator's accounting, in C (see _speedups.c).", -1, module_methods,
@@ -902,7 +906,8 @@ PyInit__speedups(void)
     if (m == NULL)
         return NULL;
     if (PyModule_AddObjectRef(m, "Ledger", (PyObject *)&LedgerType) < 0 ||
-        PyModule_AddObjectRef(m, "BufferBase", (PyObject *)&BufferBaseType) < 0) {
+        PyModule_AddObjectRef(m, "BufferBase", (PyObject *)&BufferBaseType) < 0 ||
+        PyModule_AddStringConstant(m, "SOURCE_SHA256", NUMR_SPEEDUPS_SOURCE_SHA256) < 0) {
         Py_DECREF(m);
         return NULL;
     }

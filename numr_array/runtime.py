@@ -44,9 +44,12 @@ Errors, the part of the contract the namespace and users rely on (each backend's
 from __future__ import annotations
 
 import functools
+import hashlib
 import importlib
 import os
+import pathlib
 import threading
+import warnings
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Sequence
@@ -68,9 +71,17 @@ def _compiled():
     if os.environ.get("NUMR_SPEEDUPS", "1") == "0":
         return None
     try:
-        return importlib.import_module("numr_array._speedups")
+        module = importlib.import_module("numr_array._speedups")
     except ImportError:
         return None
+    # In a checkout (editable install) the source lies beside the module: one built from another version of
+    # it may not match the Python around it, so it is refused (an installed wheel carries no source).
+    source = pathlib.Path(__file__).with_name("_speedups.c")
+    if source.exists() and hashlib.sha256(source.read_bytes()).hexdigest() != getattr(module, "SOURCE_SHA256", ""):
+        warnings.warn("numr_array._speedups was compiled from another version of numr_array/_speedups.c: "
+                      "running the pure-Python path; rebuild it with `pip install -e .`", RuntimeWarning, stacklevel=2)
+        return None
+    return module
 
 
 #: the compiled parts, or None: a Buffer's end and the accounting run in C, without a Python frame, and the

@@ -22,8 +22,44 @@ for req in map(Requirement, project["dependencies"] + project["optional-dependen
         sys.exit(1)
 EOF
 }
-if ! installed; then
+# 0 when numr_array._speedups is compiled from this checkout's numr_array/_speedups.c (runtime.py refuses a
+# stale one); else prints why not
+compiled() {
+  env -u NUMR_SPEEDUPS python3 - 2>/dev/null <<'EOF'
+import sys, warnings
+with warnings.catch_warnings(record=True) as seen:
+    warnings.simplefilter("always")
+    import numr_array.runtime as runtime
+if runtime.speedups is None:
+    print(*(w.message for w in seen if "_speedups" in str(w.message)))
+    sys.exit(1)
+EOF
+}
+install() {
   python3 -m pip install -q --disable-pip-version-check --root-user-action=ignore -e ".[test]"
+}
+# 0 when a C compiler and the headers of this Python are there (what the extension's build needs)
+can_compile() {
+  command -v cc >/dev/null && python3 -c 'import os, sys, sysconfig
+sys.exit(not os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h")))'
+}
+if ! installed || ! compiled >/dev/null; then
+  install
+fi
+# The install compiles the extension, or goes on without it where it cannot (no compiler or no Python
+# headers): then install those where possible and build again. In CI, running without it is an error.
+if ! compiled >/dev/null; then
+  if ! can_compile && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    echo "no C compiler or Python headers: installing gcc and python3-dev to build numr_array._speedups"
+    apt-get update -qq >/dev/null
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq gcc libc6-dev python3-dev >/dev/null
+    install
+  fi
+  if ! why=$(compiled); then
+    msg="numr_array._speedups is not compiled (C compiler: $(command -v cc || echo none)) ${why:-}"
+    case "${CI:-}" in ""|false|0) echo "warning: $msg: the pure-Python path runs" >&2 ;;
+                      *) echo "error: $msg" >&2; exit 1 ;; esac
+  fi
 fi
 
 # 0 when a native adapter with shader-f64 and shader-int64 exists; else prints the adapters there are.

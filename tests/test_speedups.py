@@ -14,7 +14,12 @@ import pytest
 import numr_array as xp
 from numr_array import _elementwise, _manipulation, runtime
 
-pytestmark = pytest.mark.skipif(os.environ.get("NUMR_SPEEDUPS") == "0", reason="NUMR_SPEEDUPS=0: the Python path")
+pytestmark = [
+    pytest.mark.skipif(os.environ.get("NUMR_SPEEDUPS") == "0", reason="NUMR_SPEEDUPS=0: the Python path"),
+    # scripts/test.sh builds it (installing a compiler where it can) and, in CI, fails when it cannot
+    pytest.mark.skipif(runtime.speedups is None and os.environ.get("CI", "") in ("", "0", "false"),
+                       reason="numr_array._speedups is not compiled here (no C compiler or Python headers)"),
+]
 
 
 @pytest.fixture(autouse=True)
@@ -52,7 +57,7 @@ def _f32(*values):
 
 
 def test_the_extension_is_built():
-    # pip install . and pip install -e . compile it; CI and this machine have a compiler
+    # pip install . and pip install -e . compile it; scripts/test.sh makes sure of it in CI
     assert runtime.speedups is not None
     assert _elementwise._c_binary is runtime.speedups.binary
     assert issubclass(runtime.Buffer, runtime.speedups.BufferBase)
