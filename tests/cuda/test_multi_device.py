@@ -116,8 +116,11 @@ def test_from_dlpack_of_another_gpus_array_copies_device_to_device(monkeypatch):
     assert shared.device == D1 and shared.__cuda_array_interface__["data"][0] == c.data.ptr
     with host_forbidden(monkeypatch) as copies:
         t = xp.from_dlpack(c, device="cuda:0")
-    assert t.device == D0 and gpu_of(t) == 0 and len(copies) == 1
-    assert to_np(t).tolist() == np.arange(12.0).reshape(3, 4).tolist()
+        u = xp.asarray(c, device="cuda:0")  # (asarray of a DLPack producer is from_dlpack)
+    assert [(k[1], k[3]) for k in copies] == [(0, 1), (0, 1)]
+    for r in (t, u):
+        assert r.device == D0 and gpu_of(r) == 0
+        assert to_np(r).tolist() == np.arange(12.0).reshape(3, 4).tolist()
 
 
 @pytest.mark.parametrize("current", [0, 1])
