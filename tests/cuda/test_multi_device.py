@@ -161,9 +161,11 @@ def test_linalg_fft_and_matmul_on_cuda1():
     b = rng.standard_normal((48, 3))
     v = rng.standard_normal(256)
     A, S, B, V = (xp.asarray(t, device=D1) for t in (a, spd, b, v))
+    a32 = a.astype(np.float32)
+    A32 = xp.astype(A, xp.float32)
     results = {
         "matmul": (A @ B, a @ b),
-        "matmul_f32": (xp.astype(A, xp.float32) @ xp.astype(A, xp.float32), a.astype(np.float32) @ a.astype(np.float32)),
+        "matmul_f32": (A32 @ A32, a32 @ a32),
         "solve": (xp.linalg.solve(S, B), np.linalg.solve(spd, b)),
         "inv": (xp.linalg.inv(S), np.linalg.inv(spd)),
         "cholesky": (xp.linalg.cholesky(S), np.linalg.cholesky(spd)),

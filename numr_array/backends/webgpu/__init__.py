@@ -1,7 +1,8 @@
 """The WebGPU runtime over wgpu-py: a device ``webgpu:N`` per adapter, ``webgpu:0`` on the chosen one.
 
-The adapter of ``webgpu:0`` is wgpu's high-performance one, except that an adapter of a native backend (Vulkan, Metal,
-D3D12) is taken over an OpenGL one: wgpu's OpenGL backend offers neither shader-f64 nor shader-int64.
+The adapter of ``webgpu:0`` is wgpu's high-performance one, except that an adapter of a native backend
+(Vulkan, Metal, D3D12) is taken over an OpenGL one: wgpu's OpenGL backend offers neither shader-f64 nor
+shader-int64.
 ``NUMR_WEBGPU_ADAPTER`` (a substring of the adapter's name) picks another, and wgpu's
 ``WGPU_BACKEND_TYPE`` (Vulkan, Metal, D3D12, OpenGL) restricts the backend. The device is requested with
 the adapter's own limits and with shader-f16, shader-f64, shader-int64 and subgroup where the adapter
