@@ -16,7 +16,10 @@ recorded, tracked and checked; a thread may capture one device at a time, and a 
 of the same device waits for the first to end. Other threads keep working meanwhile: on CPU alongside
 the capture, while on CUDA and WebGPU, where the capture records the device's one stream or queue,
 their calls on the captured device wait until the block ends (so a capturing thread must not wait
-inside its block for another thread's work on the same device).
+inside its block for another thread's work on the same device). Other devices are untouched: calls on
+them, the capturing thread's own included, run eagerly, unrecorded and untracked (host reads of their data
+too), and another thread may capture one of them meanwhile; ``to_device`` is refused only to or from the
+captured device.
 """
 
 from __future__ import annotations

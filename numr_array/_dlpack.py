@@ -3,7 +3,8 @@ numr_array itself), and the export behind ``Tensor.__dlpack__`` / ``__dlpack_dev
 
 CPU data is shared, not copied, whenever the caller allows: the producer's memory becomes the buffer of
 the new tensor (the CPU client takes a C-contiguous NumPy array as a buffer handle), and the tensor's
-strides and offset describe the producer's layout within it. Everything else goes through a host copy.
+strides and offset describe the producer's layout within it. CUDA data bound for another GPU is copied
+device to device (``to_device``); everything else goes through a host copy.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from ._data_type_functions import astype
 from ._device import Device, parse_device
 from ._launch import make_view
 from ._tensor import Tensor
-from ._transfer import from_numpy, to_numpy
+from ._transfer import from_numpy, to_device, to_numpy
 from .runtime import Interop
 
 __all__ = ["from_dlpack"]
@@ -55,6 +56,12 @@ def from_dlpack(x: object, /, *, device=None, copy: bool | None = None) -> Tenso
         return dev.client.adopt(x)  # the producer's device memory, shared
     if copy is False:
         raise CopyRequiredError(f"from_dlpack: copy=False, but data on {source} can reach {dev} only by a copy")
+    if dev.kind == source.kind == "cuda" and dev is not source:  # another GPU's memory: copied device to device
+        try:
+            shared = source.client.adopt(x)
+        except TypeError as e:  # a dtype the standard lacks, reported as DLPack consumers report it
+            raise BufferError(f"from_dlpack: {e}") from None
+        return to_device(shared, dev)
     # a host copy (the producer copies device memory out when dl_device asks for the CPU), then onto dev
     host = np.from_dlpack(x, device="cpu")
     return _copy(host, dev)

@@ -48,11 +48,25 @@ def from_numpy(a: np.ndarray, dev: Device, dtype: dt.DType | None = None) -> Ten
 
 
 def to_device(x: Tensor, device, /, *, stream=None) -> Tensor:
-    """``x`` on ``device``: x itself when already there, else a copy through the host."""
+    """``x`` on ``device``: x itself when already there; else a copy, device to device between two devices
+    of a backend that has such copies (two GPUs on CUDA: ``runtime.PeerCopy``), through the host otherwise."""
     dev = renew_if_lost(parse_device(device, "to_device"))
     if dev is x._dev:
         return x
-    _capture.check_not_capturing("to_device")
+    st = _capture.current()
+    if st is not None and (st.device is dev or st.device is x._dev):  # (other devices' copies run eagerly)
+        _capture.check_not_capturing("to_device")
+    client, target = x._dev.client, dev.client
+    if isinstance(client, _rt.PeerCopy) and type(target) is type(client):
+        if _rt.lost_count:
+            _rt.check_live((x,))
+        if not x.is_contiguous():
+            c = new_tensor(x._dev, x._shape, x._dtype)
+            client.copy_strided(x, c)
+            x = c
+        out = new_tensor(dev, x._shape, x._dtype)
+        client.copy_to_peer(x, out, target)
+        return out
     return from_numpy(to_numpy(x, "to_device"), dev, x._dtype)
 
 

@@ -19,7 +19,9 @@ absent from ``devices()``. The namespace layer talks to a device only through it
   recoverable device gets a new client (a new generation) when the next array is created on it;
 * interop (optional): a client that shares its memory with other libraries without a copy also
   implements :class:`HostInterop` (memory the host reads directly: CPU) or :class:`CudaInterop` (CUDA
-  memory); the namespace tests for them with ``isinstance``. WebGPU implements neither.
+  memory); the namespace tests for them with ``isinstance``. WebGPU implements neither;
+* peer copies (optional): a client that copies to another device of its backend without the host
+  implements :class:`PeerCopy` (CUDA); ``to_device`` between two such devices uses it.
 
 Errors, the part of the contract the namespace and users rely on (each backend's wording below):
 
@@ -450,6 +452,17 @@ class CudaInterop(Interop):
     @abstractmethod
     def cuda_array_interface(self, t: "Tensor") -> dict:
         """``__cuda_array_interface__`` (v3) of ``t``, its ``stream`` the stream a consumer synchronises with."""
+
+
+class PeerCopy(ABC):
+    """Optional part of the Client interface: copies from this device's memory to another device of the same
+    backend without going through the host (``to_device`` between two GPUs)."""
+
+    @abstractmethod
+    def copy_to_peer(self, src: "Tensor", dst: "Tensor", peer: "Client") -> None:
+        """Copy the C-contiguous ``src`` (this device's) into the C-contiguous ``dst`` of the same shape and
+        dtype on ``peer``'s device (a client of this backend, not this one), device to device; ordered after
+        the work both devices already have and before the work either gets next."""
 
 
 #: how many clients have been lost in this process: while 0, the namespace skips the per-tensor check_live

@@ -14,6 +14,11 @@ to ``end_capture``/``abort_capture``: a stream capture records whatever any thre
 others' calls wait. It also guards the capture state (``_capturing``, the pending ``FusedRun``) and the
 cuBLAS handle's creation. Allocation takes no lock: CuPy's pool has its own, and the direct launcher's
 argument slots are per thread.
+
+Several GPUs: a client's work runs with its GPU current. CuPy's current stream is per device and thread, so
+the check every launch makes (is the compute stream current?) also finds the current device right, and
+otherwise the call makes the GPU and the stream current for its duration (``run``). A copy between two GPUs
+(``copy_to_peer``) goes device to device, peer to peer where the hardware has it (``peer_access``).
 """
 
 from __future__ import annotations
@@ -33,7 +38,7 @@ from cupy.cuda import runtime
 from ... import errors
 from ... import _dtypes as dt
 from ..._tensor import Tensor
-from ...runtime import Allocator, Buffer, Client, CudaInterop, Graph, entry_point, renewed
+from ...runtime import Allocator, Buffer, Client, CudaInterop, Graph, PeerCopy, entry_point, renewed
 from ..array_module_kernels import make_kernels, native_views
 from ._blas import WORKSPACE_BYTES, Cublas
 from ._direct_elementwise import BINARY as DIRECT_BINARY, STORE_MAX, UNARY as DIRECT_UNARY, DirectLauncher, FusedRun
@@ -44,6 +49,7 @@ from ._direct_elementwise import FUSABLE  # (a line of its own: other branches e
 
 _FUSED_NOT_BINARY = FUSABLE - DIRECT_BINARY.keys()
 _get_device = runtime.getDevice
+_memcpy_peer = runtime.memcpyPeerAsync  # (a name of this module's: the multi-GPU tests count its calls)
 _current_stream = cupy.cuda.get_current_stream
 _DEFAULT_STREAMS = (0, runtime.streamLegacy, runtime.streamPerThread)
 _OOM = cupy.cuda.memory.OutOfMemoryError
@@ -62,6 +68,24 @@ STICKY_ERRORS = {
 #: cached memory above the threshold is released at the first synchronisation after it has stayed above it
 #: this long, so that a hot loop which frees and re-allocates a large block each step does not thrash
 RELEASE_DELAY_S = 1.0
+
+
+#: (device, peer) -> whether ``device`` reaches ``peer``'s memory directly; access is enabled on first asking
+_peer_access: dict[tuple[int, int], bool] = {}
+
+
+def peer_access(device: int, peer: int) -> bool:
+    """Whether GPU ``device`` has direct (NVLink or PCIe peer-to-peer) access to GPU ``peer``'s memory, as
+    ``cudaDeviceCanAccessPeer`` says; on first asking, that access is enabled for the process. Without it a
+    copy between the two still runs device to device, staged by the driver."""
+    ok = _peer_access.get((device, peer))
+    if ok is None:
+        ok = device != peer and bool(runtime.deviceCanAccessPeer(device, peer))
+        if ok:
+            with cupy.cuda.Device(device):
+                runtime._deviceEnsurePeerAccess(peer)  # (CuPy's own call: tolerates access already enabled)
+        _peer_access[(device, peer)] = ok
+    return ok
 
 
 def release_threshold_bytes() -> int:
@@ -138,7 +162,7 @@ class CudaRawHandle:
     copy_stream: cupy.cuda.Stream
 
 
-class CudaClient(Client, CudaInterop):
+class CudaClient(Client, CudaInterop, PeerCopy):
     """One GPU: its streams, memory, kernels and capture state."""
 
     recoverable = False  # a sticky error poisons the process's CUDA context
@@ -150,6 +174,8 @@ class CudaClient(Client, CudaInterop):
         with self._cp_device:
             self.stream = cupy.cuda.Stream(non_blocking=True)
             self.copy_stream = cupy.cuda.Stream(non_blocking=True)
+            #: recorded on the compute stream where another GPU's stream must wait for it (copy_to_peer)
+            self._order_event = cupy.cuda.Event(disable_timing=True)
             # current for this GPU on the creating thread: launches then need no stream switch, and CuPy code
             # the user interleaves (on this thread) is ordered with numr's work; elsewhere launches switch to it
             self.stream.use()
@@ -330,6 +356,35 @@ class CudaClient(Client, CudaInterop):
     def copy_strided(self, src: Tensor, dst: Tensor) -> None:
         self.launch("copy", (src,), (dst,), {})
 
+    @_entry
+    def copy_to_peer(self, src: Tensor, dst: Tensor, peer: "CudaClient") -> None:
+        """Copy the dense ``src`` into ``dst`` on ``peer``'s GPU with one ``cudaMemcpyPeerAsync`` on the peer's
+        compute stream: after this GPU's work so far (an event), and before this GPU's next work (an event
+        back), so that ``src``'s block, which the pool files under this GPU's stream, is not reused before the
+        copy has read it. Each client's lock is held only for its own steps, never both at once: a capture,
+        which holds its device's lock for the whole block, may itself use the other GPU."""
+        size = src._dtype.itemsize
+        n = size
+        for d in src._shape:
+            n *= d
+        if not n:
+            return
+        peer_access(peer.index, self.index)  # (both ways: the copy engines of either GPU may serve it)
+        peer_access(self.index, peer.index)
+        with self._lock, self.on_device():
+            runtime.eventRecord(self._order_event.ptr, self.stream.ptr)
+        try:
+            with peer._lock, peer.on_device():
+                runtime.streamWaitEvent(peer.stream.ptr, self._order_event.ptr)
+                _memcpy_peer(dst._buf.handle.ptr + dst._offset * size, peer.index,
+                             src._buf.handle.ptr + src._offset * size, self.index, n, peer.stream.ptr)
+                runtime.eventRecord(peer._order_event.ptr, peer.stream.ptr)
+        except _CUDA_ERRORS as e:
+            peer.raise_if_lost(e)
+            raise
+        with self._lock, self.on_device():
+            runtime.streamWaitEvent(self.stream.ptr, peer._order_event.ptr)
+
     # --- kernels -------------------------------------------------------------------------------------
     def launch(self, kernel: str, inputs: Sequence, outputs: Sequence[Tensor], params: dict) -> None:
         lock = self._lock
@@ -460,6 +515,9 @@ class CudaClient(Client, CudaInterop):
         self._arena_allocator = cm
 
     def _arena_malloc(self, nbytes: int):
+        if _get_device() != self.index:
+            # the capturing thread's eager work on another GPU (not captured): that GPU's block of the pool
+            return self.pool.malloc(nbytes)
         arena = self.arena
         if arena is None:  # CuPy code outside numr's capture bookkeeping, on this thread: the pool
             return self.malloc(nbytes)

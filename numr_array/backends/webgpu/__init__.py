@@ -1,12 +1,14 @@
-"""The WebGPU runtime over wgpu-py: one device (``webgpu:0``) on the chosen adapter.
+"""The WebGPU runtime over wgpu-py: a device ``webgpu:N`` per adapter, ``webgpu:0`` on the chosen one.
 
-The adapter is wgpu's high-performance one, except that an adapter of a native backend (Vulkan, Metal,
-D3D12) is taken over an OpenGL one: wgpu's OpenGL backend offers neither shader-f64 nor shader-int64.
+The adapter of ``webgpu:0`` is wgpu's high-performance one, except that an adapter of a native backend
+(Vulkan, Metal, D3D12) is taken over an OpenGL one: wgpu's OpenGL backend offers neither shader-f64 nor
+shader-int64.
 ``NUMR_WEBGPU_ADAPTER`` (a substring of the adapter's name) picks another, and wgpu's
 ``WGPU_BACKEND_TYPE`` (Vulkan, Metal, D3D12, OpenGL) restricts the backend. The device is requested with
 the adapter's own limits and with shader-f16, shader-f64, shader-int64 and subgroup where the adapter
-offers them. Without wgpu, or without an adapter, ``create_runtime`` returns None and the backend is
-absent from ``devices()``.
+offers them. ``webgpu:1``, ``webgpu:2``, ... are the host's other adapters of the same backend (the
+other GPUs: software adapters only when ``webgpu:0`` is one), best first (``_rank``). Without wgpu, or
+without an adapter, ``create_runtime`` returns None and the backend is absent from ``devices()``.
 """
 
 from __future__ import annotations
@@ -65,7 +67,7 @@ def _backend(adapter) -> str:
 
 def _rank(adapter) -> tuple[bool, int]:
     """Sort key: native backends first, then by adapter type (discrete GPU first)."""
-    kind = str(adapter.info.get("adapter_type", "")).lower()
+    kind = _kind(adapter)
     return (_backend(adapter) not in NATIVE_BACKENDS,
             _ADAPTER_TYPES.index(kind) if kind in _ADAPTER_TYPES else _ADAPTER_TYPES.index("unknown"))
 
@@ -89,6 +91,27 @@ def _pick_adapter(wgpu):
     return min(matches, key=_rank) if matches else None
 
 
+def _pick_adapters(wgpu) -> list:
+    """The adapter of each device: ``_pick_adapter``'s first, then the other adapters of its backend that
+    match ``NUMR_WEBGPU_ADAPTER`` (a CPU one only if the first is a CPU one), best first."""
+    first = _pick_adapter(wgpu)
+    if first is None:
+        return []
+    want = os.environ.get("NUMR_WEBGPU_ADAPTER", "").lower()
+    cpu = _kind(first) == "cpu"
+    others = [a for a in _enumerate(wgpu) if _backend(a) == _backend(first) and (cpu or _kind(a) != "cpu")
+              and want in str(a.info.get("device", "")).lower()]
+    # the enumeration lists ``first``'s own adapter too: the same object, or (wgpu's request returns a new
+    # one) the first adapter reporting the same info, which is the one wgpu's request chooses among equals
+    same = next((a for a in others if a is first), None) or next(
+        (a for a in others if dict(a.info) == dict(first.info)), None)
+    return [first] + sorted((a for a in others if a is not same), key=_rank)
+
+
+def _kind(adapter) -> str:
+    return str(adapter.info.get("adapter_type", "")).lower()
+
+
 def _enumerate(wgpu) -> list:
     try:
         return list(wgpu.gpu.enumerate_adapters_sync())
@@ -99,18 +122,18 @@ def _enumerate(wgpu) -> list:
 class WebGPURuntime(Runtime):
     name = "webgpu"
 
-    def __init__(self, wgpu, adapter):
+    def __init__(self, wgpu, adapters: list):
         self._wgpu = wgpu
-        self.adapter = adapter
-        self._client = None
+        self.adapters = adapters
+        self.adapter = adapters[0]  # webgpu:0's
 
     def device_count(self) -> int:
-        return 1
+        return len(self.adapters)
 
     def create_client(self, device):
         from ._client import WebGPUClient
         from ._kernels import make_kernels
-        a = self.adapter
+        a = self.adapters[device.index]
         features = [f for f in WANTED_FEATURES if f in a.features]
         wdevice = a.request_device_sync(required_features=features, required_limits=dict(a.limits))
         return WebGPUClient(device, a, wdevice, set(wdevice.features), make_kernels())
@@ -123,13 +146,14 @@ def create_runtime() -> WebGPURuntime | None:
         log.info("webgpu backend absent: wgpu cannot be imported (%s)", e)
         return None
     with native_stderr_filtered():
-        adapter = _pick_adapter(wgpu)
-    if adapter is None:
+        adapters = _pick_adapters(wgpu)
+    if not adapters:
         log.info("webgpu backend absent: no WebGPU adapter (NUMR_WEBGPU_ADAPTER=%r, WGPU_BACKEND_TYPE=%r)",
                  os.environ.get("NUMR_WEBGPU_ADAPTER", ""), os.environ.get("WGPU_BACKEND_TYPE", ""))
         return None
-    info = adapter.info
-    log.info("webgpu:0 on the adapter %r (%s backend, %s; features: %s)", info.get("device", ""),
-             info.get("backend_type", ""), info.get("adapter_type", ""),
-             ", ".join(f for f in WANTED_FEATURES if f in adapter.features) or "none of the optional ones")
-    return WebGPURuntime(wgpu, adapter)
+    for i, adapter in enumerate(adapters):
+        info = adapter.info
+        log.info("webgpu:%d on the adapter %r (%s backend, %s; features: %s)", i, info.get("device", ""),
+                 info.get("backend_type", ""), info.get("adapter_type", ""),
+                 ", ".join(f for f in WANTED_FEATURES if f in adapter.features) or "none of the optional ones")
+    return WebGPURuntime(wgpu, adapters)
