@@ -186,6 +186,8 @@ OTHERS: tuple[Kernel, ...] = (
     Kernel("pinv", "linalg", 2, 1, ("rtol",)),  # x, rtol as an array (or None: then params' rtol)
     Kernel("matrix_rank", "linalg", 2, 1, ("rtol",)),
     Kernel("matrix_norm", "linalg", 1, 1, ("ord",)),
+    # ord: 0, 1, 2, inf or -inf (linalg.vector_norm composes the other orders from element-wise functions
+    # and reductions, well conditioned where sum(|x|**ord)**(1/ord) is not)
     Kernel("vector_norm", "linalg", 1, 1, ("axes", "keepdims", "ord")),
     # fft
     *(Kernel(n, "fft", 1, 1, ("n", "axis", "norm")) for n in ("fft", "ifft", "rfft", "irfft", "hfft", "ihfft")),

@@ -17,13 +17,17 @@ from typing import Literal, NamedTuple
 import numpy as np
 
 from . import _dtypes as dt
+from . import _elementwise as ew
 from ._checks import broadcast_shape, broadcast_to_shape, check_axes, check_tensor
+from ._creation import full
+from ._data_type_functions import astype
 from ._launch import launch, make_view, new_tensor
 from ._elementwise import multiply
 from ._info import default_dtypes_of
 from ._linear_algebra_functions import matmul, negative_axis, numeric_pair, tensordot, vecdot
-from ._manipulation import matrix_transpose
-from ._statistical import _accumulation_dtype as accumulation_dtype, reduction
+from ._manipulation import matrix_transpose, reshape
+from ._searching import where
+from ._statistical import _accumulation_dtype as accumulation_dtype, max as _max, min as _min, reduction, sum as _sum
 from ._tensor import Tensor
 from .kernels import K, Kernel
 
@@ -324,9 +328,43 @@ def vector_norm(x, /, *, axis: int | tuple[int, ...] | None = None, keepdims: bo
         raise ValueError(f"vector_norm: ord=-inf over the empty axes {axes} of shape {x._shape} "
                          "is a minimum over nothing")
     shape = tuple(1 if i in axes else s for i, s in enumerate(x._shape) if keepdims or i not in axes)
+    ord = float(ord)
+    if ord not in (0.0, 1.0, 2.0, math.inf, -math.inf):
+        return _p_norm(x, axes, shape, ord)
     o = new_tensor(x._dev, shape, dt.real_of(x._dtype))
-    _run("vector_norm", K.vector_norm, (x,), (o,), {"axes": axes, "keepdims": bool(keepdims), "ord": float(ord)})
+    _run("vector_norm", K.vector_norm, (x,), (o,), {"axes": axes, "keepdims": bool(keepdims), "ord": ord})
     return o
+
+
+def _p_norm(x: Tensor, axes: tuple[int, ...], shape: tuple[int, ...], p: float) -> Tensor:
+    """sum(|x|**p)**(1/p) over ``axes``, well conditioned for every real p (the direct formula is not when
+    |p| is small: (1.25**1e-300)**1e300 is 1.0, not 1.25, as the rounding of the sum is raised to 1/p).
+
+    With M the largest |x| (the smallest for p < 0) and y = |x| / M, every y**p lies in [0, 1] and is 1
+    where |x| is M, so sum(|x|**p) = M**p * (1 + D) with D = (count(|x| == M) - 1) + sum(y**p, |x| != M),
+    a sum of non-negative terms, and the norm is M * exp(log1p(D) / p), accurate to a few ulps of the
+    exponent log1p(D) / p (exactly M where D is 0). M = 0 (p > 0: all zero; p < 0: a zero) gives 0 and
+    M = inf gives inf, as the direct formula does; NaN propagates through M."""
+    n = math.prod(x._shape[a] for a in axes)
+    rdtype = dt.real_of(x._dtype)
+    if n == 0:  # the sum over nothing is 0, and 0**(1/p) is 0 for p > 0, inf for p < 0
+        return full(shape, 0.0 if p > 0 else math.inf, dtype=rdtype, device=x._dev)
+    # |p| within the dtype's normal range, where it is an operand: a smaller one would round to 0, and there
+    # the smallest normal number gives the same result (y**p is then 1 for every y but 0 and inf, so that D
+    # is 0, giving M, or at least 1, giving exp(log1p(D) / p) = inf or 0 for any such p); a larger one
+    # would be inf, and the largest finite one, as p, makes every y**p with y != 1 zero
+    info = np.finfo(rdtype.np)
+    p = math.copysign(min(max(abs(p), float(info.tiny)), float(info.max)), p)
+    a = ew.abs(x)
+    m = (_max if p > 0 else _min)(a, axis=axes, keepdims=True)
+    one = ew.equal(a, m)  # (not a / M == 1: a GPU's division need not give exactly 1)
+    d = ew.add(_sum(where(one, 0.0, ew.pow(ew.divide(a, m), p)), axis=axes, keepdims=True),
+               ew.subtract(_sum(astype(one, rdtype), axis=axes, keepdims=True), 1.0))
+    e = ew.divide(ew.log1p(d), p)
+    # M * exp(e) exactly when |e| is moderate; exp(e + log(M)) where exp(e) alone would overflow or underflow
+    r = where(ew.less(ew.abs(e), 64.0), ew.multiply(m, ew.exp(e)), ew.exp(ew.add(e, ew.log(m))))
+    r = where(ew.equal(m, 0.0), 0.0, where(ew.equal(m, math.inf), math.inf, r))
+    return reshape(r, shape)
 
 
 # --- products and diagonals ----------------------------------------------------------------------------
@@ -427,10 +465,8 @@ def cond(x, p: int | float | str | None = None) -> Tensor:
     _matrices(x, "cond")
     if p is None or p == 2 or p == -2:
         s = svdvals(x)
-        from ._elementwise import divide
-        return divide(s[..., 0], s[..., -1]) if p != -2 else divide(s[..., -1], s[..., 0])
+        return ew.divide(s[..., 0], s[..., -1]) if p != -2 else ew.divide(s[..., -1], s[..., 0])
     _matrices(x, "cond", square=True)
-    from ._elementwise import multiply
     return multiply(matrix_norm(x, ord=p), matrix_norm(inv(x), ord=p))
 
 

@@ -7,6 +7,7 @@ dtypes are float32, complex64 and int32).
 
 from __future__ import annotations
 
+import math
 import os
 
 import numpy as np
@@ -217,3 +218,44 @@ def flushed_reference(reference, arrays: list, flushing) -> tuple:
                 r[same] = f[same]
         return r
     return flushed, as_compared
+
+
+def exact_p_norm(values, p: float) -> float:
+    """sum(|v|**p)**(1/p) of the (real or complex) ``values`` for a real p (not 0 or +-inf), computed in
+    decimal with enough digits that the result is right to float64 precision for any p, however small
+    (NumPy's direct formula is not: it gives 1.0 for [1.25] and p = 1e-300). NaN propagates; 0**p is inf
+    for p < 0 and inf**p is 0, as in the direct formula."""
+    from decimal import Decimal, localcontext
+
+    mags = [abs(complex(v)) for v in np.asarray(values).reshape(-1)]
+    if any(math.isnan(v) for v in mags):
+        return math.nan
+    if p > 0 and math.inf in mags:
+        return math.inf
+    if p < 0 and 0.0 in mags:
+        return 0.0
+    terms = [v for v in mags if v not in (0.0, math.inf)]
+    if not terms:  # a sum of zeros: 0**(1/p)
+        return 0.0 if p > 0 else math.inf
+    with localcontext() as ctx:
+        # v**p is 1 + p*log(v) + ...: digits enough for p*log(v) to count, and 40 more
+        ctx.prec = 40 + max(0, -math.floor(math.log10(abs(p))))
+        ctx.Emax, ctx.Emin = 10 ** 6, -10 ** 6
+        dp = Decimal(p)
+        logs = [Decimal(v).ln() * dp for v in terms]  # log(v**p), summed as exponentials scaled by the largest
+        top = max(logs)
+        log_norm = (top + sum((t - top).exp() for t in logs if t - top > -10 ** 5).ln()) / dp
+        if log_norm > 710:
+            return math.inf
+        if log_norm < -746:
+            return 0.0
+        return float(log_norm.exp())
+
+
+#: (values, ord) pairs for vector_norm's general orders: tiny orders of both signs (where the direct formula
+#: sum(|x|**p)**(1/p) loses every digit), zeros, infinities, NaN, ties, n > 1, results near the dtype's limits
+P_NORM_CASES = [(v, p) for p in (2.2e-16, -2.2e-16, 1e-300, -1e-300, 5e-324, 1e-10, -1e-10, 0.01, -0.01, 0.5, -0.5,
+                                 1.5, 3.0, -3.0, 40.0, -40.0, 1e300, -1e300)
+                for v in ([1.25], [-1.25], [3.0, 4.0], [0.0, 1.25], [1.25, 0.0, -1.25], [0.0, 0.0], [1.0, math.inf],
+                          [math.inf, -math.inf], [1.0, math.nan], [0.1, 0.2, 0.3, 0.4, 5.0, 6.0, 7.0], [3e30, 4e30],
+                          [3e-30, 4e-30])]

@@ -247,3 +247,26 @@ def test_replay_equals_eager(chain, new_values):
     g.replay()
     eager = run(arr(new_values), y, xp.empty((4,), device=DEVICE))
     assert np.array_equal(to_np(out), to_np(eager), equal_nan=True)
+
+
+@pytest.mark.parametrize("then", ["multiply", "cumulative_sum"])
+def test_std_then_a_map_launch_of_32_mib_replays_as_eager(then):
+    """std over the 2^20 rows of a 2^20 x 8 float32 array, then a launch over all of it (as the jit
+    benchmark's sort_stats): the size at which WebGPU's last launch submitted everything before the fused
+    launches got their parameters. Replay on new data equals eager, bit for bit."""
+    def run(X):
+        s = xp.std(X, axis=0)
+        o = X * 2.0 if then == "multiply" else xp.cumulative_sum(X, axis=1)
+        return s, o
+
+    rng = np.random.default_rng(0)
+    X = arr(rng.standard_normal((1 << 20, 8)).astype(np.float32))
+    with xp.capture(device=DEVICE) as g:
+        s, o = run(X)
+    a2 = (rng.standard_normal((1 << 20, 8)) * 3 + 1).astype(np.float32)
+    X[...] = arr(a2)
+    g.replay()
+    es, eo = run(arr(a2))
+    assert to_np(s).tobytes() == to_np(es).tobytes()
+    assert to_np(o).tobytes() == to_np(eo).tobytes()
+    np.testing.assert_allclose(to_np(s), np.std(a2.astype(np.float64), axis=0), rtol=1e-3)

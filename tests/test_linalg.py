@@ -13,7 +13,7 @@ from hypothesis.extra import numpy as hnp
 import numr_array as xp
 from numr_array import linalg
 
-from .helpers import defaults, device_data, needs_dtype, supported_promotion
+from .helpers import P_NORM_CASES, defaults, device_data, exact_p_norm, needs_dtype, supported_promotion
 from .strategies import ALL, DEVICE, FLOAT, NUMERIC, REAL_FLOAT, supported, to_np, views
 
 SINGLE = (xp.float32, xp.complex64)
@@ -391,7 +391,10 @@ def reference_vector_norm(a, axis, keepdims, order):
         ax % a.ndim for ax in (axis if isinstance(axis, tuple) else (axis,)))
     rest = [i for i in range(a.ndim) if i not in axes]
     flat = np.transpose(a, axes + tuple(rest)).reshape((-1,) + tuple(a.shape[i] for i in rest))
-    r = np.linalg.norm(flat, order, axis=0)
+    if order in (0, 1, 2, math.inf, -math.inf):
+        r = np.linalg.norm(flat, order, axis=0)
+    else:  # NumPy's direct formula is ill-conditioned for small |order|
+        r = np.apply_along_axis(exact_p_norm, 0, flat, order).astype(flat.real.dtype)
     if keepdims:
         r = np.reshape(r, tuple(1 if i in axes else a.shape[i] for i in range(a.ndim)))
     return r
@@ -411,6 +414,29 @@ def test_vector_norm(data, order, keepdims):
         r = linalg.vector_norm(x, axis=axis, keepdims=keepdims, ord=order)
         expected = reference_vector_norm(a, axis, keepdims, order)
     check(r, expected, real_dtype(dtype), scale_of(a) * 64)
+
+
+@pytest.mark.parametrize("values,order", P_NORM_CASES)
+def test_vector_norm_of_any_order_is_well_conditioned(values, order):
+    """sum(|x|**p)**(1/p) computed directly is 1.0 for [1.25] and p = 1e-300 (NumPy's answer, and numr's
+    before): the rounding of the sum is raised to 1/p. The norm matches a many-digit reference, to the
+    precision of the dtype, for every order; and NumPy's direct formula where that is well conditioned."""
+    dtype = DEFAULTS["real floating"]
+    a = np.asarray(values, dtype.np)
+    with np.errstate(all="ignore"):
+        want = np.asarray(exact_p_norm(a, order)).astype(dtype.np)
+        r = linalg.vector_norm(xp.asarray(a, device=DEVICE), ord=order)
+        check_relative(r, want, dtype)
+        direct = np.linalg.norm(a.astype(np.float64), ord=order)
+    mags = np.abs(a[a != 0])
+    if 0.5 <= abs(order) <= 40 and np.all((mags >= 0.1) & (mags <= 10)):  # no overflow or underflow in |x|**p
+        check_relative(r, direct.astype(dtype.np), dtype)
+
+
+def check_relative(t, expected, dtype):
+    """``t`` is close to ``expected`` relative to each value (however small), with equal infinities and NaN."""
+    assert t.dtype == dtype and t.shape == expected.shape
+    np.testing.assert_allclose(to_np(t), expected, rtol=tol(dtype)["rtol"], atol=0)
 
 
 def test_vector_norm_special_values():

@@ -372,6 +372,21 @@ def test_capture_of_launches_split_over_bindings(monkeypatch):
     assert float(s) == float((a * 2 + 1).sum(dtype=np.float64))
 
 
+def test_fused_launches_replay_when_the_last_captured_launch_submitted_everything(monkeypatch):
+    """A launch binding EARLY_SUBMIT_BYTES submits at once, so a capture whose last launch does leaves
+    nothing pending; the merged launches the fusion pass adds at the end still need their parameters
+    written into the graph's uniform buffer (they were not: x * 2 + 1 replayed nothing)."""
+    from numr_array.backends.webgpu import _client
+    monkeypatch.setattr(_client, "EARLY_SUBMIT_BYTES", 1)
+    x = on(np.arange(64, dtype=np.float32))
+    with xp.capture(device=DEV) as g:
+        u = ew.add(ew.multiply(x, 2.0), 1.0)
+    assert len(g._graph.steps) == 1
+    x[...] = on(np.ones(64, np.float32))
+    g.replay()
+    assert to_np(u).tolist() == [3.0] * 64
+
+
 def test_reused_memory_read_through_another_view_splits_the_fused_run():
     """``t`` is read transposed and dies; its memory then takes the result of the next launch, over the same
     iteration space. Merged, element (i, j) would overwrite what element (j, i) has still to read: the

@@ -15,6 +15,7 @@ import numr_array as xp
 from numr_array import linalg
 from numr_array.backends import get_runtime
 
+from ..helpers import P_NORM_CASES, exact_p_norm
 from ..strategies import to_np
 from .helpers import no_readback, on_device, random
 
@@ -201,6 +202,20 @@ def test_vector_norm_matches_cpu(dtype, shape, order, keepdims, data):
     want = linalg.vector_norm(xp.asarray(a), axis=axes, keepdims=keepdims, ord=order)
     assert got.dtype == want.dtype and got.shape == want.shape
     np.testing.assert_allclose(to_np(got), to_np(want), equal_nan=True, **tol(dtype, 10))
+
+
+@pytest.mark.parametrize("dtype", sorted({xp.float32, WIDEST}, key=str))
+def test_vector_norm_of_tiny_and_huge_orders(dtype):
+    """The direct sum(|x|**p)**(1/p) gave 1.0 for [1.25] and p = -2.2e-16 (p rounds to 0 in float32, and
+    the rounding of the sum is raised to 1/p in float64): every case against a many-digit reference."""
+    rtol = 2e-5 if dtype == xp.float32 else 1e-12
+    for values, order in P_NORM_CASES:
+        a = np.asarray(values, dtype.np)
+        with np.errstate(all="ignore"), no_readback():
+            r = linalg.vector_norm(xp.asarray(a, device=DEV), ord=order)
+        with np.errstate(all="ignore"):
+            want = np.asarray(exact_p_norm(a, order)).astype(dtype.np)
+        np.testing.assert_allclose(to_np(r), want, rtol=rtol, atol=0, err_msg=f"{values} ord={order}")
 
 
 @settings(max_examples=40, deadline=None)

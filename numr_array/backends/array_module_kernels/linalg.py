@@ -147,10 +147,8 @@ def kernels(m) -> dict:
             r = m.sum(a != 0, axis=axes, keepdims=keep)
         elif order == 1:
             r = m.sum(a, axis=axes, keepdims=keep)
-        elif order == 2:
+        else:  # 2
             r = m.sqrt(m.sum(a * a, axis=axes, keepdims=keep))
-        else:
-            r = m.sum(a ** order, axis=axes, keepdims=keep) ** (1.0 / order)
         m.copyto(o, r, casting="unsafe")  # ord=0 counts (integers) into the float result
 
     def cross(ins, outs, p):

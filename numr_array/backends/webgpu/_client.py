@@ -536,12 +536,15 @@ class WebGPUClient(Client):
         if self._pass is not None:
             self._pass.end()
             self._pass = None
-        if self._enc is None:
-            return
+        # written even with nothing to submit: the fusion pass's merged launches take slots without encoding
+        # anything (encode_recorded), and the capture's last launch may have submitted everything already
+        # (EARLY_SUBMIT_BYTES); the queue runs these writes before its next submission
         for pool in [self._eager_pool] + self._capture_pools:
             if pool.used > pool.written:
                 self.queue.write_buffer(pool.buf, pool.written, memoryview(pool.mirror)[pool.written:pool.used])
                 pool.written = pool.used
+        if self._enc is None:
+            return
         self.queue.submit([self._enc.finish()])
         self._enc = None
         self._pending = 0
