@@ -4,7 +4,8 @@ One data set, X of shape (n_chunks * rows, 64) float32, is made chunk by chunk *
 device of the worker that runs them (nothing is shipped but the results), and streamed through two
 computations, each one dask graph:
 
-- ``reduce``: ``X.sum()`` and ``(X * X).sum()`` (tree-reduced, ``split_every``), hence mean and std;
+- ``reduce``: the sum and the sum of squares of X's elements, hence mean and std (one ``da.reduction``,
+  tree-reduced ``split_every``, whose chunk step gives both: one task per chunk);
 - ``matmul``: ``X.T @ X`` (a 64 x 64 Gram matrix; each chunk gives a small partial, summed in a tree).
 
 Chunk ``b`` is a fixed pattern of ``period`` rows (multiples of 1/1024 in [0, 1)) tiled down the chunk, plus
@@ -70,9 +71,9 @@ N_OFFSETS = 7
 SPLIT_EVERY = 16
 GB = 1e9
 # float32 tolerances (relative to the float64 reference): the sums add ~1e8-1e9 values per chunk on the
-# device and a tree of partials; the Gram matrix contracts over a whole chunk's rows (millions) in one
+# device, then a tree of partials; the Gram matrix contracts over a whole chunk's rows (millions) in one
 # GEMM; std comes from E[x^2] - E[x]^2, which loses about a factor of 5 to cancellation on this data.
-RTOL = {"sum": 1e-4, "sumsq": 1e-4, "std": 1e-3, "gram": 1e-3}
+RTOL = {"sum": 1e-4, "sumsq": 1e-4, "mean": 1e-4, "std": 1e-3, "gram": 1e-3}
 PEERS = {"cpu": "numpy", "cuda": "cupy", "webgpu": None}
 
 
@@ -106,16 +107,18 @@ def reference(n_chunks: int, rows: int, period: int = PERIOD, cols: int = COLS, 
             "gram": gram}
 
 
-def check(op: str, got: list[np.ndarray], ref: dict) -> tuple[dict[str, float], bool]:
-    """Relative errors of a computation's results against ``reference``, and whether all are in tolerance."""
-    if op == "reduce":
-        s, ss = (float(np.asarray(g, dtype=np.float64)) for g in got)
+def check(op: str, got: np.ndarray, ref: dict) -> tuple[dict[str, float], bool]:
+    """Relative errors of a computation's result against ``reference`` (the Gram matrix's: the largest
+    error over its entries, relative to its largest entry), and whether all are within tolerance."""
+    got = np.asarray(got, dtype=np.float64)
+    if op == "reduce":  # (sum, sum of squares)
+        s, ss = got.reshape(2)
         mean = s / ref["n"]
         std = math.sqrt(max(ss / ref["n"] - mean * mean, 0.0))
-        errs = {"sum": abs(s - ref["sum"]) / ref["sum"], "sumsq": abs(ss - ref["sumsq"]) / ref["sumsq"],
-                "std": abs(std - ref["std"]) / ref["std"]}
+        errs = {name: float(abs(v - ref[name]) / ref[name]) for name, v in
+                (("sum", s), ("sumsq", ss), ("mean", mean), ("std", std))}
     else:
-        g = np.asarray(got[0], dtype=np.float64).reshape(ref["gram"].shape)
+        g = got.reshape(ref["gram"].shape)
         errs = {"gram": float(np.abs(g - ref["gram"]).max() / np.abs(ref["gram"]).max())}
     ok = all(math.isfinite(e) and e <= RTOL[k] for k, e in errs.items())
     return errs, ok
@@ -155,8 +158,10 @@ def _pattern_on(lib: str, kind: str, period: int, cols: int, seed: int):
     return p
 
 
-def make_chunk(block_id=None, *, lib: str, kind: str, rows: int, period: int, cols: int, seed: int):
-    """Chunk ``block_id[0]`` of X, made on this worker's device (dask's map_blocks passes ``block_id``)."""
+def make_chunk(block_id=None, *, lib: str, kind: str, rows: int, period: int, cols: int, seed: int,
+               flat: bool = False):
+    """Chunk ``block_id[0]`` of X, made on this worker's device (dask's map_blocks passes ``block_id``);
+    ``flat``: its rows one after the other, as one vector (a view)."""
     b = block_id[0]
     shape = (rows // period, period, cols)
     if lib == "cupy":
@@ -164,11 +169,12 @@ def make_chunk(block_id=None, *, lib: str, kind: str, rows: int, period: int, co
         # the worker's one executor thread runs every task of the graph: make its GPU the current one
         cupy.cuda.Device(device_index(kind)).use()
     p = _pattern_on(lib, kind, period, cols, seed)
+    out_shape = (rows * cols,) if flat else (rows, cols)
     if lib == "numr":
         import numr_array as xp
-        return xp.reshape(xp.broadcast_to(p, shape) + offset(b), (rows, cols))
+        return xp.reshape(xp.broadcast_to(p, shape) + offset(b), out_shape)
     mod = np if lib == "numpy" else __import__("cupy")
-    return (mod.broadcast_to(p, shape) + np.float32(offset(b))).reshape(rows, cols)
+    return (mod.broadcast_to(p, shape) + np.float32(offset(b))).reshape(out_shape)
 
 
 def to_host(t, lib: str) -> np.ndarray:
@@ -230,29 +236,55 @@ def peak_memory(kind: str, lib: str) -> int | None:
 
 # ---- the graphs ----------------------------------------------------------------------------------
 
-def meta_of(lib: str):
-    """The chunk type's empty 2-D array, made on the client (numr: on cpu, so the client needs no GPU)."""
+def meta_of(lib: str, ndim: int):
+    """The chunk type's empty array of ``ndim`` dimensions, made on the client (numr: on cpu, so that the
+    client needs no GPU)."""
     if lib == "numr":
         import numr_array as xp
-        return xp.empty((0, 0), dtype=xp.float32, device="cpu")
-    if lib == "cupy":
-        import cupy
-        return cupy.empty((0, 0), dtype=np.float32)
-    return np.empty((0, 0), np.float32)
+        return xp.empty((0,) * ndim, dtype=xp.float32, device="cpu")
+    return namespace(lib).empty((0,) * ndim, dtype=np.float32)
+
+
+def namespace(lib: str):
+    if lib == "numr":
+        import numr_array
+        return numr_array
+    return np if lib == "numpy" else __import__("cupy")
+
+
+def moments_chunk(x, axis=None, keepdims=None, *, lib: str):
+    """The sum and the sum of squares of a 1-D chunk, as a 2-vector."""
+    mod = namespace(lib)
+    return mod.stack([mod.sum(x), mod.sum(x * x)])
+
+
+def moments_combine(x, axis=None, keepdims=None, *, lib: str):
+    """The sums of the (sum, sum of squares) pairs that ``x`` concatenates."""
+    mod = namespace(lib)
+    return mod.sum(mod.reshape(x, (x.shape[0] // 2, 2)), axis=0)
 
 
 def graphs(op: str, lib: str, kind: str, n_chunks: int, rows: int, period: int, cols: int = COLS,
-           seed: int = SEED) -> list:
-    """The dask arrays of ``op`` over X made of ``n_chunks`` chunks of ``rows`` rows, each ending in NumPy."""
+           seed: int = SEED):
+    """The dask array of ``op`` over X made of ``n_chunks`` chunks of ``rows`` rows, ending in NumPy.
+
+    ``reduce`` is one dask reduction (``da.reduction``, the machinery of ``sum``, tree-reduced ``split_every``)
+    of X's elements whose chunk step gives both the sum and the sum of squares: one task per chunk, fused with
+    the chunk's generation, so that each chunk is made and reduced in one go and only two numbers leave it
+    (``X.sum()`` and ``(X * X).sum()`` together keep each chunk until both ran, in three tasks per chunk)."""
     import dask.array as da
-    X = da.map_blocks(make_chunk, dtype=np.float32, chunks=((rows,) * n_chunks, (cols,)), meta=meta_of(lib),
-                      lib=lib, kind=kind, rows=rows, period=period, cols=cols, seed=seed)
+    from functools import partial
     if op == "reduce":
-        outs = [X.sum(split_every=SPLIT_EVERY), (X * X).sum(split_every=SPLIT_EVERY)]
+        X = da.map_blocks(make_chunk, dtype=np.float32, chunks=((rows * cols,) * n_chunks,), meta=meta_of(lib, 1),
+                          lib=lib, kind=kind, rows=rows, period=period, cols=cols, seed=seed, flat=True)
+        combine = partial(moments_combine, lib=lib)
+        out = da.reduction(X, partial(moments_chunk, lib=lib), combine, combine=combine, axis=0, keepdims=True,
+                           dtype=np.float32, split_every=SPLIT_EVERY, output_size=2, meta=meta_of(lib, 1))
     else:
-        outs = [X.T @ X]
-    return [o.map_blocks(to_host, lib=lib, dtype=np.float32, meta=np.empty((0,) * o.ndim, np.float32))
-            for o in outs]
+        X = da.map_blocks(make_chunk, dtype=np.float32, chunks=((rows,) * n_chunks, (cols,)), meta=meta_of(lib, 2),
+                          lib=lib, kind=kind, rows=rows, period=period, cols=cols, seed=seed)
+        out = X.T @ X
+    return out.map_blocks(to_host, lib=lib, dtype=np.float32, meta=np.empty((0,) * out.ndim, np.float32))
 
 
 @dataclass
@@ -357,9 +389,11 @@ def make_cluster(kind: str, n: int, pin: str = "env"):
     and spilling would copy chunks to the host)."""
     from distributed import Nanny, Scheduler, SpecCluster
     workers = {f"{kind}{i}": {"cls": Nanny, "options": {"nthreads": 1, "env": worker_env(kind, i, pin),
-                                                          "memory_limit": 0, "silence_logs": logging.ERROR}}
+                                                          "memory_limit": 0, "dashboard": False,
+                                                          # not the workers' heartbeat errors at teardown
+                                                          "silence_logs": logging.CRITICAL}}
                for i in range(n)}
-    scheduler = {"cls": Scheduler, "options": {"dashboard_address": None}}
+    scheduler = {"cls": Scheduler, "options": {"dashboard": False, "dashboard_address": ":0"}}
     return SpecCluster(workers=workers, scheduler=scheduler, silence_logs=logging.ERROR)
 
 
@@ -393,20 +427,20 @@ class Part:
         finally:
             self.cluster.close(timeout=10)
 
-    def compute(self, op: str, lib: str, n_chunks: int, timeout: float) -> tuple[float, list[np.ndarray]]:
+    def compute(self, op: str, lib: str, n_chunks: int, timeout: float) -> tuple[float, np.ndarray]:
         from distributed import wait
-        arrays = graphs(op, lib, self.kind, n_chunks, self.rows, self.period)
+        array = graphs(op, lib, self.kind, n_chunks, self.rows, self.period)
         t0 = time.perf_counter()
-        futures = self.client.compute(arrays)
-        wait(futures, timeout=timeout)
-        results = self.client.gather(futures)
-        return time.perf_counter() - t0, results
+        future = self.client.compute(array)
+        wait(future, timeout=timeout)
+        result = future.result()
+        return time.perf_counter() - t0, result
 
     def measure(self, op: str, lib: str, n_chunks: int, timeout: float, note: str = "") -> Record:
         self.client.run(reset_memory, self.kind, lib)
-        seconds, results = self.compute(op, lib, n_chunks, timeout)
+        seconds, result = self.compute(op, lib, n_chunks, timeout)
         peaks = [p for p in self.client.run(peak_memory, self.kind, lib).values() if p is not None]
-        errors, ok = check(op, results, reference(n_chunks, self.rows, self.period))
+        errors, ok = check(op, result, reference(n_chunks, self.rows, self.period))
         total = n_chunks * self.chunk_bytes
         return Record(self.name, self.kind, lib, op, self.n, self.devices, n_chunks, self.chunk_bytes, total,
                       seconds, total / seconds / GB, errors, ok, max(peaks) if peaks else None, self.memory,
@@ -415,8 +449,8 @@ class Part:
     def warm(self, lib: str, timeout: float) -> bool:
         """Both graphs once on two chunks per worker: compiles kernels, starts pools; checked."""
         for op in ("reduce", "matmul"):
-            _, results = self.compute(op, lib, 2 * self.n, timeout)
-            errors, ok = check(op, results, reference(2 * self.n, self.rows, self.period))
+            _, result = self.compute(op, lib, 2 * self.n, timeout)
+            errors, ok = check(op, result, reference(2 * self.n, self.rows, self.period))
             if not ok:
                 raise AssertionError(f"warm-up {lib} {op} on {self.kind} is wrong: {errors}")
         return True
@@ -425,8 +459,8 @@ class Part:
         """Bytes per second of the slower of the two graphs on ``n_chunks`` chunks (after ``warm``)."""
         worst = math.inf
         for op in ("reduce", "matmul"):
-            seconds, results = self.compute(op, lib, n_chunks, timeout)
-            errors, ok = check(op, results, reference(n_chunks, self.rows, self.period))
+            seconds, result = self.compute(op, lib, n_chunks, timeout)
+            errors, ok = check(op, result, reference(n_chunks, self.rows, self.period))
             if not ok:
                 raise AssertionError(f"calibration {lib} {op} on {self.kind} is wrong: {errors}")
             worst = min(worst, n_chunks * self.chunk_bytes / seconds)
@@ -520,7 +554,7 @@ def part_multi(run: Run, args, kind: str, n: int, lib_peer: str | None, single: 
                     goal = ("  (goal >= 1.8x on 2 GPUs: " + ("met" if s >= 1.8 else "NOT met") + ")"
                             if op == "reduce" and kind == "cuda" and n == 2 else "")
                     run.event("scaling", f"scaling {lib} {op} 1 -> {n} x {kind}: {s:.2f}x "
-                                         f"({one.gbps:.1f} -> {r.gbps:.1f} GB/s){goal}",
+                                         f"({one.gbps:.3g} -> {r.gbps:.3g} GB/s){goal}",
                               lib=lib, op=op, devices=n, factor=s)
     finally:
         guarded(run, "B closing the cluster", part.close)
@@ -531,7 +565,7 @@ def ratios(run: Run, part: str, mine: dict, peer: dict, lib_peer: str, label: st
         a, b = mine.get(("numr", op)), peer.get((lib_peer, op))
         if a is not None and b is not None:
             run.event("ratio", f"ratio {part} {op}: numr on {label} / {lib_peer} = {a.gbps / b.gbps:.2f}x "
-                               f"throughput ({a.gbps:.1f} vs {b.gbps:.1f} GB/s)",
+                               f"throughput ({a.gbps:.3g} vs {b.gbps:.3g} GB/s)",
                       part=part, op=op, factor=a.gbps / b.gbps)
 
 

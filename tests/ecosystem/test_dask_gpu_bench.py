@@ -51,14 +51,28 @@ def test_numr_chunk_equals_numpy_chunk():
 
 def test_check_passes_the_reference_and_fails_a_wrong_result():
     ref = dask_gpu.reference(5, ROWS, PERIOD)
-    ok = dask_gpu.check("reduce", [np.float32(ref["sum"]), np.float32(ref["sumsq"])], ref)
-    assert ok[1] and max(ok[0].values()) < 1e-6
-    assert not dask_gpu.check("reduce", [np.float32(ref["sum"] * (1 + 1e-3)), np.float32(ref["sumsq"])], ref)[1]
-    assert not dask_gpu.check("reduce", [np.float32(np.nan), np.float32(ref["sumsq"])], ref)[1]
+    errors, ok = dask_gpu.check("reduce", np.array([ref["sum"], ref["sumsq"]], np.float32), ref)
+    assert ok and set(errors) == {"sum", "sumsq", "mean", "std"} and max(errors.values()) < 1e-6
+    assert not dask_gpu.check("reduce", np.array([ref["sum"] * (1 + 1e-3), ref["sumsq"]], np.float32), ref)[1]
+    assert not dask_gpu.check("reduce", np.array([np.nan, ref["sumsq"]], np.float32), ref)[1]
     gram = ref["gram"].astype(np.float32)
-    assert dask_gpu.check("matmul", [gram], ref)[1]
+    assert dask_gpu.check("matmul", gram, ref)[1]
     gram[3, 5] *= 1.01  # one chunk's partial lost or doubled shows up like this
-    assert not dask_gpu.check("matmul", [gram], ref)[1]
+    assert not dask_gpu.check("matmul", gram, ref)[1]
+
+
+@pytest.mark.parametrize("lib", ["numpy", "numr"])
+@pytest.mark.parametrize("op", ["reduce", "matmul"])
+def test_graphs_on_the_threaded_scheduler(lib, op):
+    """The graphs the workers run, here in one process: one task per chunk for ``reduce`` (made and reduced
+    together), and the results equal to the references."""
+    import dask
+    graph = dask_gpu.graphs(op, lib, "cpu", 20, ROWS, PERIOD)
+    if op == "reduce":
+        (optimized,) = dask.optimize(graph)
+        assert len(dict(optimized.__dask_graph__())) < 20 + 5
+    errors, ok = dask_gpu.check(op, graph.compute(scheduler="threads"), dask_gpu.reference(20, ROWS, PERIOD))
+    assert ok, errors
 
 
 @pytest.mark.parametrize("pin,rank,cuda,webgpu", [("env", 1, 0, 1), ("name", 1, 1, 1), ("env", 0, 0, 0)])
