@@ -32,11 +32,12 @@ with ``--pin env`` (the default), ``CUDA_VISIBLE_DEVICES=i``, so that worker i's
 i uses ``cuda:i`` by name (this exercises numr's multi-device runtime). ``LocalCluster`` itself gives every
 worker the same environment, so it cannot pin a process to a GPU.
 
-Output lines (``[elapsed s]`` first): ``A cuda:0 numr reduce: 171.8 GB (80 x 2.147 GB chunks) 1.234 s
-158.2 GB/s  sum 1e-07 sumsq 2e-07 std 3e-07  PASS  peak 6.4 / 150.1 GB on device, out of core``: the
-data streamed, the chunking, the wall time of the ``compute`` (graph submission to results on the client),
-throughput, the relative errors against the float64 references (and PASS/FAIL against the float32
-tolerances), the device memory the library held at its peak against the device's memory. ``ratio``
+Output lines (``[elapsed s]`` first), for example ``A cuda:0 numr reduce: 171.8 GB (86 x 2.000 GB chunks)
+1.234 s 139 GB/s  sum 1.0e-07 sumsq 2.0e-07 mean 1.0e-07 std 3.0e-07  PASS  peak 4.1 / 150 GB on device,
+out of core`` (figures made up to show the form): the data streamed, the chunking, the wall time of the
+``compute`` (graph submission to the result on the client), throughput (X's bytes / that time), the
+relative errors against the float64 references (PASS/FAIL against float32 tolerances), and the device
+memory the library held at its peak (CuPy: its pool's size after the run) against the device's. ``ratio``
 lines compare numr's throughput with the peer's (above 1: numr faster); ``scaling`` lines give N devices
 against one. The last line is ``ALL PASS`` or ``FAILED: ...``; the exit status is 0 only for ALL PASS.
 ``--json PATH`` writes every record.
@@ -47,22 +48,20 @@ On a CPU-only machine ``--device cpu --total-gb 0.5`` runs the same code end to 
 
 from __future__ import annotations
 
+import argparse
+import json
+import logging
+import math
 import os
+import platform
+import sys
+import time
+import traceback
+from dataclasses import asdict, dataclass, field
+from functools import partial
+from typing import Any
 
-os.environ.setdefault("NCCL_NVLS_ENABLE", "0")  # inherited by the worker processes (NVLink multicast off)
-
-import argparse  # noqa: E402  (after the environment is set)
-import json  # noqa: E402
-import logging  # noqa: E402
-import math  # noqa: E402
-import platform  # noqa: E402
-import sys  # noqa: E402
-import time  # noqa: E402
-import traceback  # noqa: E402
-from dataclasses import asdict, dataclass, field  # noqa: E402
-from typing import Any  # noqa: E402
-
-import numpy as np  # noqa: E402
+import numpy as np
 
 COLS = 64
 PERIOD = 4096
@@ -273,7 +272,7 @@ def graphs(op: str, lib: str, kind: str, n_chunks: int, rows: int, period: int, 
     the chunk's generation, so that each chunk is made and reduced in one go and only two numbers leave it
     (``X.sum()`` and ``(X * X).sum()`` together keep each chunk until both ran, in three tasks per chunk)."""
     import dask.array as da
-    from functools import partial
+
     if op == "reduce":
         X = da.map_blocks(make_chunk, dtype=np.float32, chunks=((rows * cols,) * n_chunks,), meta=meta_of(lib, 1),
                           lib=lib, kind=kind, rows=rows, period=period, cols=cols, seed=seed, flat=True)
@@ -404,9 +403,13 @@ class Part:
         from distributed import Client
         self.run, self.name, self.kind, self.n = run, name, kind, n_workers
         self.cluster = make_cluster(kind, n_workers, pin)
-        self.client = Client(self.cluster)
-        self.client.wait_for_workers(n_workers, timeout=max(10.0, run.budget.left()))
-        infos = self.client.run(device_info, kind)
+        try:
+            self.client = Client(self.cluster)
+            self.client.wait_for_workers(n_workers, timeout=60)
+            infos = self.client.run(device_info, kind)
+        except BaseException:
+            self.cluster.close(timeout=10)
+            raise
         self.infos = [infos[w] for w in sorted(infos)]
         self.devices = [i["device"] if kind != "cuda" or pin != "env" else f"cuda:{i['CUDA_VISIBLE_DEVICES']}"
                         for i in self.infos]
@@ -473,7 +476,7 @@ def guarded(run: Run, what: str, fn, *args, **kwargs):
     """``fn(*args)``, or None after printing an ERROR line (the run carries on with the next thing)."""
     try:
         return fn(*args, **kwargs)
-    except Exception as e:  # report and carry on: one broken library or device must not lose the others
+    except Exception as e:  # noqa: BLE001 (reported; one broken library or device must not lose the others)
         detail = traceback.format_exception_only(type(e), e)[-1].strip()
         run.event("error", f"ERROR {what}: {detail[:500]}")
         return None
@@ -601,6 +604,7 @@ def main(argv: list[str] | None = None) -> int:
 
     budget = Budget(args.budget)
     run = Run(budget, args.json)
+    os.environ.setdefault("NCCL_NVLS_ENABLE", "0")  # NVLink multicast off here too (each worker's env has it)
     import dask
     import distributed
     if args.device is None:

@@ -13,7 +13,7 @@ from tests.helpers import DEVICE
 pytest.importorskip("dask.array", reason="dask is not installed (the [distributed] extra)")
 pytest.importorskip("distributed", reason="distributed is not installed (the [distributed] extra)")
 
-from benchmarks import dask_gpu  # noqa: E402  (needs dask)
+from benchmarks import dask_gpu  # noqa: E402 (after the importorskips: it needs dask)
 
 PERIOD, ROWS = 8, 24  # chunks of three pattern copies
 
