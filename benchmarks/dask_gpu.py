@@ -57,7 +57,7 @@ import platform
 import sys
 import time
 import traceback
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from functools import partial
 from typing import Any
 
@@ -186,6 +186,16 @@ def to_host(t, lib: str) -> np.ndarray:
     return np.asarray(t)
 
 
+def warm_worker(kind: str, lib: str, rows: int, period: int) -> None:
+    """Both graphs' chunk work once in this worker (kernels compiled, pools and handles made), wherever the
+    scheduler put the warm-up graph's tasks."""
+    mod = namespace(lib)
+    to_host(moments_chunk(make_chunk((0,), lib=lib, kind=kind, rows=rows, period=period, cols=COLS, seed=SEED,
+                                     flat=True), lib=lib), lib)
+    x = make_chunk((1, 0), lib=lib, kind=kind, rows=rows, period=period, cols=COLS, seed=SEED)
+    to_host(mod.matmul(x.T, x), lib)
+
+
 def device_info(kind: str) -> dict:
     """What this worker's device is: name, memory, PCI bus (for cuda: that each worker has its own GPU)."""
     info = {"device": worker_device(kind), "pid": os.getpid(),
@@ -305,7 +315,6 @@ class Record:
     device_memory_bytes: int | None = None
     out_of_core: bool | None = None
     note: str = ""
-    extra: dict = field(default_factory=dict)
 
 
 class Budget:
@@ -419,10 +428,10 @@ class Part:
         self.period = period
         self.rows = max(period, int(chunk_gb * GB / (4 * COLS)) // period * period)
         self.chunk_bytes = self.rows * COLS * 4
-        run.say(f"{name}: {n_workers} worker(s) on {kind}: " + "; ".join(
+        run.event("cluster", f"{name}: {n_workers} worker(s) on {kind}: " + "; ".join(
             f"{d} = {i['name']}{' (' + i['pci_bus_id'] + ')' if i.get('pci_bus_id') else ''}"
             f"{', %.1f GB' % (i['memory_bytes'] / GB) if i['memory_bytes'] else ''}"
-            for d, i in zip(self.devices, self.infos)))
+            for d, i in zip(self.devices, self.infos)), part=name, workers=self.infos)
 
     def close(self) -> None:
         try:
@@ -450,7 +459,8 @@ class Part:
                       None if not self.memory else total > self.memory, note)
 
     def warm(self, lib: str, timeout: float) -> bool:
-        """Both graphs once on two chunks per worker: compiles kernels, starts pools; checked."""
+        """Both graphs' chunk work in every worker, then both graphs on two chunks per worker (checked)."""
+        self.client.run(warm_worker, self.kind, lib, self.rows, self.period)
         for op in ("reduce", "matmul"):
             _, result = self.compute(op, lib, 2 * self.n, timeout)
             errors, ok = check(op, result, reference(2 * self.n, self.rows, self.period))
@@ -537,7 +547,10 @@ def part_multi(run: Run, args, kind: str, n: int, lib_peer: str | None, single: 
     """Part B: one worker per device, the same graph and total as A; scaling against A."""
     part = Part(run, "B", kind, n, args.pin, args.chunk_gb, args.period)
     try:
-        total_n = single.get("n_chunks") or max(n, round((args.total_gb or 1.0) * GB / part.chunk_bytes))
+        total_n = single.get("n_chunks")
+        if total_n is None:  # part A failed before sizing its runs
+            total_n = max(n, round((args.total_gb or 1.0) * GB / part.chunk_bytes))
+            run.event("skip", f"B: no size from part A; {total_n} chunks ({args.total_gb or 1.0} GB), no scaling")
         for lib in ["numr"] + ([lib_peer] if lib_peer else []):
             if guarded(run, f"B warm-up {lib} on {n} x {kind}", part.warm, lib, run.budget.left()) is None:
                 continue
@@ -627,8 +640,13 @@ def main(argv: list[str] | None = None) -> int:
         return 1
 
     peer = PEERS[args.device]
-    if peer == "cupy" and guarded(run, "importing CuPy (the peer)", __import__, "cupy") is None:
-        peer = None
+    run.machine["numpy"] = np.__version__
+    if peer == "cupy":
+        cupy = guarded(run, "importing CuPy (the peer)", __import__, "cupy")
+        if cupy is None:
+            peer = None
+        else:
+            run.machine["cupy"] = cupy.__version__
     # A sizes its runs to end by 45% of the budget; B streams the same total over N devices; W gets the rest
     single = guarded(run, "part A", part_single, run, args, "A", args.device, peer, args.chunk_gb,
                      0.45 * args.budget) or {}
