@@ -25,12 +25,13 @@ Parts, each printed (flushed) as soon as it is measured:
   with the CuPy figure of A.
 
 One worker per GPU: a ``SpecCluster`` (the class ``LocalCluster`` is built on, as dask-cuda's
-``LocalCUDACluster`` is) of one ``Nanny`` per device, each with its own environment: ``NUMR_BENCH_RANK=i``,
-``NUMR_DEVICE`` (numr's default device in that worker, for the arrays dask makes by chunk type alone) and,
-with ``--pin env`` (the default), ``CUDA_VISIBLE_DEVICES=i``, so that worker i's process sees only GPU i (as
-``cuda:0``) and no library in it can touch another GPU. ``--pin name`` leaves every GPU visible and worker
-i uses ``cuda:i`` by name (this exercises numr's multi-device runtime). ``LocalCluster`` itself gives every
-worker the same environment, so it cannot pin a process to a GPU.
+``LocalCUDACluster`` is) of one ``Nanny`` per GPU, each with its own environment: ``CUDA_VISIBLE_DEVICES=i``,
+so that worker i's process sees GPU i alone, as ``cuda:0``, and ``NUMR_DEVICE=cuda:0`` (numr's default
+device there, for the arrays dask makes by chunk type alone). ``LocalCluster`` gives every worker one
+environment, so it cannot do that. Naming ``cuda:i`` in worker i's tasks instead, with every GPU visible,
+fails at the tree reduction: a partial result pickles with its device's name, so worker 0 would receive
+worker 1's partial on ``cuda:1`` and combine it with its own on ``cuda:0``, which numr refuses (arrays on
+different devices); with one visible GPU per process, ``cuda:0`` names the receiving worker's own GPU.
 
 Output lines (``[elapsed s]`` first), for example ``A cuda:0 numr reduce: 171.8 GB (86 x 2.000 GB chunks)
 1.234 s 139 GB/s  sum 1.0e-07 sumsq 2.0e-07 mean 1.0e-07 std 3.0e-07  PASS  peak 4.1 / 150 GB on device,
@@ -125,23 +126,17 @@ def check(op: str, got: np.ndarray, ref: dict) -> tuple[dict[str, float], bool]:
 
 # ---- what runs in the workers -----------------------------------------------------------------------
 
-def device_index(kind: str) -> int:
-    """The index of this worker's device of ``kind``: its rank, or 0 where ``CUDA_VISIBLE_DEVICES`` shows it
-    only its own GPU (``--pin env``; Vulkan ignores that variable, so webgpu devices go by rank)."""
-    if kind == "cuda" and os.environ.get("NUMR_BENCH_PIN") == "env":
-        return 0
-    return int(os.environ.get("NUMR_BENCH_RANK", "0"))
-
-
 def worker_device(kind: str) -> str:
-    return "cpu" if kind == "cpu" else f"{kind}:{device_index(kind)}"
+    """The device of this worker's chunks: its one visible GPU (``CUDA_VISIBLE_DEVICES``), ``webgpu:0``
+    (part W has one worker) or the CPU."""
+    return "cpu" if kind == "cpu" else f"{kind}:0"
 
 
 _patterns: dict[tuple, Any] = {}  # per process: the pattern on each (library, device), made once
 
 
 def _pattern_on(lib: str, kind: str, period: int, cols: int, seed: int):
-    key = (lib, kind, device_index(kind), period, cols, seed)
+    key = (lib, kind, period, cols, seed)
     p = _patterns.get(key)
     if p is None:
         host = pattern(period, cols, seed)
@@ -163,10 +158,6 @@ def make_chunk(block_id=None, *, lib: str, kind: str, rows: int, period: int, co
     ``flat``: its rows one after the other, as one vector (a view)."""
     b = block_id[0]
     shape = (rows // period, period, cols)
-    if lib == "cupy":
-        import cupy
-        # the worker's one executor thread runs every task of the graph: make its GPU the current one
-        cupy.cuda.Device(device_index(kind)).use()
     p = _pattern_on(lib, kind, period, cols, seed)
     out_shape = (rows * cols,) if flat else (rows, cols)
     if lib == "numr":
@@ -204,11 +195,9 @@ def device_info(kind: str) -> dict:
     t = xp.asarray(np.zeros(1, np.float32), device=worker_device(kind))  # starts numr's client on it
     if kind == "cuda":
         import cupy
-        i = device_index(kind)
-        with cupy.cuda.Device(i):
-            info["memory_bytes"] = int(cupy.cuda.runtime.memGetInfo()[1])
-        info["name"] = cupy.cuda.runtime.getDeviceProperties(i)["name"].decode()
-        info["pci_bus_id"] = cupy.cuda.Device(i).pci_bus_id
+        info["memory_bytes"] = int(cupy.cuda.runtime.memGetInfo()[1])
+        info["name"] = cupy.cuda.runtime.getDeviceProperties(0)["name"].decode()
+        info["pci_bus_id"] = cupy.cuda.Device(0).pci_bus_id
     elif kind == "webgpu":
         adapter = t.device.client.adapter
         info["name"] = str(adapter.info.get("device", ""))
@@ -228,8 +217,7 @@ def reset_memory(kind: str, lib: str) -> None:
         xp.reset_peak_memory_stats(worker_device(kind))
     elif lib == "cupy":
         import cupy
-        with cupy.cuda.Device(device_index(kind)):
-            cupy.get_default_memory_pool().free_all_blocks()
+        cupy.get_default_memory_pool().free_all_blocks()
 
 
 def peak_memory(kind: str, lib: str) -> int | None:
@@ -238,8 +226,7 @@ def peak_memory(kind: str, lib: str) -> int | None:
         return int(xp.memory_stats(worker_device(kind))["peak_bytes_in_use"])
     if lib == "cupy":
         import cupy
-        with cupy.cuda.Device(device_index(kind)):
-            return int(cupy.get_default_memory_pool().total_bytes())
+        return int(cupy.get_default_memory_pool().total_bytes())
     return None
 
 
@@ -380,23 +367,20 @@ class Run:
 
 # ---- clusters -------------------------------------------------------------------------------------
 
-def worker_env(kind: str, i: int, pin: str) -> dict[str, str]:
-    """The environment of worker ``i`` (read by ``device_index`` in its tasks)."""
-    env = {"NCCL_NVLS_ENABLE": "0", "NUMR_BENCH_RANK": str(i), "NUMR_BENCH_PIN": pin}
-    if kind == "cuda" and pin == "env":
+def worker_env(kind: str, i: int) -> dict[str, str]:
+    """The environment of worker ``i``: GPU i alone, as ``cuda:0`` (see the module docstring)."""
+    env = {"NCCL_NVLS_ENABLE": "0", "NUMR_DEVICE": worker_device(kind)}
+    if kind == "cuda":
         env["CUDA_VISIBLE_DEVICES"] = str(i)  # read when CUDA starts in the worker, at its first task
-        env["NUMR_DEVICE"] = "cuda:0"
-    else:
-        env["NUMR_DEVICE"] = "cpu" if kind == "cpu" else f"{kind}:{i}"
     return env
 
 
-def make_cluster(kind: str, n: int, pin: str = "env"):
+def make_cluster(kind: str, n: int):
     """A cluster of ``n`` worker processes, one thread each, worker i on device i of ``kind`` (see the
     module docstring), no memory limit (the data lives on the device; sizeof counts it as process memory,
     and spilling would copy chunks to the host)."""
     from distributed import Nanny, Scheduler, SpecCluster
-    workers = {f"{kind}{i}": {"cls": Nanny, "options": {"nthreads": 1, "env": worker_env(kind, i, pin),
+    workers = {f"{kind}{i}": {"cls": Nanny, "options": {"nthreads": 1, "env": worker_env(kind, i),
                                                           "memory_limit": 0, "dashboard": False,
                                                           # not the workers' heartbeat errors at teardown
                                                           "silence_logs": logging.CRITICAL}}
@@ -408,10 +392,10 @@ def make_cluster(kind: str, n: int, pin: str = "env"):
 class Part:
     """One cluster and what it measures."""
 
-    def __init__(self, run: Run, name: str, kind: str, n_workers: int, pin: str, chunk_gb: float, period: int):
+    def __init__(self, run: Run, name: str, kind: str, n_workers: int, chunk_gb: float, period: int):
         from distributed import Client
         self.run, self.name, self.kind, self.n = run, name, kind, n_workers
-        self.cluster = make_cluster(kind, n_workers, pin)
+        self.cluster = make_cluster(kind, n_workers)
         try:
             self.client = Client(self.cluster)
             self.client.wait_for_workers(n_workers, timeout=60)
@@ -420,8 +404,8 @@ class Part:
             self.cluster.close(timeout=10)
             raise
         self.infos = [infos[w] for w in sorted(infos)]
-        self.devices = [i["device"] if kind != "cuda" or pin != "env" else f"cuda:{i['CUDA_VISIBLE_DEVICES']}"
-                        for i in self.infos]
+        # by their host-wide names (worker i's cuda:0 is the host's cuda:i)
+        self.devices = [f"cuda:{i['CUDA_VISIBLE_DEVICES']}" if kind == "cuda" else i["device"] for i in self.infos]
         # the device memory the data is measured against (none on the CPU: out of core means a GPU's)
         self.memory = None if kind == "cpu" else min((i["memory_bytes"] for i in self.infos if i["memory_bytes"]),
                                                      default=None)
@@ -511,7 +495,7 @@ def part_single(run: Run, args, name: str, kind: str, lib_peer: str | None, chun
                 memory: int | None = None) -> dict:
     """Part A (or W): one worker on device 0; numr, then the peer on the same total; checked and timed.
     ``memory``: the device's memory where the worker cannot tell (webgpu: the same GPU's CUDA figure)."""
-    part = Part(run, name, kind, 1, args.pin, chunk_gb, args.period)
+    part = Part(run, name, kind, 1, chunk_gb, args.period)
     memory = part.memory or memory
     out: dict = {"memory": memory}
     try:
@@ -545,7 +529,7 @@ def part_single(run: Run, args, name: str, kind: str, lib_peer: str | None, chun
 
 def part_multi(run: Run, args, kind: str, n: int, lib_peer: str | None, single: dict) -> None:
     """Part B: one worker per device, the same graph and total as A; scaling against A."""
-    part = Part(run, "B", kind, n, args.pin, args.chunk_gb, args.period)
+    part = Part(run, "B", kind, n, args.chunk_gb, args.period)
     try:
         total_n = single.get("n_chunks")
         if total_n is None:  # part A failed before sizing its runs
@@ -609,8 +593,6 @@ def main(argv: list[str] | None = None) -> int:
                    help="workers (devices) in part B (default: every device of the kind; 2 on cpu)")
     p.add_argument("--webgpu", choices=["auto", "on", "off"], default="auto",
                    help="part W: numr on webgpu:0 (auto: when --device is cuda and a webgpu adapter exists)")
-    p.add_argument("--pin", choices=["env", "name"], default="env",
-                   help="how worker i gets GPU i: CUDA_VISIBLE_DEVICES=i (env) or the device name cuda:i (name)")
     p.add_argument("--period", type=int, default=PERIOD, help=argparse.SUPPRESS)
     p.add_argument("--json", default=None, help="write every record and figure to this JSON file")
     args = p.parse_args(argv)
@@ -653,7 +635,9 @@ def main(argv: list[str] | None = None) -> int:
     if peer:
         ratios(run, "A", single, single, peer, args.device + ":0" if args.device != "cpu" else "cpu")
     if n_multi > 1:
-        if n_multi > n_dev and args.device != "cpu":
+        if args.device == "webgpu":  # Vulkan ignores CUDA_VISIBLE_DEVICES: no way to give a process one adapter
+            run.event("skip", "SKIP B: one worker per GPU is a CUDA setup (CUDA_VISIBLE_DEVICES per worker)")
+        elif n_multi > n_dev and args.device != "cpu":
             run.event("skip", f"SKIP B: {n_multi} workers asked for, {n_dev} {args.device} device(s)")
         elif budget.left() < 20:
             run.event("skip", f"SKIP B: {budget.left():.0f} s of the budget left")

@@ -42,11 +42,10 @@ def test_chunks_differ_by_block_and_are_exact_in_float32():
 
 
 def test_numr_chunk_equals_numpy_chunk():
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("NUMR_BENCH_RANK", str(xp.asarray(0, device=DEVICE).device.index))
-        mp.setenv("NUMR_BENCH_PIN", "name")
-        kind = xp.asarray(0, device=DEVICE).device.kind
-        np.testing.assert_array_equal(whole(9, "numr", kind), whole(9))
+    kind = xp.asarray(0, device=DEVICE).device.kind
+    if kind != "cpu" and dask_gpu.worker_device(kind) != str(xp.asarray(0, device=DEVICE).device):
+        pytest.skip(f"the benchmark's workers use {kind}:0 alone")
+    np.testing.assert_array_equal(whole(9, "numr", kind), whole(9))
 
 
 def test_check_passes_the_reference_and_fails_a_wrong_result():
@@ -75,16 +74,11 @@ def test_graphs_on_the_threaded_scheduler(lib, op):
     assert ok, errors
 
 
-@pytest.mark.parametrize("pin,rank,cuda,webgpu", [("env", 1, 0, 1), ("name", 1, 1, 1), ("env", 0, 0, 0)])
-def test_worker_i_gets_device_i(monkeypatch, pin, rank, cuda, webgpu):
-    env = dask_gpu.worker_env("cuda", rank, pin)
-    assert env["NCCL_NVLS_ENABLE"] == "0"
-    assert env.get("CUDA_VISIBLE_DEVICES") == (str(rank) if pin == "env" else None)
-    assert env["NUMR_DEVICE"] == f"cuda:{cuda}"
-    for k, v in env.items():
-        monkeypatch.setenv(k, v)
-    assert (dask_gpu.device_index("cuda"), dask_gpu.device_index("webgpu")) == (cuda, webgpu)
-    assert dask_gpu.worker_device("cpu") == "cpu"
+@pytest.mark.parametrize("i", [0, 1, 3])
+def test_worker_i_sees_gpu_i_alone(i):
+    env = dask_gpu.worker_env("cuda", i)
+    assert env == {"CUDA_VISIBLE_DEVICES": str(i), "NUMR_DEVICE": "cuda:0", "NCCL_NVLS_ENABLE": "0"}
+    assert dask_gpu.worker_env("cpu", i) == {"NUMR_DEVICE": "cpu", "NCCL_NVLS_ENABLE": "0"}
 
 
 def run_script(tmp_path, capsys, *argv: str) -> tuple[dict, str]:
