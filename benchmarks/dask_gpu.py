@@ -33,9 +33,9 @@ fails at the tree reduction: a partial result pickles with its device's name, so
 worker 1's partial on ``cuda:1`` and combine it with its own on ``cuda:0``, which numr refuses (arrays on
 different devices); with one visible GPU per process, ``cuda:0`` names the receiving worker's own GPU.
 
-Output lines (``[elapsed s]`` first), for example ``A cuda:0 numr reduce: 171.8 GB (86 x 2.000 GB chunks)
-1.234 s 139 GB/s  sum 1.0e-07 sumsq 2.0e-07 mean 1.0e-07 std 3.0e-07  PASS  peak 4.1 / 150 GB on device,
-out of core`` (figures made up to show the form): the data streamed, the chunking, the wall time of the
+Output lines (``[elapsed s]`` first) have the form ``A cuda:0 numr reduce: T GB (n x c GB chunks) t s
+r GB/s  sum e sumsq e mean e std e  PASS  peak p / m GB on device, out of core``: the data streamed, the
+chunking, the wall time of the
 ``compute`` (graph submission to the result on the client), throughput (X's bytes / that time), the
 relative errors against the float64 references (PASS/FAIL against float32 tolerances), and the device
 memory the library held at its peak (CuPy: its pool's size after the run) against the device's. ``ratio``
