@@ -40,8 +40,9 @@ chunking, the wall time of the
 relative errors against the float64 references (PASS/FAIL against float32 tolerances), and the device
 memory the library held at its peak (CuPy: its pool's size after the run) against the device's. ``ratio``
 lines give numr's time over the peer's for the same data (below 1: numr is faster, as in
-docs/benchmarks.md); ``scaling`` lines give the throughput on N devices over that on one. The last line is ``ALL PASS`` or ``FAILED: ...``; the exit status is 0 only for ALL PASS.
-``--json PATH`` writes every record.
+docs/benchmarks.md); ``scaling`` lines give the throughput on N devices over that on one. The last line
+is ``ALL PASS`` or ``FAILED: ...``; the exit status is 0 only for ALL PASS. ``--json PATH`` writes every
+record.
 
 On a CPU-only machine ``--device cpu --total-gb 0.5`` runs the same code end to end (peer: NumPy; B with
 ``--workers`` processes on the CPU).
