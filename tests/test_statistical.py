@@ -380,6 +380,36 @@ def test_cumulative_examples():
                   FLOAT_DEFAULT)
 
 
+@pytest.mark.parametrize("name", ["cumulative_sum", "cumulative_prod"])
+def test_cumulative_along_a_short_axis_of_many_lanes(name):
+    # the CPU's step-at-a-time accumulation (axis of at most 16, at least 1024 lanes, out of x's dtype):
+    # NumPy's own bits there, in every layout, with include_initial (a strided body) and out aliasing x
+    rng = np.random.default_rng(16)
+    f = getattr(xp, name)
+    ref = np.cumsum if name == "cumulative_sum" else np.cumprod
+    for dtype in supported(NUMERIC):
+        base = device_data((rng.standard_normal((4096, 8)) * 3).astype(dtype.np))
+        t = arr(base)
+        for x, a, axis in [(t, base, 1), (t.T, base.T, 0), (xp.reshape(t, (64, 4, 128)), base.reshape(64, 4, 128), 1),
+                           (t[:, ::2], base[:, ::2], 1)]:
+            for include_initial in (False, True):
+                got = f(x, axis=axis, dtype=dtype, include_initial=include_initial)
+                with quiet():
+                    expected = ref(a, axis=axis, dtype=dtype.np)
+                if include_initial:
+                    expected = np.concatenate([np.ones_like(expected[:1]) * (name == "cumulative_prod"),
+                                               expected] if axis == 0 else
+                                              [np.ones_like(expected[..., :1, :] if a.ndim == 3 else expected[:, :1])
+                                               * (name == "cumulative_prod"), expected], axis=axis)
+                if DEVICE == "cpu":
+                    np.testing.assert_array_equal(to_np(got), expected, strict=True)
+                else:
+                    assert_result(got, expected, dtype, 1e3)
+    x = arr(np.ones((2048, 8), np.float32))
+    assert f(x, axis=1, out=x) is x
+    assert_result(x, ref(np.ones((2048, 8), np.float32), axis=1), xp.float32)
+
+
 def test_cumulative_errors():
     x = arr([[1.0, 2.0]])
     with pytest.raises(ValueError, match="axis is required"):

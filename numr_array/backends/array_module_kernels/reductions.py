@@ -50,10 +50,13 @@ def kernels(m) -> dict:
             m.copyto(o, m.reshape(m.sqrt(v) if root else v, o.shape), casting="same_kind")
         return kernel
 
-    def cumulative(f):
+    def cumulative(f, ufunc):
         def kernel(ins, outs, p):
-            o = outs[0]
-            f(ins[0], axis=p["axis"], dtype=o.dtype, out=o)
+            x, o = ins[0], outs[0]
+            if numpy and _few_steps(x, o, p["axis"]):
+                _accumulate_by_steps(ufunc, x, o, p["axis"])
+            else:
+                f(x, axis=p["axis"], dtype=o.dtype, out=o)
         return kernel
 
     def diff(ins, outs, p):
@@ -70,7 +73,7 @@ def kernels(m) -> dict:
         "max": extremum(m.max), "min": extremum(m.min), "mean": reduction(m.mean),
         "all": reduction(m.all), "any": reduction(m.any),
         "var": moment(m.var, False), "std": moment(m.std, True),
-        "cumulative_sum": cumulative(m.cumsum), "cumulative_prod": cumulative(m.cumprod),
+        "cumulative_sum": cumulative(m.cumsum, m.add), "cumulative_prod": cumulative(m.cumprod, m.multiply),
         "diff": diff,
     }
 
@@ -129,3 +132,29 @@ def _row_variance(x, correction):
         d = np.subtract(part, mean, out=buf[:part.shape[0]])
         add_rows(np.multiply(d, d, out=d))
     return total() / (rows - correction)
+
+
+# NumPy accumulates one lane at a time: along a short axis of many lanes, one inner-loop call per lane of a
+# few steps. The same sums in the same order, one step of every lane per call, are 2-30x faster there
+# (float32 cumulative_sum along the 8 of 100000 x 8: 3.4 against 0.55 ms) and give NumPy's bits.
+_FEW_STEPS = 16  # up to this axis length the steps are faster for every layout measured
+_MANY_LANES = 1024  # from this many lanes on, their Python calls cost less than NumPy's per-lane calls
+
+
+def _few_steps(x, o, axis: int) -> bool:
+    """Whether ``_accumulate_by_steps`` is the faster way to accumulate ``x`` into ``o`` along ``axis``:
+    a short axis of many lanes, ``o`` of x's dtype and sharing no memory with it (NumPy's own
+    accumulation handles overlaps)."""
+    steps = x.shape[axis]
+    return (2 <= steps <= _FEW_STEPS and x.size // steps >= _MANY_LANES and o.dtype == x.dtype
+            and not np.may_share_memory(x, o))
+
+
+def _accumulate_by_steps(ufunc, x, o, axis: int) -> None:
+    """``ufunc.accumulate(x, axis)`` into ``o``: o[0] = x[0], then o[j] = ufunc(o[j - 1], x[j]) along
+    ``axis`` (NumPy's order of operations, a step at a time)."""
+    xs = np.moveaxis(x, axis, 0)
+    ys = np.moveaxis(o, axis, 0)
+    np.copyto(ys[0], xs[0])
+    for j in range(1, xs.shape[0]):
+        ufunc(ys[j - 1], xs[j], out=ys[j])
