@@ -54,6 +54,22 @@ def test_sort_argsort_match_reference(name, data):
             np.testing.assert_array_equal(np.signbit(to_np(got)), np.signbit(expected_values))
 
 
+@pytest.mark.parametrize("descending", [False, True])
+def test_stable_sort_keeps_signed_zeros_and_nans_of_a_long_array_in_order(descending):
+    # long enough that a fast (unstable) sort's partitioning reorders equal elements (short arrays are
+    # insertion-sorted, which is stable anyway): zeros of both signs without NaN, then NaNs of both signs
+    # without zeros, so that each of the CPU's two checks for a fast sort must see its own case
+    rng = np.random.default_rng(14)
+    zeros = rng.choice(np.array([-1.0, 1.0, 2.0, 0.0, -0.0], np.float32), 3000)
+    nans = np.where(rng.random(3000) < 0.3, np.copysign(np.float32(np.nan), rng.choice([-1.0, 1.0], 3000)),
+                    rng.standard_normal(3000)).astype(np.float32)
+    for a in (zeros, nans):
+        got = to_np(xp.sort(arr(a), descending=descending))
+        expected = np.take_along_axis(a, reference_argsort(a, 0, descending), axis=0)
+        np.testing.assert_array_equal(got, expected)
+        np.testing.assert_array_equal(np.signbit(got), np.signbit(expected))
+
+
 def test_sort_examples():
     x = arr([3.0, math.nan, -0.0, 1.0, 0.0, math.nan, -math.inf])
     asc = to_np(xp.sort(x))

@@ -291,6 +291,51 @@ def test_mean_var_std_special_cases():
     assert_result(xp.mean(arr([1 + 1j, 3 + 3j])), 2 + 2j, COMPLEX_DEFAULT)
 
 
+@pytest.mark.parametrize("name", ["var", "std"])
+def test_float32_var_std_over_many_rows_are_rounded_like_float32(name):
+    # NumPy adds the rows of a C-contiguous array into its running sums one after another: its float32 std
+    # of these 100003 rows of 8 is off by 1.1e-5 (2.4e-4 over 1M rows); within a few float32 roundings here
+    x = (np.random.default_rng(14).standard_normal((100003, 8)) * 2 + 5).astype(np.float32)
+    got = to_np(getattr(xp, name)(arr(x), axis=0))
+    exact = getattr(np, name)(x.astype(np.float64), axis=0)
+    np.testing.assert_allclose(got, exact, rtol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", REAL_FLOAT)
+def test_var_std_over_outer_axes_of_large_arrays(dtype):
+    # many rows of few kept elements, in layouts and sizes around the CPU's blocked sums (blocks of 4096
+    # elements, chunks of 65536): a tail of rows after the last block and chunk, reduced axes given in any
+    # order, a transposed input, keepdims, a correction, an out= view, and NaN and inf in single columns
+    needs_dtype(dtype)
+    rng = np.random.default_rng(15)
+    base = (rng.standard_normal((70001, 6)) * 3 - 2).astype(dtype.np)
+    t = arr(base)
+    # (tensor, its values, axis): whole chunks and blocks only; in any order; a transposed view (the
+    # reduced axis outermost in memory); a tail of rows after the last whole block
+    def reshaped(rows, shape):
+        return xp.reshape(t[:rows], shape), base[:rows].reshape(shape)
+
+    cases = [(t[:65472], base[:65472], 0), (*reshaped(69999, (3, 23333, 6)), (1, 0)), (t.T, base.T, 1),
+             (*reshaped(69999, (23333, 3, 6)), 0), (*reshaped(40000, (20000, 2, 6)), (0, 1)), (t, base, 0)]
+    for x, a, axis in cases:
+        for name in ("var", "std"):
+            for correction, keepdims in ((0, False), (1.5, True)):
+                got = getattr(xp, name)(x, axis=axis, correction=correction, keepdims=keepdims)
+                expected = getattr(np, name)(a.astype(np.float64), axis=axis, ddof=correction, keepdims=keepdims)
+                assert_result(got, expected, dtype, 10.0)
+    special = base.copy()
+    special[123, 1] = np.nan
+    special[70000, 4] = np.inf
+    with quiet():  # inf - inf
+        expected = np.std(special.astype(np.float64), axis=0)
+    big = xp.full((6, 2), 7.0, dtype=dtype, device=DEVICE)
+    out = big[:, 0]
+    assert xp.std(arr(special), axis=0, out=out) is out
+    got = to_np(big)
+    assert np.isnan(got[1, 0]) and np.isnan(got[4, 0]) and np.all(got[:, 1] == 7.0)
+    assert_result(out, expected, dtype, 10.0)
+
+
 def test_cumulative_sum_with_an_infinite_part_compares_the_finite_part_with_tolerance():
     # found on CUDA by a random seed: inf + 130.61108j against NumPy's inf + 130.61107j
     got = xp.asarray(np.array([np.inf + 130.61108j], np.complex64), device=DEVICE)
@@ -333,6 +378,36 @@ def test_cumulative_examples():
                   [[0.0], [0.0]], FLOAT_DEFAULT)
     assert_result(xp.cumulative_sum(arr([1.0, math.inf, -math.inf, 1.0])), [1.0, math.inf, math.nan, math.nan],
                   FLOAT_DEFAULT)
+
+
+@pytest.mark.parametrize("name", ["cumulative_sum", "cumulative_prod"])
+def test_cumulative_along_a_short_axis_of_many_lanes(name):
+    # the CPU's step-at-a-time accumulation (axis of at most 16, at least 1024 lanes, out of x's dtype):
+    # NumPy's own bits there, in every layout, with include_initial (a strided body) and out aliasing x
+    rng = np.random.default_rng(16)
+    f = getattr(xp, name)
+    ref = np.cumsum if name == "cumulative_sum" else np.cumprod
+    for dtype in supported(NUMERIC):
+        base = device_data((rng.standard_normal((4096, 8)) * 3).astype(dtype.np))
+        t = arr(base)
+        for x, a, axis in [(t, base, 1), (t.T, base.T, 0), (xp.reshape(t, (64, 4, 128)), base.reshape(64, 4, 128), 1),
+                           (t[:, ::2], base[:, ::2], 1)]:
+            for include_initial in (False, True):
+                got = f(x, axis=axis, dtype=dtype, include_initial=include_initial)
+                with quiet():
+                    expected = ref(a, axis=axis, dtype=dtype.np)
+                if include_initial:
+                    expected = np.concatenate([np.ones_like(expected[:1]) * (name == "cumulative_prod"),
+                                               expected] if axis == 0 else
+                                              [np.ones_like(expected[..., :1, :] if a.ndim == 3 else expected[:, :1])
+                                               * (name == "cumulative_prod"), expected], axis=axis)
+                if DEVICE == "cpu":
+                    np.testing.assert_array_equal(to_np(got), expected, strict=True)
+                else:
+                    assert_result(got, expected, dtype, 1e3)
+    x = arr(np.ones((2048, 8), np.float32))
+    assert f(x, axis=1, out=x) is x
+    assert_result(x, ref(np.ones((2048, 8), np.float32), axis=1), xp.float32)
 
 
 def test_cumulative_errors():

@@ -57,9 +57,10 @@ def kernels(m) -> dict:
             return m.__name__ == "numpy"
         if x.dtype.kind == "c":
             return False
-        # (reductions only, no temporary of x's size: a NaN, or infinities of both signs, make the sum NaN;
-        # any zero at all, signed or not, keeps the stable sort)
-        return not m.isnan(m.sum(x)) and m.count_nonzero(x) == x.size
+        # (two reductions, no temporary: min propagates a NaN; all is False at any zero, signed or not,
+        # which keeps the stable sort. Both are vectorised, unlike sum and count_nonzero: 0.13 ms against
+        # 0.46 ms on 800k float32)
+        return not m.isnan(m.min(x)) and bool(m.all(x))
 
     def argsort(ins, outs, p):
         x = ins[0]
