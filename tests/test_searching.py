@@ -125,14 +125,14 @@ def test_searchsorted_matches_numpy(data):
         x2, a2 = data.draw(arrays(others, bound=6.0))
     else:
         if x1.dtype in INTEGER:
-            info = np.iinfo(x1.dtype.np)
+            info = np.iinfo(x1.dtype)
             x2 = data.draw(st.integers(int(info.min), int(info.max)))
         else:
             x2 = data.draw(st.floats(-6, 6) | st.sampled_from([math.nan, math.inf, -0.0]))
-        a2 = np.asarray(x2, dtype=x1.dtype.np)
+        a2 = np.asarray(x2, dtype=x1.dtype)
     use_sorter = data.draw(st.booleans())
     if use_sorter:
-        perm = np.asarray(data.draw(st.permutations(range(a1.size))), dtype=INDEX.np)
+        perm = np.asarray(data.draw(st.permutations(range(a1.size))), dtype=INDEX)
         shuffled = np.empty_like(a1)
         shuffled[perm] = a1  # shuffled[perm] is sorted: perm sorts it
         got = xp.searchsorted(xp.asarray(shuffled, device=DEVICE), x2, side=side,
