@@ -128,8 +128,15 @@ def test_result_type_many_arguments_and_arrays():
     assert xp.result_type(xp.int32, xp.float32) is xp.float64
     assert xp.result_type(xp.int64, xp.uint64) is xp.float64
     assert xp.result_type(xp.int8, "float32") is xp.float32
+    # NumPy's scalars and arrays, and other arrays with a dtype (dask's), count with their dtype (NEP 50), as
+    # in NumPy: xarray passes its fill values so
+    assert xp.result_type(xp.float32, np.float64(np.nan)) is xp.float64
+    assert xp.result_type(np.int16(1), np.zeros(2, np.uint8)) is xp.int16
+    assert xp.result_type(x, np.float32(1)) is xp.float32
     with pytest.raises(TypeError, match="result_type.*float16"):
         xp.result_type(np.float16)
+    with pytest.raises(TypeError, match="result_type.*float16"):
+        xp.result_type(np.float16(1))
     with pytest.raises(TypeError, match="result_type"):
         xp.result_type([1, 2])
     with pytest.raises(ValueError, match="result_type"):

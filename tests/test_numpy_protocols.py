@@ -178,6 +178,9 @@ def test_numpy_functions_run_numrs_function():
         _same_tensor(got, want)
     # NumPy's defaults given explicitly are what numr computes
     _same_tensor(np.reshape(t, (3, 2), order="C"), xp.reshape(t, (3, 2)))
+    # order="C" where NumPy's default is another (K): numr's results are row-major (dask asks for it)
+    _same_tensor(np.zeros_like(t, order="C"), xp.zeros_like(t))
+    _same_tensor(np.full_like(t, 2.0, order="C", shape=1), xp.full((1,), 2.0, dtype=t.dtype, device=DEVICE))
     _same_tensor(np.sum(t, axis=0, keepdims=False), xp.sum(t, axis=0))
     _same_tensor(np.add(t, t, casting="same_kind", where=True), xp.add(t, t))
     _same_tensor(np.argsort(t, kind="stable"), xp.argsort(t))  # (numr sorts stably: every kind is met)
@@ -225,6 +228,7 @@ def test_out_and_dtype():
 @pytest.mark.parametrize("call, arg", [
     (lambda t: np.sin(t, where=t > 0), "where"), (lambda t: np.sum(t, where=t > 0), "where"),
     (lambda t: np.sum(t, initial=1.0), "initial"), (lambda t: np.reshape(t, (3, 2), order="F"), "order"),
+    (lambda t: np.zeros_like(t, order="F"), "order"),
     (lambda t: np.add(t, t, casting="unsafe"), "casting"), (lambda t: np.concatenate([t, t], dtype=np.float64), "dtype"),
 ])
 def test_arguments_numr_lacks_are_type_errors_naming_them(call, arg):

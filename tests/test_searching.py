@@ -190,6 +190,19 @@ def test_where_matches_numpy(data):
     assert_result(got, np.where(c[1], a, np.zeros((), a.dtype)), t.dtype)
 
 
+def test_where_takes_numpy_scalars_as_the_operators_do():
+    """A NumPy scalar is its Python value, as in ``x * np.float32(2)`` (xarray's ``where`` fill value is
+    one); other objects are still refused."""
+    c = xp.asarray([True, False], device=DEVICE)
+    x = xp.asarray([1.0, 2.0], dtype=xp.float32, device=DEVICE)
+    r = xp.where(c, x, np.float64(np.nan))
+    assert r.dtype is xp.float32 and np.isnan(to_np(r)[1]) and to_np(r)[0] == 1
+    r = xp.where(c, np.int32(7), xp.asarray([3, 4], dtype=xp.int8, device=DEVICE))
+    assert r.dtype is xp.int8 and to_np(r).tolist() == [7, 4]
+    with pytest.raises(TypeError, match="where: x2"):
+        xp.where(c, x, np.array([1.0, 2.0]))
+
+
 def test_where_complex_scalar_promotes_a_real_array():
     c = xp.asarray([True, False], device=DEVICE)
     r = xp.where(c, xp.asarray([1.0, 2.0], dtype=xp.float32, device=DEVICE), 1j)

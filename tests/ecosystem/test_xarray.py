@@ -89,3 +89,13 @@ def test_chunk_keeps_tensor_chunks():
     assert isinstance(a.data, da.Array) and isinstance(a.data._meta, xp.Tensor)
     assert a.dtype == DTYPE and isinstance(a.dtype, np.dtype)
     assert_tensor_on(a.data.blocks[1, 0].compute(), xp.asarray(0, device=DEVICE).device)
+
+
+@pytest.mark.parametrize("q", [0.3, [0.25, 0.5, 0.9]], ids=["scalar", "list"])
+def test_quantile_over_tensors(q):
+    """xarray hands ``quantile`` its q as a NumPy array (host numbers, as a list of them is)."""
+    got = dataset(WRAPS["numr"]).b.quantile(q, dim="y")
+    want = dataset(lambda a: a).b.quantile(q, dim="y")
+    assert_tensor_on(got.data, xp.asarray(0, device=DEVICE).device)
+    assert got.dims == want.dims
+    np.testing.assert_allclose(host(got.data), want.values, **TOL)
