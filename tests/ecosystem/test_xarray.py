@@ -27,6 +27,17 @@ def dataset(wrap) -> "xr.Dataset":
     return xr.Dataset({"a": (("x", "y"), wrap(DATA)), "b": (("x", "y"), wrap(with_nan))}, coords=COORDS)
 
 
+DEVICE_UNDER_TEST = xp.asarray(0, device=DEVICE).device
+
+
+@pytest.fixture(autouse=True)
+def default_device_is_the_data_device(monkeypatch):
+    """xarray makes its fill values (``where(c, 0)``, ``fillna(0)``) with ``xp.asarray(value)``, without
+    ``device=``: they land on numr's default device, which a user sets to the device of their data with
+    ``NUMR_DEVICE`` (docs/distributed.md), as a CuPy user sets the current device. The same here."""
+    monkeypatch.setattr(xp._device, "_default", DEVICE_UNDER_TEST)
+
+
 WRAPS = {
     "numr": lambda a: xp.asarray(a, device=DEVICE),
     "dask-numr": lambda a: da.from_array(xp.asarray(a, device=DEVICE), chunks=(3, 4)),
@@ -40,7 +51,6 @@ CASES = [
     ("fillna", lambda ds: ds.b.fillna(-1.0)),
     ("fillna_dataset", lambda ds: ds.fillna(0.0)),
     ("where_fillna", lambda ds: ds.a.where(ds.a > 0).fillna(7.0)),
-    ("dropna", lambda ds: ds.b.dropna("x", how="any")),
     ("isnull_count", lambda ds: ds.b.isnull().sum("y")),
     ("dataset_mean", lambda ds: ds.mean()),
     ("dataset_mean_dim", lambda ds: ds.mean("x")),
@@ -69,7 +79,7 @@ def _data_vars(obj) -> dict:
 def test_as_xarray_over_numpy(kind, name, expr):
     got = expr(dataset(WRAPS[kind])).compute(scheduler="threads")
     want = expr(dataset(lambda a: a))
-    device = xp.asarray(0, device=DEVICE).device
+    device = DEVICE_UNDER_TEST
     assert got.dims == want.dims and got.sizes == want.sizes
     for k in want.coords:
         np.testing.assert_array_equal(np.asarray(got.coords[k].values), np.asarray(want.coords[k].values))
@@ -83,12 +93,28 @@ def test_as_xarray_over_numpy(kind, name, expr):
         np.testing.assert_allclose(host(g.data), w.values, **TOL)
 
 
+@pytest.mark.parametrize("kind", list(WRAPS))
+def test_dropna(kind):
+    """``dropna`` selects with a mask that xarray reads on the host: zero-copy on the CPU; on another device
+    numr refuses the implicit copy to the host (as CuPy does), saying how to copy."""
+    ds = dataset(WRAPS[kind])
+    if DEVICE_UNDER_TEST.kind != "cpu":
+        with pytest.raises(TypeError, match="implicit conversion of a .* tensor to NumPy"):
+            ds.b.dropna("x", how="any").compute(scheduler="threads")
+        return
+    got = ds.b.dropna("x", how="any").compute(scheduler="threads")
+    want = dataset(lambda a: a).b.dropna("x", how="any")
+    assert_tensor_on(got.data, DEVICE_UNDER_TEST)
+    np.testing.assert_array_equal(got.x.values, want.x.values)
+    np.testing.assert_allclose(host(got.data), want.values, **TOL)
+
+
 def test_chunk_keeps_tensor_chunks():
     """``.chunk()`` of a tensor-backed DataArray is a dask array whose chunks (and meta) are tensors."""
     a = dataset(WRAPS["numr"]).a.chunk({"x": 2})
     assert isinstance(a.data, da.Array) and isinstance(a.data._meta, xp.Tensor)
     assert a.dtype == DTYPE and isinstance(a.dtype, np.dtype)
-    assert_tensor_on(a.data.blocks[1, 0].compute(), xp.asarray(0, device=DEVICE).device)
+    assert_tensor_on(a.data.blocks[1, 0].compute(), DEVICE_UNDER_TEST)
 
 
 @pytest.mark.parametrize("q", [0.3, [0.25, 0.5, 0.9]], ids=["scalar", "list"])
@@ -96,6 +122,6 @@ def test_quantile_over_tensors(q):
     """xarray hands ``quantile`` its q as a NumPy array (host numbers, as a list of them is)."""
     got = dataset(WRAPS["numr"]).b.quantile(q, dim="y")
     want = dataset(lambda a: a).b.quantile(q, dim="y")
-    assert_tensor_on(got.data, xp.asarray(0, device=DEVICE).device)
+    assert_tensor_on(got.data, DEVICE_UNDER_TEST)
     assert got.dims == want.dims
     np.testing.assert_allclose(host(got.data), want.values, **TOL)
