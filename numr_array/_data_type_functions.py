@@ -43,6 +43,9 @@ def astype(x, dtype, /, *, copy: bool = True, device=None) -> Tensor:
 def _dtype_of(v, func: str) -> dt.DType:
     if type(v) is Tensor:
         return v._dtype
+    d = dt.BY_PUBLIC_ID.get(id(v))  # (before isinstance, which is slow for np.dtype)
+    if d is not None:
+        return d
     if isinstance(v, (dt.DType, np.dtype, str, type)):
         return dt.check_dtype(v, func)
     d = getattr(v, "dtype", None)  # NumPy's scalars (NEP 50) and arrays, dask's arrays, ...: their dtype

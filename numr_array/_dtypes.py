@@ -81,8 +81,9 @@ ALL_DTYPES = (bool_, int8, int16, int32, int64, uint8, uint16, uint32, uint64,
               float32, float64, complex64, complex128)
 _BY_NAME = {d.name: d for d in ALL_DTYPES}
 _BY_NP = {d.np: d for d in ALL_DTYPES}
-# by the id of the public dtype object: those 13 NumPy dtypes live as long as the DTypes that hold them
-_BY_PUBLIC = {id(d.np): d for d in ALL_DTYPES}
+# by the id of the public dtype object (those 13 NumPy dtypes live as long as the DTypes that hold them): the
+# fastest way from a public dtype to its DType
+BY_PUBLIC_ID = {id(d.np): d for d in ALL_DTYPES}
 
 # NumPy's kind letters, which DType.kind holds
 INTEGER_KINDS = ("i", "u")
@@ -118,7 +119,7 @@ def check_dtype(dtype, func: str) -> DType:
     NumPy takes as that dtype (a NumPy scalar type, a name such as ``"float32"`` or ``"f4"``, and as in NumPy
     and CuPy the Python types ``bool``, ``int``, ``float``, ``complex``: bool, int64, float64, complex128);
     TypeError naming ``func`` and the value for anything else (float16, strings, objects, ...)."""
-    d = _BY_PUBLIC.get(id(dtype))  # the public dtypes (NumPy's canonical ones) first: an int key is fastest
+    d = BY_PUBLIC_ID.get(id(dtype))  # the public dtypes first
     if d is not None:
         return d
     if type(dtype) is DType:
