@@ -52,6 +52,7 @@ CASES = [
     ("fillna_dataset", lambda ds: ds.fillna(0.0)),
     ("where_fillna", lambda ds: ds.a.where(ds.a > 0).fillna(7.0)),
     ("isnull_count", lambda ds: ds.b.isnull().sum("y")),
+    ("isnull_any", lambda ds: ds.b.isnull().any("x")),
     ("dataset_mean", lambda ds: ds.mean()),
     ("dataset_mean_dim", lambda ds: ds.mean("x")),
     ("dataset_sum_dim", lambda ds: ds.sum("y")),
