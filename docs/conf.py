@@ -104,8 +104,6 @@ Array object, devices, dtypes and capture
 .. autoclass:: numr_array.Device
    :members: client
 
-.. autoclass:: numr_array.DType
-
 .. autofunction:: numr_array.capture
 
 .. autoclass:: numr_array.CapturedGraph

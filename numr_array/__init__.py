@@ -5,8 +5,7 @@ WebGPU, with graph capture and replay (``with numr_array.capture() as g: ...; g.
 (tests/test_namespace.py checks it against what the package exposes and that each name is defined once).
 """
 
-from ._dtypes import (bool_ as bool, int8, int16, int32, int64, uint8, uint16, uint32, uint64,  # noqa: F401
-                      float32, float64, complex64, complex128, DType)
+from . import _dtypes
 from ._device import Device  # noqa: F401
 from ._tensor import Tensor  # noqa: F401
 from ._capture import CaptureError, CapturedGraph, capture  # noqa: F401
@@ -20,6 +19,7 @@ from . import random  # noqa: F401
 from . import _tensor_methods
 
 import logging as _logging
+import numpy as _np
 import math as _math
 import sys as _sys
 
@@ -32,13 +32,19 @@ _dask.install()  # dask.array's chunk-type registrations, now or when dask.array
 
 __array_api_version__ = "2025.12"
 
+# The dtypes are NumPy's own dtype objects, as CuPy's arrays' are (numr's record of each is _dtypes.DType);
+# DType is their type, for annotations and isinstance.
+DType = _np.dtype
+(bool, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float32, float64, complex64,
+ complex128) = (d.np for d in _dtypes.ALL_DTYPES)
+
 e = _math.e
 pi = _math.pi
 inf = _math.inf
 nan = _math.nan
 newaxis = None
 
-del _logging, _math, _sys
+del _logging, _math, _np, _sys
 
 __all__ = [
     # the standard's constants, dtypes and version; the array, device, dtype and capture types

@@ -43,8 +43,14 @@ def astype(x, dtype, /, *, copy: bool = True, device=None) -> Tensor:
 def _dtype_of(v, func: str) -> dt.DType:
     if type(v) is Tensor:
         return v._dtype
+    d = dt.BY_PUBLIC_ID.get(id(v))  # (before isinstance, which is slow for np.dtype)
+    if d is not None:
+        return d
     if isinstance(v, (dt.DType, np.dtype, str, type)):
         return dt.check_dtype(v, func)
+    d = getattr(v, "dtype", None)  # NumPy's scalars (NEP 50) and arrays, dask's arrays, ...: their dtype
+    if isinstance(d, (dt.DType, np.dtype)):
+        return dt.check_dtype(d, func)
     raise TypeError(f"{func}: expected an array or a dtype, got {v!r}")
 
 
@@ -57,7 +63,7 @@ def can_cast(from_, to, /) -> bool:
     return dt.STANDARD_PROMOTION[f, to] is to
 
 
-def result_type(*arrays_and_dtypes) -> dt.DType:
+def result_type(*arrays_and_dtypes) -> np.dtype:
     """The dtype the standard's promotion gives for arrays, dtypes and Python scalars together."""
     if not arrays_and_dtypes:
         raise ValueError("result_type: at least one array or dtype is required")
@@ -70,7 +76,7 @@ def result_type(*arrays_and_dtypes) -> dt.DType:
         r = dt.promote(r, d, "result_type")
     for s in scalars:
         r = dt.promote_scalar(r, s, "result_type")
-    return r
+    return r.np
 
 
 @dataclass(frozen=True)
@@ -80,7 +86,7 @@ class finfo_object:
     max: float
     min: float
     smallest_normal: float
-    dtype: dt.DType
+    dtype: np.dtype
 
 
 @dataclass(frozen=True)
@@ -88,7 +94,7 @@ class iinfo_object:
     bits: int
     max: int
     min: int
-    dtype: dt.DType
+    dtype: np.dtype
 
 
 def finfo(type, /) -> finfo_object:
@@ -98,7 +104,7 @@ def finfo(type, /) -> finfo_object:
         raise TypeError(f"finfo: {d.name} is not a floating-point dtype")
     r = dt.real_of(d)
     i = np.finfo(r.np)
-    return finfo_object(i.bits, float(i.eps), float(i.max), float(i.min), float(i.smallest_normal), r)
+    return finfo_object(i.bits, float(i.eps), float(i.max), float(i.min), float(i.smallest_normal), r.np)
 
 
 def iinfo(type, /) -> iinfo_object:
@@ -107,4 +113,4 @@ def iinfo(type, /) -> iinfo_object:
     if d.kind not in dt.INTEGER_KINDS:
         raise TypeError(f"iinfo: {d.name} is not an integer dtype")
     i = np.iinfo(d.np)
-    return iinfo_object(i.bits, int(i.max), int(i.min), d)
+    return iinfo_object(i.bits, int(i.max), int(i.min), d.np)

@@ -12,13 +12,17 @@ import numpy as np
 
 
 class DType:
-    """A data type of the standard. Instances are singletons; compare with ``==`` or ``is``.
+    """numr's own record of one of the 13 dtypes of the standard, behind the public dtype objects.
 
-    It also speaks NumPy's dtype protocol, so NumPy, dask and xarray take it where they take a NumPy dtype:
-    ``dtype`` is the NumPy dtype (``np.dtype(xp.float32)`` reads it), ``kind`` is NumPy's kind letter
-    (``"b" "i" "u" "f" "c"``; the standard's kind names are ``isdtype``'s), NumPy's other dtype attributes
-    (``char``, ``str``, ``type``, ``names``, ...) are the NumPy dtype's, and it equals the NumPy dtype, its
-    scalar type and its names: ``xp.float32 == np.float32 == "float32"``.
+    The public dtypes (``numr_array.float32``, ``Tensor.dtype``, ``result_type``'s result, ...) are NumPy's own
+    ``numpy.dtype`` objects, as CuPy's arrays' are: libraries that test ``isinstance(dtype, np.dtype)``
+    (xarray, pandas) take them, they hash and compare as NumPy dtypes do, and ``np.dtype(xp.float32) is
+    xp.float32``. Inside numr a tensor keeps this record (``Tensor._dtype``) instead: its ``name`` is a slot
+    (``np.dtype.name`` is computed, 2 us a read), it hashes by identity in C (every call plan is keyed on it),
+    and it holds what numr reads often (``bits``); ``np`` is the public ``numpy.dtype``. Instances are
+    singletons; ``check_dtype`` maps any dtype argument to one. It still speaks NumPy's dtype protocol
+    (``np.dtype(d)`` reads ``dtype``; ``kind`` is NumPy's letter; other attributes are the NumPy dtype's) and
+    equals the NumPy dtype, its scalar type and its names.
     """
 
     __slots__ = ("name", "kind", "itemsize", "np", "dtype", "bits")
@@ -77,6 +81,9 @@ ALL_DTYPES = (bool_, int8, int16, int32, int64, uint8, uint16, uint32, uint64,
               float32, float64, complex64, complex128)
 _BY_NAME = {d.name: d for d in ALL_DTYPES}
 _BY_NP = {d.np: d for d in ALL_DTYPES}
+# by the id of the public dtype object (those 13 NumPy dtypes live as long as the DTypes that hold them): the
+# fastest way from a public dtype to its DType
+BY_PUBLIC_ID = {id(d.np): d for d in ALL_DTYPES}
 
 # NumPy's kind letters, which DType.kind holds
 INTEGER_KINDS = ("i", "u")
@@ -108,10 +115,13 @@ def from_numpy(npdtype) -> DType:
 
 
 def check_dtype(dtype, func: str) -> DType:
-    """A ``dtype=`` argument as one of the 13 DType objects: the DType itself, or what NumPy takes as that
-    dtype (a NumPy dtype or scalar type, a name such as ``"float32"`` or ``"f4"``, and as in NumPy and CuPy
-    the Python types ``bool``, ``int``, ``float``, ``complex``: bool, int64, float64, complex128); TypeError
-    naming ``func`` and the value for anything else (float16, strings, objects, ...)."""
+    """A ``dtype=`` argument as one of the 13 DType objects: a public dtype (a NumPy dtype), a DType, or what
+    NumPy takes as that dtype (a NumPy scalar type, a name such as ``"float32"`` or ``"f4"``, and as in NumPy
+    and CuPy the Python types ``bool``, ``int``, ``float``, ``complex``: bool, int64, float64, complex128);
+    TypeError naming ``func`` and the value for anything else (float16, strings, objects, ...)."""
+    d = BY_PUBLIC_ID.get(id(dtype))  # the public dtypes first
+    if d is not None:
+        return d
     if type(dtype) is DType:
         return dtype
     if isinstance(dtype, (np.dtype, str, type)):

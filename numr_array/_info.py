@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from . import _dtypes as dt
 from ._device import Device, available_devices, default_device, resolve_device
 
@@ -31,12 +33,12 @@ class Info:
     def default_device(self) -> Device:
         return default_device()
 
-    def default_dtypes(self, *, device=None) -> dict[str, object]:
+    def default_dtypes(self, *, device=None) -> dict[str, np.dtype]:
         d = default_dtypes_of(resolve_device(device, "default_dtypes"))
-        return {"real floating": d["default_float"], "complex floating": d["default_complex"],
-                "integral": d["default_integral"], "indexing": d["default_integral"]}
+        return {"real floating": d["default_float"].np, "complex floating": d["default_complex"].np,
+                "integral": d["default_integral"].np, "indexing": d["default_integral"].np}
 
-    def dtypes(self, *, device=None, kind=None) -> dict[str, dt.DType]:
+    def dtypes(self, *, device=None, kind=None) -> dict[str, np.dtype]:
         client = resolve_device(device, "dtypes").client
         supported = [d for d in dt.ALL_DTYPES if client.supports_dtype(d)]
         if kind is not None:
@@ -47,7 +49,7 @@ class Info:
                 if k not in dt.KIND_GROUPS:
                     raise ValueError(f"dtypes: unknown kind {k!r}; expected one of {sorted(dt.KIND_GROUPS)}")
             supported = [d for d in supported if dt.isdtype(d, kinds)]
-        return {d.name: d for d in supported}
+        return {d.name: d.np for d in supported}
 
     def devices(self) -> tuple[Device, ...]:
         return tuple(available_devices())

@@ -259,21 +259,21 @@ def mintypecode(typechars, typeset: str = "GDFgdf", default: str = "d") -> str:
                           typeset, default)
 
 
-def common_type(*arrays: Tensor) -> dt.DType:
+def common_type(*arrays: Tensor) -> np.dtype:
     """The floating dtype (of the inexact kinds, integers counting as float64) all ``arrays`` fit."""
-    return dt.from_numpy(np.dtype(np.common_type(*(np.empty(0, dtype=_np_of(a)) for a in arrays))))
+    return dt.from_numpy(np.dtype(np.common_type(*(np.empty(0, dtype=_np_of(a)) for a in arrays)))).np
 
 
-def min_scalar_type(a) -> dt.DType:
+def min_scalar_type(a) -> np.dtype:
     """The smallest dtype holding the scalar ``a`` (arrays: their own dtype)."""
     if isinstance(a, Tensor):
-        return a._dtype
-    return dt.from_numpy(np.min_scalar_type(a))
+        return a.dtype
+    return dt.from_numpy(np.min_scalar_type(a)).np
 
 
-def promote_types(type1, type2) -> dt.DType:
+def promote_types(type1, type2) -> np.dtype:
     """The smallest dtype both types cast to safely (NumPy's rule, not the standard's)."""
-    return dt.from_numpy(np.promote_types(_np_of(type1), _np_of(type2)))
+    return dt.from_numpy(np.promote_types(_np_of(type1), _np_of(type2))).np
 
 
 def issubdtype(arg1, arg2) -> bool:

@@ -10,6 +10,8 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+import numpy as np
+
 from . import _dtypes as dt
 from . import _elementwise as _ew
 from . import _manipulation as _mn
@@ -68,6 +70,10 @@ def _q_tensor(q, a: Tensor, func: str, scale: float) -> tuple[Tensor, bool]:
             raise ValueError(f"{func}: q must be 0-D or 1-D, got shape {q._shape}")
         qt = astype(_mn.reshape(q, (-1,)), a._dtype)
         return (_ew.divide(qt, scale) if scale != 1 else qt), scalar
+    if isinstance(q, (np.ndarray, np.generic)) and q.dtype.kind in "iuf":  # NumPy's q (xarray's): host numbers
+        if q.ndim > 1:
+            raise ValueError(f"{func}: q must be 0-D or 1-D, got shape {q.shape}")
+        q = q.tolist()
     values = [q] if isinstance(q, (int, float)) and not isinstance(q, bool) else list(q) \
         if isinstance(q, Sequence) else None
     if values is None or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):

@@ -291,7 +291,7 @@ def _float_pair(a, b, func: str) -> tuple[Tensor, Tensor]:
     if not isinstance(ref, Tensor):
         raise TypeError(f"{func}: at least one of a, b must be a numr_array array")
     arrays = [x for x in (a, b) if isinstance(x, Tensor)]
-    dtype = arrays[0].dtype if len(arrays) == 1 else dt.promote(a.dtype, b.dtype, func)
+    dtype = arrays[0]._dtype if len(arrays) == 1 else dt.promote(a._dtype, b._dtype, func)
     if dtype.kind not in dt.FLOAT_KINDS:
         dtype = default_dtypes_of(ref.device)["default_float"]
     return tuple(asarray(x, dtype=dtype, device=ref.device) for x in (a, b))
@@ -364,5 +364,5 @@ def nanmean(a: Tensor, axis: Axis = None, dtype: dt.DType | None = None, out: Te
     if a.dtype.kind not in dt.FLOAT_KINDS:
         return _st.mean(a, axis=axis, keepdims=keepdims, out=out)
     total = _st.sum(_without_nan(a, "nanmean"), axis=axis, keepdims=keepdims)
-    count = _st.sum(astype(_ew.logical_not(_ew.isnan(a)), dt.real_of(a.dtype)), axis=axis, keepdims=keepdims)
+    count = _st.sum(astype(_ew.logical_not(_ew.isnan(a)), dt.real_of(a._dtype)), axis=axis, keepdims=keepdims)
     return _ew.divide(total, count, out=out)

@@ -48,6 +48,9 @@ _OPERAND_TYPES = frozenset({Tensor, np.ndarray, bool, int, float, complex, list,
 #: NumPy's arguments that numr's function of that name satisfies whatever their value (numr sorts stably,
 #: which every ``kind`` allows)
 _SATISFIED = {"sort": frozenset({"kind"}), "argsort": frozenset({"kind"})}
+#: NumPy's arguments that every numr function satisfies at this value: its results are row-major (dask asks
+#: for ``order="C"`` of ``zeros_like`` and the like)
+_ALWAYS = {"order": "C"}
 #: ufunc keywords with the only value numr computes
 _UFUNC_DEFAULTS = {"casting": "same_kind", "order": "K", "subok": True, "where": True}
 
@@ -297,7 +300,8 @@ class _Plan:
 
     def _put(self, target, key: str, value, default, by_position: dict, by_name: dict, label: str) -> None:
         if target is None:
-            if key in self.satisfied or _numpy_default(value, default):
+            if key in self.satisfied or _numpy_default(value, default) or \
+                    (key in _ALWAYS and _numpy_default(value, _ALWAYS[key])):
                 return
             raise TypeError(f"{label}: numr_array does not support {key}={_shown(value)}")
         if target.kind is _P.POSITIONAL_ONLY:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from . import _capture
 from . import _dtypes as dt
 from ._device import Device
@@ -112,7 +114,7 @@ def searchsorted(x1, x2, /, *, side: str = "left", sorter=None, out=None) -> Ten
 
 
 def where(condition, x1=None, x2=None, /, *, out=None) -> Tensor | tuple[Tensor, ...]:
-    """Elements of x1 where condition is true, else of x2; x1 or x2 may be Python scalars. With the
+    """Elements of x1 where condition is true, else of x2; x1 or x2 may be Python (or NumPy) scalars. With the
     condition alone, NumPy's ``where(condition)``, which is :func:`nonzero` (the indices where it is true)."""
     if x1 is None or x2 is None:
         if x1 is None and x2 is None and out is None:
@@ -126,6 +128,8 @@ def where(condition, x1=None, x2=None, /, *, out=None) -> Tensor | tuple[Tensor,
     for a in arrays:
         if a._dev is not dev:
             raise ValueError(f"where: arrays are on different devices ({dev} and {a._dev})")
+    # a NumPy scalar counts as its Python value, as the operators take it (xarray's fill value is one)
+    x1, x2 = (a.item() if isinstance(a, np.generic) and a.dtype.kind in "biufc" else a for a in (x1, x2))
     for name, a in (("x1", x1), ("x2", x2)):
         if type(a) is not Tensor and type(a) not in (bool, int, float, complex):
             raise TypeError(f"where: {name} must be an array or a Python scalar, got {type(a).__name__}")

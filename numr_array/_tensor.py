@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from . import _dtypes as dt
 from .runtime import Buffer, CudaInterop
 
@@ -67,8 +69,9 @@ class Tensor:
 
     # --- attributes -----------------------------------------------------------------------------
     @property
-    def dtype(self) -> dt.DType:
-        return self._dtype
+    def dtype(self) -> np.dtype:
+        """The data type: a ``numpy.dtype``, as NumPy's and CuPy's arrays have (``x.dtype is xp.float32``)."""
+        return self._dtype.np
 
     @property
     def device(self) -> "Device":

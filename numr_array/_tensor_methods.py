@@ -382,8 +382,10 @@ _METHODS = {
     "conj": _conj, "conjugate": _conj, "numpy": _numpy, "__format__": __format__,
 }
 _PROPERTIES = {
-    # (copies, not views as in NumPy; a real array's imaginary part is zeros, as in NumPy)
-    "real": lambda self: ns.real(self),
+    # a complex array's parts are copies, not views as in NumPy; a real (or bool) array's real part is the array
+    # itself (NumPy's is a view of it) and its imaginary part zeros, as in NumPy. (xarray's protocol check
+    # reads both of every array it wraps, bool ones included.)
+    "real": lambda self: ns.real(self) if self._dtype.kind == "c" else self,
     "imag": lambda self: ns.imag(self) if self._dtype.kind == "c" else ns.zeros_like(self),
     "nbytes": lambda self: self.size * self._dtype.itemsize, "itemsize": lambda self: self._dtype.itemsize,
 }

@@ -72,11 +72,10 @@ def needs_dtype(*dtypes_, device=DEVICE) -> None:
 
 
 def device_dtype(dtype, device=DEVICE):
-    """The dtype ``device`` gives where the CPU gives ``dtype`` (a numr or a NumPy dtype): the default
+    """The dtype ``device`` gives where the CPU gives ``dtype`` (anything np.dtype takes): the default
     integer dtypes int64 and uint64 (of indices, counts, integer sums) are int32 and uint32 on an adapter
     without shader-int64."""
-    if isinstance(dtype, np.dtype):
-        return device_dtype(xp._dtypes.from_numpy(dtype), device).np
+    dtype = np.dtype(dtype)
     if dtype in (xp.int64, xp.uint64) and dtype not in dtypes(device):
         return xp.int32 if dtype == xp.int64 else xp.uint32
     return dtype
@@ -100,7 +99,7 @@ def device_data(a: np.ndarray, device=DEVICE) -> np.ndarray:
     if dtype == xp.uint64:
         return a.astype(np.uint32)
     kind = {"i": "integral", "f": "real floating", "c": "complex floating"}[a.dtype.kind]
-    return a.astype(defaults(device)[kind].np)
+    return a.astype(defaults(device)[kind])
 
 
 #: the functions whose float32 (and complex64) results numr computes through float64 to a few ulp; on an

@@ -34,7 +34,7 @@ def shapes(min_dims=0, max_dims=4, min_side=0, max_side=5):
 
 def np_arrays(dtype, shape, elements=None):
     """NumPy arrays of a numr dtype; floats include NaN, inf and signed zeros unless ``elements`` says otherwise."""
-    return hnp.arrays(dtype.np, shape, elements=elements)
+    return hnp.arrays(dtype, shape, elements=elements)
 
 
 @st.composite

@@ -64,7 +64,7 @@ def test_intermediates_live_in_the_arena_and_survive_the_block():
         t2 = t1 - 1.0
         xp.add(t2, t1, out=out)
     assert not dev.client.allocator.is_frozen
-    assert g.arena_bytes >= 2 * x.size * x.dtype.np.itemsize  # t1 and t2
+    assert g.arena_bytes >= 2 * x.size * x.dtype.itemsize  # t1 and t2
     keep = weakref.ref(t1._buf.block)  # (t1._buf is the arena's handle on that memory, which goes with t1)
     del t1, t2
     gc.collect()

@@ -28,7 +28,7 @@ def assert_tensor(t, values, dtype, device=DEV):
     a = to_np(t)
     values = np.asarray(values)
     assert a.shape == values.shape, (a.shape, values.shape)
-    np.testing.assert_array_equal(a, values.astype(dtype.np))
+    np.testing.assert_array_equal(a, values.astype(dtype))
 
 
 # --- asarray ------------------------------------------------------------------------------------
@@ -70,16 +70,16 @@ def test_asarray_numpy_arrays_and_tensors(ta):
     assert xp.asarray(t, device=DEVICE) is t
 
 
-@given(hnp.arrays(st.sampled_from([d.np for d in supported(NUMERIC)]), shapes(max_dims=3)),
+@given(hnp.arrays(st.sampled_from([d for d in supported(NUMERIC)]), shapes(max_dims=3)),
        st.sampled_from(supported(NUMERIC)))
 def test_asarray_dtype_argument(a, dtype):
     assume(not (a.dtype.kind == "c" and dtype.kind != "c"))
     if dtype.kind in ("i", "u") and a.dtype.kind == "f":
         # casting NaN, infinities or values beyond the range to an integer dtype is unspecified
-        info = np.iinfo(dtype.np)
+        info = np.iinfo(dtype)
         assume(np.isfinite(a).all() and (a.size == 0 or (a.min() >= info.min and a.max() <= info.max)))
     with np.errstate(over="ignore"):
-        expected = a.astype(dtype.np)
+        expected = a.astype(dtype)
     assert_tensor(xp.asarray(a, dtype=dtype, device=DEVICE), expected, dtype)
 
 
@@ -103,7 +103,7 @@ def test_asarray_tensor_dtype_change_copies():
 
 
 def test_asarray_copy_true_is_independent():
-    a = np.arange(4, dtype=FLOAT_DEFAULT.np)
+    a = np.arange(4, dtype=FLOAT_DEFAULT)
     t = xp.asarray(a, copy=True, device=DEVICE)
     a[0] = 100.0
     assert to_np(t)[0] == 0.0
@@ -241,17 +241,17 @@ def test_full_with_dtype(dtype, shape, data):
     if dtype.kind == "b":
         fill = data.draw(st.booleans())
     elif dtype.kind in ("i", "u"):
-        info = np.iinfo(dtype.np)
+        info = np.iinfo(dtype)
         fill = data.draw(st.integers(int(info.min), int(info.max)))
     elif dtype.kind == "f":
-        fill = data.draw(st.one_of(st.integers(-1000, 1000), st.floats(width=dtype.bits)))
+        fill = data.draw(st.one_of(st.integers(-1000, 1000), st.floats(width=dtype.itemsize * 8)))
     else:
-        fill = data.draw(st.one_of(st.integers(-1000, 1000), st.floats(width=dtype.bits // 2),
-                                   st.complex_numbers(width=dtype.bits)))
+        fill = data.draw(st.one_of(st.integers(-1000, 1000), st.floats(width=dtype.itemsize * 8 // 2),
+                                   st.complex_numbers(width=dtype.itemsize * 8)))
     t = xp.full(shape, fill, dtype=dtype, device=DEVICE)
-    assert_tensor(t, np.full(shape, fill, dtype=dtype.np), dtype)
+    assert_tensor(t, np.full(shape, fill, dtype=dtype), dtype)
     x = xp.zeros((2,) + shape, dtype=dtype, device=DEVICE)
-    assert_tensor(xp.full_like(x, fill), np.full((2,) + shape, fill, dtype=dtype.np), dtype)
+    assert_tensor(xp.full_like(x, fill), np.full((2,) + shape, fill, dtype=dtype), dtype)
 
 
 def test_full_errors():
@@ -328,16 +328,16 @@ def test_arange_floats(start, stop, step, negative, dtype):
     t = xp.arange(start, stop, step, dtype=dtype, device=DEVICE)
     n = _arange_length(start, stop, step)
     assert t.shape == (n,) and t.dtype == dtype
-    expected = (start + np.arange(n) * step).astype(dtype.np)
+    expected = (start + np.arange(n) * step).astype(dtype)
     # near 0 (start + i * step cancelling) the error is absolute: a few roundings of the largest term
-    atol = 4 * float(np.finfo(dtype.np).eps) * (abs(start) + n * abs(step))
+    atol = 4 * float(np.finfo(dtype).eps) * (abs(start) + n * abs(step))
     np.testing.assert_allclose(to_np(t), expected, rtol=1e-6 if dtype == xp.float32 else 1e-12, atol=atol)
     # the default dtype for float arguments
     assert xp.arange(start, stop, step, device=DEVICE).dtype == DEFAULTS["real floating"]
 
 
 def test_arange_cases():
-    assert_tensor(xp.arange(0, 1, 0.1, device=DEVICE), np.arange(0, 1, 0.1, dtype=FLOAT_DEFAULT.np), FLOAT_DEFAULT)
+    assert_tensor(xp.arange(0, 1, 0.1, device=DEVICE), np.arange(0, 1, 0.1, dtype=FLOAT_DEFAULT), FLOAT_DEFAULT)
     assert xp.arange(0, 1, 0.1, device=DEVICE).shape == (10,)
     assert xp.arange(0, 0.3, 0.1, device=DEVICE).shape == (3,)  # ceil(2.9999999999999996)
     assert xp.arange(10, 0, -3, device=DEVICE).shape == (4,)
@@ -379,7 +379,7 @@ def test_linspace(start, stop, num, endpoint, dtype):
     t = xp.linspace(start, stop, num, dtype=dtype, endpoint=endpoint, device=DEVICE)
     expect = DEFAULTS["real floating"] if dtype is None else dtype
     assert t.shape == (num,) and t.dtype == expect
-    ref = np.linspace(start, stop, num, endpoint=endpoint).astype(expect.np)
+    ref = np.linspace(start, stop, num, endpoint=endpoint).astype(expect)
     tol = 1e-6 if expect in (xp.float32, xp.complex64) else 1e-12
     np.testing.assert_allclose(to_np(t), ref, rtol=tol, atol=tol * max(1.0, abs(start), abs(stop)))
     if num and dtype is None:

@@ -34,7 +34,7 @@ def host_arrays(draw):
     """A NumPy array of any standard dtype: contiguous, strided, reversed, transposed, 0-D or empty."""
     dtype = draw(st.sampled_from(supported(ALL)))
     shape = draw(hnp.array_shapes(min_dims=0, max_dims=3, min_side=0, max_side=4))
-    a = draw(hnp.arrays(dtype.np, shape))
+    a = draw(hnp.arrays(dtype, shape))
     layout = draw(st.sampled_from(["contiguous", "strided", "reversed", "transposed"]))
     if a.ndim == 0 or layout == "contiguous":
         return a

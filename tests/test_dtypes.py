@@ -72,7 +72,12 @@ def test_the_namespace_has_the_13_dtypes():
     assert [getattr(xp, n) for n in names] == list(ALL)
     for d in ALL:
         assert d == d and hash(d) == hash(d)
-        assert pickle.loads(pickle.dumps(d)) is d
+        # NumPy's own dtype objects (xarray and pandas test isinstance(dtype, np.dtype)), as CuPy's are
+        assert isinstance(d, np.dtype) and isinstance(d, xp.DType) and np.dtype(d) is d
+        # unpickled, NumPy makes a new dtype object: equal, same hash, and numr takes it as the same dtype
+        back = pickle.loads(pickle.dumps(d))
+        assert back == d and hash(back) == hash(d)
+        assert xp.empty((1,), dtype=back).dtype is d and xp.result_type(back) is d
         assert d.name in repr(d)
     assert len({d for d in ALL}) == 13
     assert xp.float32 != xp.float64 and xp.int8 != xp.uint8
@@ -123,8 +128,15 @@ def test_result_type_many_arguments_and_arrays():
     assert xp.result_type(xp.int32, xp.float32) is xp.float64
     assert xp.result_type(xp.int64, xp.uint64) is xp.float64
     assert xp.result_type(xp.int8, "float32") is xp.float32
+    # NumPy's scalars and arrays, and other arrays with a dtype (dask's), count with their dtype (NEP 50), as
+    # in NumPy: xarray passes its fill values so
+    assert xp.result_type(xp.float32, np.float64(np.nan)) is xp.float64
+    assert xp.result_type(np.int16(1), np.zeros(2, np.uint8)) is xp.int16
+    assert xp.result_type(x, np.float32(1)) is xp.float32
     with pytest.raises(TypeError, match="result_type.*float16"):
         xp.result_type(np.float16)
+    with pytest.raises(TypeError, match="result_type.*float16"):
+        xp.result_type(np.float16(1))
     with pytest.raises(TypeError, match="result_type"):
         xp.result_type([1, 2])
     with pytest.raises(ValueError, match="result_type"):
@@ -171,7 +183,7 @@ def test_can_cast_arrays_and_errors():
                          ids=["float32", "float64", "complex64", "complex128"])
 def test_finfo(dtype):
     real = {xp.complex64: xp.float32, xp.complex128: xp.float64}.get(dtype, dtype)
-    ref = np.finfo(real.np)
+    ref = np.finfo(real)
     for arg in (dtype, xp.zeros((1,), dtype=dtype, device=DEVICE)) if dtype in supported([dtype]) else (dtype,):
         fi = xp.finfo(arg)
         assert fi.bits == ref.bits and type(fi.bits) is int
@@ -186,14 +198,14 @@ def test_finfo(dtype):
 
 @pytest.mark.parametrize("dtype", [d for d in ALL if "integer" in KINDS[d]], ids=lambda d: d.name)
 def test_iinfo(dtype):
-    ref = np.iinfo(dtype.np)
+    ref = np.iinfo(dtype)
     for arg in (dtype, xp.zeros((1,), dtype=dtype, device=DEVICE)) if dtype in supported([dtype]) else (dtype,):
         ii = xp.iinfo(arg)
         assert (ii.bits, ii.min, ii.max) == (ref.bits, int(ref.min), int(ref.max))
         assert type(ii.min) is int and type(ii.max) is int
         assert ii.dtype is dtype
     signed = KINDS[dtype] == "signed integer"
-    assert xp.iinfo(dtype).min == (-(2 ** (dtype.bits - 1)) if signed else 0)
+    assert xp.iinfo(dtype).min == (-(2 ** (dtype.itemsize * 8 - 1)) if signed else 0)
 
 
 def test_finfo_iinfo_errors():
@@ -265,7 +277,7 @@ ALLOWED_CASTS = [(a, b) for a, b in PAIRS
 
 def _cast_reference(a: np.ndarray, to) -> np.ndarray:
     with np.errstate(all="ignore"):
-        return a.astype(to.np)
+        return a.astype(to)
 
 
 @given(st.sampled_from(ALLOWED_CASTS), shapes(max_dims=3), st.data())
@@ -276,9 +288,10 @@ def test_astype(pair, shape, data):
     if "integer" in KINDS[dst] and KINDS[src] == "real floating":
         # NaN, infinities and values beyond the range cast to integers as the implementation likes
         signed = KINDS[dst] == "signed integer"
-        lo, hi = (-(2.0 ** (dst.bits - 1)), 2.0 ** (dst.bits - 1)) if signed else (0.0, 2.0 ** dst.bits)
+        bits = dst.itemsize * 8
+        lo, hi = (-(2.0 ** (bits - 1)), 2.0 ** (bits - 1)) if signed else (0.0, 2.0 ** bits)
         with np.errstate(invalid="ignore"):
-            a = np.where(np.isfinite(a) & (a > lo - 1) & (a < hi), a, 0).astype(src.np)
+            a = np.where(np.isfinite(a) & (a > lo - 1) & (a < hi), a, 0).astype(src)
     x = data.draw(views(a), label="x")
     r = xp.astype(x, dst)
     assert r.dtype is dst and r.shape == a.shape and r.device == x.device
@@ -294,7 +307,7 @@ def test_astype_bool_semantics():
     np.testing.assert_array_equal(to_np(xp.astype(z, xp.bool)), [False, True, False, True])
     b = xp.asarray([True, False], device=DEVICE)
     for d in supported(ALL):
-        np.testing.assert_array_equal(to_np(xp.astype(b, d)), np.array([1, 0]).astype(d.np))
+        np.testing.assert_array_equal(to_np(xp.astype(b, d)), np.array([1, 0]).astype(d))
 
 
 def test_astype_copy_semantics():

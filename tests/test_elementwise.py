@@ -133,8 +133,8 @@ def promotable(d1, d2) -> bool:
 
 def promoted(d1, d2):
     # for pairs in the standard's table NumPy's dtype (not value) promotion agrees with it
-    r = np.result_type(d1.np, d2.np)
-    return next(d for d in ALL if d.np == r)
+    r = np.result_type(d1, d2)
+    return next(d for d in ALL if d == r)
 
 
 def accepted(op):
@@ -153,16 +153,16 @@ def constrain(name: str, pos: int, a: np.ndarray, rdtype) -> np.ndarray:
         if name == "pow" and pos == 1:
             return a % a.dtype.type(16)  # negative integer exponents
         if name in ("bitwise_left_shift", "bitwise_right_shift") and pos == 1:
-            return a % a.dtype.type(min(rdtype.bits, np.iinfo(a.dtype).max))  # shifts beyond the width
+            return a % a.dtype.type(min(rdtype.itemsize * 8, np.iinfo(a.dtype).max))  # shifts beyond the width
     return a
 
 
 def reference(op, arrays, rdtype):
     """NumPy's answer with every operand first made an array of the promoted dtype ``rdtype``."""
     with np.errstate(all="ignore"):
-        args = [None if a is None else np.asarray(a).astype(rdtype.np) for a in arrays]
+        args = [None if a is None else np.asarray(a).astype(rdtype) for a in arrays]
         r = REFERENCE[op.name](*args)
-    return np.asarray(r).astype(standard_result_dtype(op, rdtype).np)
+    return np.asarray(r).astype(standard_result_dtype(op, rdtype))
 
 
 def _tolerance(dtype) -> float:
@@ -207,7 +207,7 @@ def check(op, res, arrays, rdtype):
     approximate = op.name in APPROXIMATE or (rdtype.kind == "c" and op.name in APPROXIMATE_COMPLEX)
     where = None
     if op.name in FINITE_COMPLEX_ONLY and rdtype.kind == "c":
-        operands = [np.broadcast_to(np.asarray(a).astype(rdtype.np), ref.shape) for a in arrays]
+        operands = [np.broadcast_to(np.asarray(a).astype(rdtype), ref.shape) for a in arrays]
         where = np.isfinite(ref) & (operands[0] != 0)
         for a in operands:
             where &= np.isfinite(a)
@@ -245,7 +245,7 @@ def python_scalars(dtype):
     if dtype.kind == "b":
         return st.booleans()
     if dtype.kind in ("i", "u"):
-        info = np.iinfo(dtype.np)
+        info = np.iinfo(dtype)
         return st.integers(int(info.min), int(info.max))
     ints = st.integers(-(2 ** 53), 2 ** 53)
     width = 32 if dtype in (xp.float32, xp.complex64) else 64
@@ -319,7 +319,7 @@ def test_binary_python_scalar(op, data):
     x, a = data.draw(operand(op, 1 - pos, dtype, shapes(max_dims=3), rdtype), label="x")
     if rdtype.kind in ("i", "u"):
         # the scalar gets the same constraints as an array operand in its place
-        value = int(constrain(op.name, pos, np.asarray(value, rdtype.np), rdtype).item())
+        value = int(constrain(op.name, pos, np.asarray(value, rdtype), rdtype).item())
     f = getattr(xp, op.name)
     if rdtype.kind not in op.kinds:
         with pytest.raises(TypeError, match=op.name):
@@ -327,7 +327,7 @@ def test_binary_python_scalar(op, data):
         return
     res = f(value, x) if scalar_first else f(x, value)
     assert res.shape == a.shape
-    s = np.asarray(value, rdtype.np)  # the standard: the scalar becomes a 0-D array of the promoted dtype
+    s = np.asarray(value, rdtype)  # the standard: the scalar becomes a 0-D array of the promoted dtype
     check(op, res, [s, a] if scalar_first else [a, s], rdtype)
 
 
@@ -342,7 +342,7 @@ def test_clip(data):
         if dtype.kind == "f":
             vals = st.one_of(st.integers(-100, 100), st.floats(width=32 if dtype == xp.float32 else 64))
         else:
-            info = np.iinfo(dtype.np)
+            info = np.iinfo(dtype)
             vals = st.integers(int(info.min), int(info.max))
         pair = sorted([data.draw(vals), data.draw(vals)])
         which = data.draw(st.sampled_from(["both", "min", "max"]))
@@ -363,12 +363,12 @@ def test_clip(data):
         lo = None if x_lo is None else data.draw(views(x_lo))
         hi = None if x_hi is None else data.draw(views(x_hi))
     res = xp.clip(x, lo, hi)
-    ref_lo = None if x_lo is None else np.asarray(x_lo, dtype.np)
-    ref_hi = None if x_hi is None else np.asarray(x_hi, dtype.np)
+    ref_lo = None if x_lo is None else np.asarray(x_lo, dtype)
+    ref_hi = None if x_hi is None else np.asarray(x_hi, dtype)
     with np.errstate(all="ignore"):
         ref = a.copy() if ref_lo is None and ref_hi is None else np.clip(a, ref_lo, ref_hi)
     assert res.shape == ref.shape and res.dtype == dtype
-    got, ref = to_np(res), np.asarray(ref, dtype.np)
+    got, ref = to_np(res), np.asarray(ref, dtype)
     if dtype.kind == "f":
         # a zero of x clipped at a zero bound: the standard leaves the order of signed zeros to the
         # implementation (NumPy's own scalar and SIMD loops pick differently), so either sign is right
@@ -448,7 +448,7 @@ def _args_for(op, dtype, shape):
         a = a % 2 == 0
     if op.name in ("acos", "asin", "atanh"):
         a = a / 10
-    arrays = [np.asarray(a, dtype.np)] * max(op.arity, 1)
+    arrays = [np.asarray(a, dtype)] * max(op.arity, 1)
     if op.name == "clip":
         return [xp.asarray(arrays[0], device=DEVICE), 2, 4], arrays[:1] + [2, 4]
     return [xp.asarray(v, device=DEVICE) for v in arrays], arrays
@@ -509,7 +509,7 @@ def test_out_errors_leave_out_untouched(op):
             f(*args, out=out)
         np.testing.assert_array_equal(to_np(out), before)
     with pytest.raises(TypeError, match=op.name):
-        f(*args, out=np.zeros((2, 3), rdtype.np))
+        f(*args, out=np.zeros((2, 3), rdtype))
     # broadcasting never reaches into out: a smaller out than the broadcast shape is an error
     if op.arity == 2:
         x1 = xp.ones((1, 3), dtype=dtype, device=DEVICE)
@@ -644,7 +644,7 @@ def test_special_case(case, dtype):
     needs_dtype(dtype)
     if name != "pow":
         needs_libm(name)
-    arrays = [xp.asarray(np.asarray([v] * 3, dtype.np), device=DEVICE) for v in args]
+    arrays = [xp.asarray(np.asarray([v] * 3, dtype), device=DEVICE) for v in args]
     res = to_np(getattr(xp, name)(*arrays))
     for v in res:
         assert _same(v.item(), expected, True, dtype == xp.float32), f"{name}{args} = {v}, expected {expected}"
@@ -659,7 +659,7 @@ def test_special_case(case, dtype):
 def test_complex_special_case(case, dtype):
     name, args, expected = case
     needs_dtype(dtype)
-    arrays = [xp.asarray(np.asarray([v] * 2, dtype.np), device=DEVICE) for v in args]
+    arrays = [xp.asarray(np.asarray([v] * 2, dtype), device=DEVICE) for v in args]
     res = to_np(getattr(xp, name)(*arrays))[0].item()
     if isinstance(expected, complex):
         single = dtype == xp.complex64
@@ -677,11 +677,11 @@ def test_complex_log1p_of_a_huge_argument_is_finite(dtype):
     1.7e308 + 1e308j)."""
     needs_dtype(dtype)
     big = 1e308 if dtype == xp.complex128 else 2e38
-    z = np.array([1.7 * big + big * 1j, -1.7 * big + 1.7 * big * 1j, 1.27 * big + 1.27 * big * 1j], dtype.np)
+    z = np.array([1.7 * big + big * 1j, -1.7 * big + 1.7 * big * 1j, 1.27 * big + 1.27 * big * 1j], dtype)
     got = to_np(xp.log1p(xp.asarray(z, device=DEVICE)))
     want = np.array([cmath.log(1 + complex(v)) for v in z])  # exact 1 + z at this size; cmath scales |.|
     assert np.isfinite(got).all(), got
-    np.testing.assert_allclose(got, want, rtol=_tolerance(dtype.np))
+    np.testing.assert_allclose(got, want, rtol=_tolerance(dtype))
 
 
 @pytest.mark.parametrize("dtype", [xp.complex64, xp.complex128], ids=["complex64", "complex128"])
@@ -689,16 +689,16 @@ def test_complex_sign_of_huge_and_subnormal_values(dtype):
     """z / |z| where |z| overflows or is subnormal (a random seed found complex64 2.4e38 + 2.4e38j, where
     NumPy's sign, and numr's on the CPU, gave 1j; complex128 5e-324 + 5e-324j gave 1 + 1j)."""
     needs_dtype(dtype)
-    info = np.finfo(dtype.np)
+    info = np.finfo(dtype)
     big, tiny = float(info.max) * 0.7, float(info.smallest_subnormal)
     z = np.array([complex(big, big), complex(tiny, tiny), complex(-3 * tiny, 4 * tiny), complex(big, -big / 2)],
-                 dtype.np)
+                 dtype)
     got = to_np(xp.sign(xp.asarray(z, device=DEVICE)))
     r = 2 ** -0.5
     want = np.array([complex(r, r), complex(r, r), complex(-0.6, 0.8), complex(2 / 5 ** 0.5, -1 / 5 ** 0.5)])
     if flushes_subnormals() and dtype == xp.complex64 and missing("shader-f64", "shader-int64") is not None:
         want[1:3] = 0  # (complex64 sign in float32 arithmetic reads subnormal parts as zeros there)
-    np.testing.assert_allclose(got, want, rtol=_tolerance(dtype.np), atol=0)
+    np.testing.assert_allclose(got, want, rtol=_tolerance(dtype), atol=0)
 
 
 def test_remainder_has_the_sign_of_the_divisor_and_matches_python():
@@ -740,14 +740,14 @@ def test_complex_log_of_subnormal_parts(dtype):
     needs_dtype(dtype)
     if dtype == xp.complex64:
         needs_libm("atan2")  # the angle is float32 atan2: the driver's builtin without float64
-    tiny = float(np.finfo(dtype.np).smallest_subnormal)
+    tiny = float(np.finfo(dtype).smallest_subnormal)
     parts = [(3, 3), (1, 0), (0, -1), (-5, 7), (1, 2 ** 20), (2 ** 40, 3), (-2 ** 51, 2 ** 51)]
-    a = np.array([complex(r * tiny, i * tiny) for r, i in parts], dtype.np)
+    a = np.array([complex(r * tiny, i * tiny) for r, i in parts], dtype)
     res = to_np(xp.log(xp.asarray(a, device=DEVICE)))
     with np.errstate(all="ignore"):
-        ref = np.log(a.astype(np.complex128)).astype(dtype.np)  # rounded once from a wider result
-    np.testing.assert_allclose(res.real, ref.real, rtol=_tolerance(dtype.np), atol=0)
-    np.testing.assert_allclose(res.imag, ref.imag, rtol=_tolerance(dtype.np), atol=0)
+        ref = np.log(a.astype(np.complex128)).astype(dtype)  # rounded once from a wider result
+    np.testing.assert_allclose(res.real, ref.real, rtol=_tolerance(dtype), atol=0)
+    np.testing.assert_allclose(res.imag, ref.imag, rtol=_tolerance(dtype), atol=0)
 
 
 def test_flushed_reference_models_a_flushing_device():

@@ -17,7 +17,7 @@ def check(t, expected):
     assert type(t) is xp.Tensor
     expected = device_data(np.asarray(expected))
     assert t.shape == expected.shape
-    assert t.dtype.np == expected.dtype
+    assert t.dtype == expected.dtype
     np.testing.assert_array_equal(to_np(t), expected)
 
 
@@ -165,7 +165,7 @@ def test_integer_arrays_only(data):
     """The standard's integer-array indexing: a tuple of ints and integer arrays, one per axis."""
     x, a = data.draw(tensors(ALL, shape=data.draw(nonempty_shapes(4))))
     np_key = data.draw(hnp.integer_array_indices(a.shape, result_shape=shapes(max_dims=3, max_side=3),
-                                                 dtype=defaults()["indexing"].np))
+                                                 dtype=defaults()["indexing"]))
     key = tuple(data.draw(views(k)) for k in np_key)
     check(x[key], a[np_key])
 

@@ -9,7 +9,6 @@ from hypothesis import assume, given, strategies as st
 from hypothesis.extra import numpy as hnp
 
 import numr_array as xp
-from numr_array import _dtypes as dt
 
 from .helpers import device_data
 from .strategies import ALL, BOOL, COMPLEX, DEVICE, INTEGER, NUMERIC, REAL_FLOAT, SIGNED, UNSIGNED, np_arrays, \
@@ -21,7 +20,7 @@ def check(t, expected, dtype=None):
     assert type(t) is xp.Tensor
     expected = device_data(np.asarray(expected))
     assert t.shape == expected.shape
-    assert t.dtype.np == (expected.dtype if dtype is None else dtype.np)
+    assert t.dtype == (expected.dtype if dtype is None else dtype)
     np.testing.assert_array_equal(to_np(t), expected)
 
 
@@ -397,7 +396,7 @@ def no_subnormals(a: np.ndarray) -> np.ndarray:
 def promoted(dtypes):
     r = dtypes[0]
     for d in dtypes[1:]:
-        r = dt._PROMOTION[r, d]
+        r = xp.result_type(r, d)
         if r is None:
             return None
     return r
@@ -423,9 +422,9 @@ def test_concat(data):
         return
     out = xp.concat(ts, axis=axis) if axis != 0 or data.draw(st.booleans()) else xp.concat(ts)
     if axis is None:
-        expected = np.concatenate([a.reshape(-1).astype(result.np) for a in arrays])
+        expected = np.concatenate([a.reshape(-1).astype(result) for a in arrays])
     else:
-        expected = np.concatenate([a.astype(result.np) for a in arrays], axis=axis)
+        expected = np.concatenate([a.astype(result) for a in arrays], axis=axis)
     check(out, expected, result)
     assert all(not shares(out, t) for t in ts)
 
@@ -465,7 +464,7 @@ def test_stack(data):
         with pytest.raises(TypeError, match="stack"):
             xp.stack(ts, axis=axis)
         return
-    check(xp.stack(ts, axis=axis), np.stack([a.astype(result.np) for a in arrays], axis=axis), result)
+    check(xp.stack(ts, axis=axis), np.stack([a.astype(result) for a in arrays], axis=axis), result)
 
 
 def test_stack_errors():

@@ -53,6 +53,12 @@ def test_quantiles(name, scale, method):
     same(getattr(xp, name)(on_device(a), on_device(np.array(q) * scale), axis=1, method=method), ref)
     same(getattr(xp, name)(on_device(a), 0.3 * scale, method=method),
          _ref(getattr(np, name), host(a), 0.3 * scale, method=method))
+    # q as NumPy numbers (xarray passes an array): host numbers, as a list is
+    same(getattr(xp, name)(on_device(a), np.array(q) * scale, axis=1, method=method), ref)
+    same(getattr(xp, name)(on_device(a), np.float32(0.5) * scale, method=method),
+         _ref(getattr(np, name), host(a), 0.5 * scale, method=method))
+    with pytest.raises(ValueError, match=f"{name}: q must be 0-D or 1-D"):
+        getattr(xp, name)(on_device(a), np.full((2, 2), 0.5))
 
 
 @given(st.lists(st.floats(-1e6, 1e6, allow_nan=False), min_size=1, max_size=30),

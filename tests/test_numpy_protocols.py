@@ -1,5 +1,5 @@
-"""NumPy's protocols on numr's objects: dtypes that NumPy (and dask, xarray) take as NumPy dtypes, and
-NumPy dtypes, scalar types and names accepted wherever numr takes a dtype."""
+"""NumPy's protocols on numr's objects: dtypes that are NumPy's own dtype objects (as NumPy, dask, xarray and
+pandas want them), and NumPy dtypes, scalar types and names accepted wherever numr takes a dtype."""
 
 import pathlib
 import pickle
@@ -16,12 +16,13 @@ from .strategies import ALL, DEVICE, to_np
 NAMES = [d.name for d in ALL]
 
 
-# --- numr dtypes as NumPy dtypes ---------------------------------------------------------------------
+# --- numr dtypes are NumPy dtypes ---------------------------------------------------------------------
 
 @pytest.mark.parametrize("dtype", ALL, ids=NAMES)
 def test_numpy_takes_a_numr_dtype(dtype):
     ref = np.dtype(dtype.name)
-    assert np.dtype(dtype) == ref and np.dtype(dtype) is dtype.dtype
+    # NumPy's own canonical dtype object: isinstance(dtype, np.dtype) holds (xarray and pandas test it)
+    assert isinstance(dtype, np.dtype) and dtype is ref and np.dtype(dtype) is dtype
     assert (dtype.kind, dtype.itemsize, dtype.char, dtype.str, dtype.type, dtype.name) == (
         ref.kind, ref.itemsize, ref.char, ref.str, ref.type, ref.name)
     assert dtype.names is None and dtype.byteorder == ref.byteorder
@@ -40,11 +41,12 @@ def test_a_numr_dtype_equals_its_numpy_forms(dtype):
     for other in ALL:
         if other is not dtype:
             assert dtype != other and dtype != np.dtype(other.name) and dtype != other.name
-    assert dtype != "no such dtype" and dtype != 3 and (dtype == None) is False  # noqa: E711
-    # hashed by identity, as NumPy's scalar types are (np.float32 == ref, with another hash); np.dtype(d) is
-    # the key beside NumPy dtypes
-    assert {dtype: 1}[dtype] == 1 and {ref: 1}[np.dtype(dtype)] == 1
-    assert pickle.loads(pickle.dumps(dtype)) is dtype
+    # NumPy's comparison: None is NumPy's default dtype (np.dtype(None) is float64), so float64 == None
+    assert dtype != "no such dtype" and dtype != 3 and (dtype == None) is (ref == np.float64)  # noqa: E711
+    # hashed as NumPy's dtypes: one key for both
+    assert {dtype: 1}[dtype] == 1 and {ref: 1}[dtype] == 1 and {dtype: 1}[np.dtype(dtype.name)] == 1
+    back = pickle.loads(pickle.dumps(dtype))  # (a new NumPy dtype object: equal, as in NumPy)
+    assert back == dtype and hash(back) == hash(dtype) and xp.result_type(back) is dtype
 
 
 def test_python_types_compare_as_numpy_compares_them():
@@ -176,6 +178,9 @@ def test_numpy_functions_run_numrs_function():
         _same_tensor(got, want)
     # NumPy's defaults given explicitly are what numr computes
     _same_tensor(np.reshape(t, (3, 2), order="C"), xp.reshape(t, (3, 2)))
+    # order="C" where NumPy's default is another (K): numr's results are row-major (dask asks for it)
+    _same_tensor(np.zeros_like(t, order="C"), xp.zeros_like(t))
+    _same_tensor(np.full_like(t, 2.0, order="C", shape=1), xp.full((1,), 2.0, dtype=t.dtype, device=DEVICE))
     _same_tensor(np.sum(t, axis=0, keepdims=False), xp.sum(t, axis=0))
     _same_tensor(np.add(t, t, casting="same_kind", where=True), xp.add(t, t))
     _same_tensor(np.argsort(t, kind="stable"), xp.argsort(t))  # (numr sorts stably: every kind is met)
@@ -223,6 +228,7 @@ def test_out_and_dtype():
 @pytest.mark.parametrize("call, arg", [
     (lambda t: np.sin(t, where=t > 0), "where"), (lambda t: np.sum(t, where=t > 0), "where"),
     (lambda t: np.sum(t, initial=1.0), "initial"), (lambda t: np.reshape(t, (3, 2), order="F"), "order"),
+    (lambda t: np.zeros_like(t, order="F"), "order"),
     (lambda t: np.add(t, t, casting="unsafe"), "casting"), (lambda t: np.concatenate([t, t], dtype=np.float64), "dtype"),
 ])
 def test_arguments_numr_lacks_are_type_errors_naming_them(call, arg):

@@ -125,14 +125,14 @@ def test_searchsorted_matches_numpy(data):
         x2, a2 = data.draw(arrays(others, bound=6.0))
     else:
         if x1.dtype in INTEGER:
-            info = np.iinfo(x1.dtype.np)
+            info = np.iinfo(x1.dtype)
             x2 = data.draw(st.integers(int(info.min), int(info.max)))
         else:
             x2 = data.draw(st.floats(-6, 6) | st.sampled_from([math.nan, math.inf, -0.0]))
-        a2 = np.asarray(x2, dtype=x1.dtype.np)
+        a2 = np.asarray(x2, dtype=x1.dtype)
     use_sorter = data.draw(st.booleans())
     if use_sorter:
-        perm = np.asarray(data.draw(st.permutations(range(a1.size))), dtype=INDEX.np)
+        perm = np.asarray(data.draw(st.permutations(range(a1.size))), dtype=INDEX)
         shuffled = np.empty_like(a1)
         shuffled[perm] = a1  # shuffled[perm] is sorted: perm sorts it
         got = xp.searchsorted(xp.asarray(shuffled, device=DEVICE), x2, side=side,
@@ -188,6 +188,19 @@ def test_where_matches_numpy(data):
     c = data.draw(arrays([xp.bool], shape=a.shape[data.draw(st.integers(0, a.ndim)):]))
     got = xp.where(c[0], t, xp.zeros((), dtype=t.dtype, device=DEVICE))
     assert_result(got, np.where(c[1], a, np.zeros((), a.dtype)), t.dtype)
+
+
+def test_where_takes_numpy_scalars_as_the_operators_do():
+    """A NumPy scalar is its Python value, as in ``x * np.float32(2)`` (xarray's ``where`` fill value is
+    one); other objects are still refused."""
+    c = xp.asarray([True, False], device=DEVICE)
+    x = xp.asarray([1.0, 2.0], dtype=xp.float32, device=DEVICE)
+    r = xp.where(c, x, np.float64(np.nan))
+    assert r.dtype is xp.float32 and np.isnan(to_np(r)[1]) and to_np(r)[0] == 1
+    r = xp.where(c, np.int32(7), xp.asarray([3, 4], dtype=xp.int8, device=DEVICE))
+    assert r.dtype is xp.int8 and to_np(r).tolist() == [7, 4]
+    with pytest.raises(TypeError, match="where: x2"):
+        xp.where(c, x, np.array([1.0, 2.0]))
 
 
 def test_where_complex_scalar_promotes_a_real_array():

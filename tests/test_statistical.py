@@ -84,13 +84,13 @@ def assert_result(t, expected, dtype, scale: float = 1.0):
     if dtype.kind == "c":
         # part by part: NumPy compares a complex element with an infinite part only for exact equality, so a
         # rounding difference in the finite part of (inf + 130.61108j) would fail whatever the tolerance
-        want = expected.astype(dtype.np)
+        want = expected.astype(dtype)
         for part in (np.real, np.imag):
             np.testing.assert_allclose(part(got), part(want), equal_nan=True, **tolerance(dtype, scale))
     elif dtype.kind == "f":
-        np.testing.assert_allclose(got, expected.astype(dtype.np), equal_nan=True, **tolerance(dtype, scale))
+        np.testing.assert_allclose(got, expected.astype(dtype), equal_nan=True, **tolerance(dtype, scale))
     else:
-        np.testing.assert_array_equal(got, expected.astype(dtype.np), strict=True)
+        np.testing.assert_array_equal(got, expected.astype(dtype), strict=True)
 
 
 def magnitude(a: np.ndarray) -> float:
@@ -155,13 +155,13 @@ def test_sum_prod_match_numpy(name, data):
     kw = {} if dtype is None else {"dtype": dtype}
     got = getattr(xp, name)(t, axis=axis, keepdims=keepdims, **kw)
     rdtype = dtype or accumulation_dtype(t.dtype)
-    ref_dtype = rdtype.np
+    ref_dtype = rdtype
     if name == "prod" and rdtype in (xp.float32, xp.complex64) and device_dtype(xp.float64) == xp.float64:
         # single-precision products accumulate in double where the device has it: the exact product
         # rounded once (27 int8 31s as complex64: inf + 0j, where NumPy's complex64 loop gives inf + nan j)
         ref_dtype = np.complex128 if rdtype == xp.complex64 else np.float64
     with quiet():
-        expected = getattr(np, name)(a.astype(ref_dtype), axis=np_axis(axis), keepdims=keepdims).astype(rdtype.np)
+        expected = getattr(np, name)(a.astype(ref_dtype), axis=np_axis(axis), keepdims=keepdims).astype(rdtype)
     assert_result(got, expected, rdtype, magnitude(a) if name == "sum" else product_scale(a))
 
 
@@ -179,7 +179,7 @@ def test_prod_of_zero_and_an_overflowing_rest_is_zero(dtype):
     NumPy's left-to-right product gives, not 0 * inf = NaN (a tree reduction multiplying the 139s first
     overflowed float32 on CUDA); single precision accumulates in double precision for this."""
     needs_dtype(xp.float64 if dtype == xp.float32 else xp.complex128)
-    a = np.full((3, 3, 4), 139, dtype.np)
+    a = np.full((3, 3, 4), 139, dtype)
     a[0, 0, 0] = 0
     x = xp.asarray(a, device=DEVICE)
     np.testing.assert_array_equal(to_np(xp.prod(x)), np.prod(a))
@@ -360,10 +360,10 @@ def test_cumulative_match_numpy(name, data):
     rdtype = dtype or accumulation_dtype(t.dtype)
     ax = 0 if axis is None else axis
     with quiet():
-        expected = (np.cumsum if name == "cumulative_sum" else np.cumprod)(a.astype(rdtype.np), axis=ax)
+        expected = (np.cumsum if name == "cumulative_sum" else np.cumprod)(a.astype(rdtype), axis=ax)
     if include_initial:
         ident = np.full(a.shape[:ax % a.ndim] + (1,) + a.shape[ax % a.ndim + 1:], 0 if name == "cumulative_sum" else 1,
-                        rdtype.np)
+                        rdtype)
         expected = np.concatenate([ident, expected], axis=ax)
     # (a NumPy float power: it overflows to inf where a Python float power would raise)
     assert_result(got, expected, rdtype, np.float64(magnitude(a)) ** (1 if name == "cumulative_sum" else a.size or 1))
@@ -623,7 +623,7 @@ def test_diff_matches_numpy(data):
     got = xp.diff(t, axis=axis, n=n, **kw)
     # joined first: np.diff ignores prepend and append when n is 0, the standard does not
     with quiet():
-        expected = np.diff(np.concatenate(parts, axis=axis, dtype=t.dtype.np), axis=axis, n=n)
+        expected = np.diff(np.concatenate(parts, axis=axis, dtype=t.dtype), axis=axis, n=n)
     assert_result(got, expected, t.dtype, 1e3)
 
 

@@ -84,7 +84,7 @@ def test_operators_with_python_scalars(dunder, func, data):
     value = data.draw(python_scalars(dtype))
     rdtype = scalar_result_dtype(dtype, value)
     if rdtype.kind in ("i", "u"):
-        value = int(constrain(func, 1, np.asarray(value, rdtype.np), rdtype).item())
+        value = int(constrain(func, 1, np.asarray(value, rdtype), rdtype).item())
     x = data.draw(views(constrain(func, 0, data.draw(np_arrays(dtype, data.draw(shapes(max_dims=2)))), rdtype)))
     f = getattr(xp, func)
     if rdtype.kind not in op.kinds:
@@ -95,7 +95,7 @@ def test_operators_with_python_scalars(dunder, func, data):
     if dunder in ARITHMETIC:
         # the reflected form: scalar <op> array
         if rdtype.kind in ("i", "u"):
-            value = int(constrain(func, 0, np.asarray(value, rdtype.np), rdtype).item())
+            value = int(constrain(func, 0, np.asarray(value, rdtype), rdtype).item())
             x = data.draw(views(constrain(func, 1, to_np(x), rdtype)))
         same(opfn(dunder)(value, x), f(value, x))
 
@@ -133,7 +133,7 @@ IN_PLACE_PAIRS = [("complex128", "complex64"), ("complex128", "complex128"), ("c
 
 def _values(shape, value, dtype) -> np.ndarray:
     """Multiples of ``value`` (a real factor keeps a product's cancellation) of ``shape`` and ``dtype``."""
-    return (value * (1 + 0.0137 * np.arange(math.prod(shape)))).reshape(shape).astype(dtype.np)
+    return (value * (1 + 0.0137 * np.arange(math.prod(shape)))).reshape(shape).astype(dtype)
 
 
 def _layouts(value, dtype):
@@ -169,7 +169,7 @@ def test_in_place_operators_round_as_the_function(dunder, d1, d2):
 
             def second():
                 return xp.asarray(np.flip(_values(x1.shape, b, d2)), device=DEVICE)
-            for x2 in (second(), xp.asarray(np.asarray(b, d2.np), device=DEVICE)):
+            for x2 in (second(), xp.asarray(np.asarray(b, d2), device=DEVICE)):
                 expected = func(x1, x2)
                 r = make()
                 assert iop(r, x2) is r
@@ -385,7 +385,7 @@ def test_attributes(ta):
     t, a = ta
     assert t.shape == a.shape and type(t.shape) is tuple
     assert t.ndim == a.ndim and t.size == a.size
-    assert t.dtype in ALL and t.dtype.np == a.dtype
+    assert t.dtype in ALL and t.dtype == a.dtype
     assert t.device == DEV and t.device == DEVICE
     if a.ndim:
         assert len(t) == a.shape[0]

@@ -73,6 +73,18 @@ def test_integer_methods():
     assert t.nbytes == I.nbytes and t.itemsize == I.itemsize and t.size == I.size
 
 
+def test_real_and_imag_of_real_and_bool_tensors():
+    """As in NumPy: a real or bool tensor's real part is itself (NumPy's is a view), its imaginary part
+    zeros of its dtype; xarray reads both of every array it wraps, bool ones (any, isnull) included."""
+    for a in (A, I, A > 1):
+        t = _t(a)
+        assert t.real is t
+        _same(t.imag, a.imag)
+    c = _t(np.array([1 + 2j, -3j], np.complex64))
+    _same(c.real, np.array([1, 0], np.float32))
+    _same(c.imag, np.array([2, -3], np.float32))
+
+
 def test_in_place_sort_and_fill():
     t = _t()
     assert t.sort() is None

@@ -137,11 +137,11 @@ class Generator:
             return _shape(size, func), self._float(dtype, func)
         if type(out) is not Tensor:
             raise TypeError(f"{func}: out must be a numr_array Tensor, got {type(out).__name__}")
-        d = self._float(out.dtype if dtype is None else dtype, func)
+        d = self._float(out._dtype if dtype is None else dtype, func)
         shape = out.shape if size is None else _shape(size, func)
-        if out.device != self._dev or out.shape != shape or out.dtype != d:
-            raise ValueError(f"{func}: out is a {out.dtype} tensor of shape {out.shape} on {out.device}; the draw "
-                             f"is {d} of shape {shape} on {self._dev}")
+        if out.device != self._dev or out.shape != shape or out._dtype is not d:
+            raise ValueError(f"{func}: out is a {out._dtype.name} tensor of shape {out.shape} on {out.device}; the draw "
+                             f"is {d.name} of shape {shape} on {self._dev}")
         return shape, d
 
     @staticmethod

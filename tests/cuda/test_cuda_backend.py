@@ -38,7 +38,7 @@ def same(t, expected, rtol=None, atol=None):
     expected = np.asarray(expected)
     assert t.device == dev
     assert t.shape == expected.shape
-    assert t.dtype.np == expected.dtype
+    assert t.dtype == expected.dtype
     got = to_np(t)
     if rtol is None:
         np.testing.assert_array_equal(got, expected)
@@ -61,7 +61,7 @@ def cuda_arrays(draw, dtypes, shape=None, elements=None):
     if elements is None and dtype.kind == "c":  # (NumPy's sign of a huge or tiny z is off)
         elements = st.complex_numbers(max_magnitude=1e6, allow_subnormal=False,
                                       width=64 if dtype is xp.complex64 else 128)
-    a = draw(hnp.arrays(dtype.np, shape, elements=elements))
+    a = draw(hnp.arrays(dtype, shape, elements=elements))
     kind = draw(st.sampled_from(["contiguous", "strided", "reversed"])) if a.ndim and a.size else "contiguous"
     if kind == "contiguous":
         return on(a), a
@@ -242,7 +242,7 @@ def test_hypot_and_full_of_negative_zero_follow_numpy():
         for v in (-0.0, complex(0.0, -0.0)):
             if isinstance(v, complex) and dtype.kind != "c":
                 continue
-            got, want = to_np(xp.full((3,), v, dtype=dtype, device=DEV)), np.full((3,), v, dtype.np)
+            got, want = to_np(xp.full((3,), v, dtype=dtype, device=DEV)), np.full((3,), v, dtype)
             # CuPy fills zeros with a memset: the signs must survive it
             assert np.array_equal(np.signbit(np.real(got)), np.signbit(np.real(want)))
             assert np.array_equal(np.signbit(np.imag(got)), np.signbit(np.imag(want)))
@@ -369,10 +369,10 @@ MATMUL_SHAPES = [((3,), (3,)), ((3,), (3, 4)), ((2, 3), (3,)), ((2, 3), (3, 4)),
 def test_matmul_matches_numpy(shapes, dtype):
     rng = np.random.default_rng(1)
     s1, s2 = shapes
-    a = (rng.standard_normal(s1) * 4).astype(dtype.np)
-    b = (rng.standard_normal(s2) * 4).astype(dtype.np)
+    a = (rng.standard_normal(s1) * 4).astype(dtype)
+    b = (rng.standard_normal(s2) * 4).astype(dtype)
     if dtype.kind == "c":
-        a = a + 1j * (rng.standard_normal(s1)).astype(dtype.np)
+        a = a + 1j * (rng.standard_normal(s1)).astype(dtype)
     rtol = {xp.float32: 1e-4, xp.complex64: 1e-4}.get(dtype, 1e-12 if dtype.kind != "i" else None)
     same(xp.matmul(on(a), on(b)), np.matmul(a, b), rtol=rtol)
 

@@ -142,8 +142,8 @@ def test_graph_holds_its_tensors_and_releases_graph_then_arena():
 @pytest.mark.parametrize("dtype", [xp.float32, xp.float64, xp.complex64, xp.int32])
 def test_matmul_tensordot_vecdot_are_captured(dtype):
     rng = np.random.default_rng(0)
-    a = rng.standard_normal((2, 8, 16)).astype(dtype.np)
-    b = rng.standard_normal((16, 4)).astype(dtype.np)
+    a = rng.standard_normal((2, 8, 16)).astype(dtype)
+    b = rng.standard_normal((16, 4)).astype(dtype)
     x, y = on(a), on(b)
     out = xp.empty((2, 8, 4), dtype=dtype, device=DEV)
     with xp.capture(device=DEV) as g:
@@ -152,7 +152,7 @@ def test_matmul_tensordot_vecdot_are_captured(dtype):
         vd = xp.vecdot(x, x)
         mt = x @ xp.matrix_transpose(x)
     tol = 1e-4 if dtype in (xp.float32, xp.complex64) else 1e-10
-    a2 = (a * 0.5 - 1).astype(dtype.np)
+    a2 = (a * 0.5 - 1).astype(dtype)
     x[...] = on(a2)
     g.replay()
     np.testing.assert_allclose(to_np(out), a2 @ b, rtol=tol, atol=tol)

@@ -41,14 +41,14 @@ needs_libm = functools.partial(shared.needs_libm, device=DEV)
 
 def to_index(a: np.ndarray) -> np.ndarray:
     """A NumPy index result in the device's index dtype (int32 without shader-int64)."""
-    return a.astype(INDEX.np)
+    return a.astype(INDEX)
 
 
 def random(rng, dtype, shape, scale: float = 1.0) -> np.ndarray:
     a = rng.standard_normal(shape)
     if dtype.kind == "c":
         a = a + 1j * rng.standard_normal(shape)
-    return (scale * a).astype(dtype.np)
+    return (scale * a).astype(dtype)
 
 
 def on_device(a: np.ndarray, layout: str):

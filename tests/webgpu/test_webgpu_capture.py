@@ -167,7 +167,7 @@ def test_the_issues_fused_chain_replays_as_eager():
 def test_fused_products_and_sums_round_as_eager(dtype):
     """x * y + z over two launches rounds twice in the merged shader too (no contraction into an FMA)."""
     rng = np.random.default_rng(5)
-    a, b, c = (rng.standard_normal(4096).astype(dtype.np) for _ in range(3))
+    a, b, c = (rng.standard_normal(4096).astype(dtype) for _ in range(3))
     z = on(c)
     r, want = replay_and_eager(lambda x, y: ew.add(ew.multiply(x, y), z), a, b, a[::-1].copy())
     np.testing.assert_array_equal(bits(r), bits(want))
@@ -182,8 +182,8 @@ def test_fused_sum_then_difference_is_not_folded_and_libm_chain_replays_as_eager
     already one ulp off: folded), on a tree from before values passed on in registers were made opaque
     (_fuse._opaque); dropping that for either float dtype fails this test."""
     rng = np.random.default_rng(3)
-    a = np.concatenate([[0.0, 0.0, 0.0, 1.1294517479668944], rng.uniform(0, 2, 252)]).astype(dtype.np)
-    b = np.linspace(1, 2, a.size, dtype=dtype.np)
+    a = np.concatenate([[0.0, 0.0, 0.0, 1.1294517479668944], rng.uniform(0, 2, 252)]).astype(dtype)
+    b = np.linspace(1, 2, a.size, dtype=dtype)
     b[3] = 2
 
     def run(x, y):
@@ -241,7 +241,7 @@ def test_a_fused_shader_gives_each_launch_operands_it_knows_nothing_of(monkeypat
 
     monkeypatch.setattr(client, "_pipelines", {})  # every shader of the chain built (and seen) anew
     monkeypatch.setattr(client, "pipeline", pipeline)
-    a = (np.linspace(-2, 2, 64) * (1 + 1j if dtype.kind == "c" else 1)).astype(dtype.np)
+    a = (np.linspace(-2, 2, 64) * (1 + 1j if dtype.kind == "c" else 1)).astype(dtype)
     run = _BARRIER_CHAINS[dtype.kind]
     r, want = replay_and_eager(run, a, np.ones_like(a), a[::-1].copy())
     np.testing.assert_array_equal(bits(r), bits(want))

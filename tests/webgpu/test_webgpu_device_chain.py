@@ -57,14 +57,14 @@ def check(got, want):
         if w.dtype.kind in "fc":
             np.testing.assert_allclose(g, w, rtol=RTOL, atol=RTOL * max(1.0, float(np.max(np.abs(w)))))
         else:
-            np.testing.assert_array_equal(g, w.astype(INDEX.np) if w.dtype.kind == "i" else w)
+            np.testing.assert_array_equal(g, w.astype(INDEX) if w.dtype.kind == "i" else w)
 
 
 def data(seed: int):
     rng = np.random.default_rng(seed)
     # small integers as floats: every product and sum is exact (in float32 too), so sort orders and ties
     # match NumPy's exactly
-    return (rng.integers(-8, 9, (12, 10)).astype(WIDEST.np), rng.integers(-8, 9, (10, 12)).astype(WIDEST.np))
+    return (rng.integers(-8, 9, (12, 10)).astype(WIDEST), rng.integers(-8, 9, (10, 12)).astype(WIDEST))
 
 
 def test_chain_reads_nothing_back_until_its_result_is_read():

@@ -88,12 +88,12 @@ def values(dtype, n: int, rng) -> np.ndarray:
     if dtype == xp.bool:
         return rng.integers(0, 2, n).astype(bool)
     if dtype.kind in ("i", "u"):
-        info = np.iinfo(dtype.np)
-        special = np.array([0, 1, info.max, info.min, info.max - 1, 2, 3, 7], dtype=dtype.np)
-        small = rng.integers(max(info.min, -40), min(info.max, 40), n // 2, endpoint=True).astype(dtype.np)
-        big = rng.integers(info.min, info.max, n - n // 2 - len(special), endpoint=True, dtype=dtype.np)
+        info = np.iinfo(dtype)
+        special = np.array([0, 1, info.max, info.min, info.max - 1, 2, 3, 7], dtype=dtype)
+        small = rng.integers(max(info.min, -40), min(info.max, 40), n // 2, endpoint=True).astype(dtype)
+        big = rng.integers(info.min, info.max, n - n // 2 - len(special), endpoint=True, dtype=dtype)
         return np.concatenate([special, small, big])
-    real = dtype.np if dtype.kind == "f" else np.dtype(dtype.np).type(0).real.dtype
+    real = dtype if dtype.kind == "f" else np.dtype(dtype).type(0).real.dtype
     fi = np.finfo(real)
     sub = -fi.smallest_subnormal if not (FTZ32 and real == np.float32) else -3.0
     special = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1.0, -1.0, 0.5, fi.max, fi.tiny, sub, 2.5, -3.5],
@@ -102,7 +102,7 @@ def values(dtype, n: int, rng) -> np.ndarray:
     body = (rng.choice([-1, 1], n - len(special)) * mags).astype(real)
     r = np.concatenate([special, body])
     if dtype.kind == "c":
-        return (r + 1j * np.roll(r, 5)).astype(dtype.np)
+        return (r + 1j * np.roll(r, 5)).astype(dtype)
     return r
 
 
@@ -110,7 +110,7 @@ def operands(op, dtype, rng, n=48):
     if op.name == "pow" and dtype.kind == "c":
         # finite moderate values: NumPy's (glibc's) special values of cpow and its float32 rounding of
         # huge exponents are not matched
-        return [(rng.uniform(-3, 3, n) + 1j * rng.uniform(-3, 3, n)).astype(dtype.np) for _ in range(2)]
+        return [(rng.uniform(-3, 3, n) + 1j * rng.uniform(-3, 3, n)).astype(dtype) for _ in range(2)]
     arrays = [values(dtype, n, rng) for _ in range(op.arity)]
     for a in arrays[1:]:
         rng.shuffle(a)
@@ -138,7 +138,7 @@ def test_every_op_every_dtype_matches_cpu(op):
     for dtype in DTYPES:
         if dtype.kind not in op.kinds:
             with pytest.raises(TypeError):  # (divide and logical_* take these with NumPy's meaning)
-                row_checks(op)(*[on(np.zeros(2, dtype.np))] * op.arity)
+                row_checks(op)(*[on(np.zeros(2, dtype))] * op.arity)
             continue
         arrays = operands(op, dtype, rng)
         for make in (on, strided):
@@ -187,7 +187,7 @@ def test_float32_pow_special_values():
 def broadcast_pairs(draw):
     dtype = draw(st.sampled_from(DTYPES))
     shapes = draw(hnp.mutually_broadcastable_shapes(num_shapes=2, min_dims=0, max_dims=3, max_side=4))
-    a, b = (draw(hnp.arrays(dtype.np, s)) for s in shapes.input_shapes)
+    a, b = (draw(hnp.arrays(dtype, s)) for s in shapes.input_shapes)
     return dtype, a, b
 
 
@@ -281,9 +281,9 @@ def test_integer_division_floors_like_python():
     for d in (xp.int8, xp.int16, xp.int64, xp.uint8, xp.uint32):
         if d not in DTYPES:
             continue
-        info = np.iinfo(d.np)
-        u = np.array([info.min, info.max, 7, 0, 13], d.np)
-        v = np.array([3, 5, 2, 4, 5], d.np) if d.kind == "u" else np.array([-3, 5, -2, 4, -5], d.np)
+        info = np.iinfo(d)
+        u = np.array([info.min, info.max, 7, 0, 13], d)
+        v = np.array([3, 5, 2, 4, 5], d) if d.kind == "u" else np.array([-3, 5, -2, 4, -5], d)
         assert to_np(ew.floor_divide(on(u), on(v))).tolist() == np.floor_divide(u, v).tolist()
         assert to_np(ew.remainder(on(u), on(v))).tolist() == np.remainder(u, v).tolist()
 
@@ -294,14 +294,14 @@ def test_every_cast_matches_numpy():
         "f": [-3.7, -0.0, 0.5, 100.9], "c": [1 + 2j, -3.5 - 1j, 0j, 2.7 + 0j],
     }
     for src in DTYPES:
-        a = np.array(samples[src.np.kind], dtype=src.np)
+        a = np.array(samples[src.kind], dtype=src)
         x = on(a)
         for dst in DTYPES:
             if src.kind == "c" and dst.kind != "c":
                 continue
             b = np.abs(a) if src.kind == "f" and dst.kind == "u" else a
             got = to_np(xp.astype(on(b), dst))
-            np.testing.assert_array_equal(got, b.astype(dst.np), err_msg=f"{src} -> {dst}")
+            np.testing.assert_array_equal(got, b.astype(dst), err_msg=f"{src} -> {dst}")
         assert to_np(xp.astype(x, src, copy=True)).tolist() == a.tolist()
 
 

@@ -54,7 +54,7 @@ def signal(rng, shape, dtype) -> np.ndarray:
     a = rng.standard_normal(shape)
     if dtype.kind == "c":
         a = a + 1j * rng.standard_normal(shape)
-    return a.astype(dtype.np)
+    return a.astype(dtype)
 
 
 @st.composite
@@ -153,7 +153,7 @@ def test_n_dimensional(name, data):
 def test_real_transforms_round_trip_long():
     rng = np.random.default_rng(5)
     for n in (4096, 3001):
-        a = rng.standard_normal((2, n)).astype(REAL[-1].np)  # float64, or float32 without shader-f64
+        a = rng.standard_normal((2, n)).astype(REAL[-1])  # float64, or float32 without shader-f64
         x = xp.asarray(a, device=DEV)
         spec = fft.rfft(x)
         close(spec, np.fft.rfft(a), n)
@@ -163,7 +163,7 @@ def test_real_transforms_round_trip_long():
 
 def test_size_one_empty_and_padding():
     for dtype in COMPLEX:
-        one = xp.asarray(np.array([[2 - 1j], [3j]], dtype.np), device=DEV)
+        one = xp.asarray(np.array([[2 - 1j], [3j]], dtype), device=DEV)
         close(fft.fft(one), np.array([[2 - 1j], [3j]]), 1)
         close(fft.ifft(one, norm="forward"), np.array([[2 - 1j], [3j]]), 1)
         close(fft.fft(one, n=5), np.fft.fft(np.array([[2 - 1j], [3j]]), n=5), 5)
@@ -219,14 +219,14 @@ def test_capture_replays_on_new_data():
     close(f1, np.fft.fft(a2.astype(np.complex128)), 8192)
     close(f2, np.fft.irfftn(b2.astype(np.complex128), s=(3, 9), axes=(0, 1), norm="ortho"), 27)
     np.testing.assert_array_equal(to_np(f3), np.fft.ifftshift(b2, axes=(1,)))
-    np.testing.assert_array_equal(to_np(f4), np.fft.rfftfreq(9, 0.25).astype(f4.dtype.np))
+    np.testing.assert_array_equal(to_np(f4), np.fft.rfftfreq(9, 0.25).astype(f4.dtype))
 
 
 @pytest.mark.parametrize("name", ["fftshift", "ifftshift"])
 def test_shifts(name):
     rng = np.random.default_rng(6)
     for dtype in (xp.bool, xp.int8, xp.uint16, xp.float32, COMPLEX[-1]):
-        a = (rng.standard_normal((5, 4, 3)) * 10).astype(dtype.np)
+        a = (rng.standard_normal((5, 4, 3)) * 10).astype(dtype)
         x = xp.flip(xp.asarray(a[::-1].copy(), device=DEV), axis=0)
         for axes in (None, 0, (2, 0), (-1,)):
             r = no_readback(getattr(fft, name), x, axes=axes)
@@ -240,9 +240,9 @@ def test_frequencies(n):
     for dtype in REAL:
         for d in (1.0, 0.3, -2.5):
             r = no_readback(fft.fftfreq, n, d=d, dtype=dtype, device=DEV)
-            np.testing.assert_allclose(to_np(r), np.fft.fftfreq(n, d).astype(dtype.np), rtol=rtol, atol=0)
+            np.testing.assert_allclose(to_np(r), np.fft.fftfreq(n, d).astype(dtype), rtol=rtol, atol=0)
             r = no_readback(fft.rfftfreq, n, d=d, dtype=dtype, device=DEV)
-            np.testing.assert_allclose(to_np(r), np.fft.rfftfreq(n, d).astype(dtype.np), rtol=rtol, atol=0)
+            np.testing.assert_allclose(to_np(r), np.fft.rfftfreq(n, d).astype(dtype), rtol=rtol, atol=0)
 
 
 def test_table_cache_keeps_the_most_recent_tables(monkeypatch):

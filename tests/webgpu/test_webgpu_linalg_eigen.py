@@ -91,7 +91,7 @@ def test_eigh_of_diagonal_degenerate_and_badly_scaled_matrices():
     for dtype in FLOAT:
         for a in (np.diag([3.0, -1.0, 2.0, 2.0]), np.ones((5, 5)), np.zeros((3, 3)), np.eye(4) * 1e30,
                   np.array([[1e-30, 2e-30], [2e-30, 1e-30]])):
-            a = a.astype(dtype.np)
+            a = a.astype(dtype)
             w, v = linalg.eigh(xp.asarray(a, device=DEV))
             scale = np.abs(a).max(initial=0) * a.shape[-1]
             np.testing.assert_allclose(to_np(w), np.linalg.eigvalsh(a), rtol=tol(dtype)["rtol"],
@@ -132,7 +132,7 @@ def test_svd_of_rank_deficient_matrices_completes_u_and_v():
     for dtype in FLOAT:
         for a in (np.zeros((4, 3)), np.outer([1.0, 2.0, 2.0, 0.0], [3.0, 0.0, 4.0]), np.ones((2, 5)) * 1e-30,
                   np.eye(3)[:, :1] * 1e20):
-            a = a.astype(dtype.np)
+            a = a.astype(dtype)
             u, s, vh = linalg.svd(xp.asarray(a, device=DEV))
             un, sn, vhn = to_np(u), to_np(s), to_np(vh)
             scale = np.abs(a).max(initial=0) * 4
@@ -155,7 +155,7 @@ def test_svd_of_tall_float64_matrices_is_accurate_to_float64(shape):
     a = rng.standard_normal(shape)
     a -= a.mean(axis=0)
     for dtype in (d for d in FLOAT if d not in SINGLE):
-        x = xp.asarray(a.astype(dtype.np), device=DEV)
+        x = xp.asarray(a.astype(dtype), device=DEV)
         u, s, vh = (to_np(t) for t in linalg.svd(x, full_matrices=False))
         want = np.linalg.svd(a, compute_uv=False)
         smax = want[0]
@@ -176,7 +176,7 @@ def low_rank(draw):
     m, n = draw(st.integers(0, 5)), draw(st.integers(0, 5))
     r = draw(st.integers(0, min(m, n)))
     rng = np.random.default_rng(draw(st.integers(0, 2 ** 32 - 1)))
-    a = (rng.integers(-3, 4, batch + (m, r)) @ rng.integers(-3, 4, batch + (r, n))).astype(dtype.np)
+    a = (rng.integers(-3, 4, batch + (m, r)) @ rng.integers(-3, 4, batch + (r, n))).astype(dtype)
     return a, draw(st.sampled_from(["contiguous", "strided", "reversed", "transposed"]))
 
 
@@ -185,7 +185,7 @@ def rtols(batch):
     values = st.sampled_from([1e-3, 0.1, 0.5])
     arrays = st.tuples(st.sampled_from(REAL), st.integers(0, len(batch))).flatmap(
         lambda t: st.lists(values, min_size=int(np.prod(batch[t[1]:])), max_size=int(np.prod(batch[t[1]:])))
-        .map(lambda v: np.asarray(v, t[0].np).reshape(batch[t[1]:])))
+        .map(lambda v: np.asarray(v, t[0]).reshape(batch[t[1]:])))
     return st.one_of(st.none(), values, arrays)
 
 
@@ -218,13 +218,13 @@ def test_pinv(c, data):
         # keep the singular values clear of the cutoff: the kept set must not depend on rounding
         u, s, vh = np.linalg.svd(a, full_matrices=False)
         s = np.linspace(1.0, 0.45, s.shape[-1]) ** 4
-        a = ((u * s[..., None, :]) @ vh).astype(dtype.np)
+        a = ((u * s[..., None, :]) @ vh).astype(dtype)
     x = on_device(a, c["layout"])
     arg = xp.asarray(rtol, device=DEV) if isinstance(rtol, np.ndarray) else rtol
     with no_readback():
         p = linalg.pinv(x, rtol=arg)
-    cut = max(c["shape"]) * np.finfo(dtype.np).eps if rtol is None else rtol
-    want = np.linalg.pinv(a, rcond=np.asarray(cut)) if a.size else np.zeros(p.shape, dtype.np)
+    cut = max(c["shape"]) * np.finfo(dtype).eps if rtol is None else rtol
+    want = np.linalg.pinv(a, rcond=np.asarray(cut)) if a.size else np.zeros(p.shape, dtype)
     assert p.dtype == dtype and p.shape == want.shape
     np.testing.assert_allclose(to_np(p), want, **tol(dtype, max(1.0, np.abs(want).max(initial=0)) * 10))
 
@@ -232,7 +232,7 @@ def test_pinv(c, data):
 def test_pinv_and_rank_of_a_rank_one_matrix():
     a = np.outer([1.0, 2.0, 2.0], [3.0, 0.0, 4.0])
     for dtype in FLOAT:
-        x = xp.asarray(a.astype(dtype.np), device=DEV)
+        x = xp.asarray(a.astype(dtype), device=DEV)
         np.testing.assert_allclose(to_np(linalg.pinv(x)), a.T / np.sum(a * a), **tol(dtype, 1))
         assert int(linalg.matrix_rank(x)) == 1 and int(linalg.matrix_rank(x, rtol=2.0)) == 0
 
@@ -281,14 +281,14 @@ SPECIAL = [
 @pytest.mark.parametrize("dtype", FLOAT)
 def test_eig_of_special_matrices(dtype):
     for a in SPECIAL + [np.random.default_rng(1).standard_normal((16, 16))]:
-        a = np.asarray(a, dtype.np)
+        a = np.asarray(a, dtype)
         w, v = linalg.eig(xp.asarray(a, device=DEV))
         check_eig(a, w, v, max(1, a.shape[-1]) * max(1.0, np.abs(a).max()))
 
 
 def test_eig_of_a_non_finite_matrix_is_nan():
     for dtype in FLOAT:
-        a = np.array([[1.0, np.nan], [2.0, 3.0]], dtype.np)
+        a = np.array([[1.0, np.nan], [2.0, 3.0]], dtype)
         w, v = linalg.eig(xp.asarray(a, device=DEV))
         assert np.isnan(to_np(w)).all() and np.isnan(to_np(v)).all()
 

@@ -53,7 +53,7 @@ def test_lu_kernels_match_numpy(c):
     dtype, n = c["dtype"], c["n"]
     rng = np.random.default_rng(c["seed"])
     shape = c["batch"] + (n, n)
-    a = random(rng, dtype, shape) + 2 * np.eye(n, dtype=dtype.np)
+    a = random(rng, dtype, shape) + 2 * np.eye(n, dtype=dtype)
     b = random(rng, dtype, c["batch"] + (n, 2))
     v = random(rng, dtype, (n,))
     x = on_device(a, c["layout"])
@@ -80,7 +80,7 @@ def test_cholesky_matches_numpy(c, upper):
     dtype, n = c["dtype"], c["n"]
     rng = np.random.default_rng(c["seed"])
     b = random(rng, dtype, c["batch"] + (n, n))
-    h = (b @ np.conj(np.swapaxes(b, -1, -2)) + n * np.eye(n)).astype(dtype.np)
+    h = (b @ np.conj(np.swapaxes(b, -1, -2)) + n * np.eye(n)).astype(dtype)
     # the strict upper triangle is never read (LAPACK's lower potrf): garbage there changes nothing
     h_dirty = h + np.triu(random(rng, dtype, h.shape), 1)
     with no_readback():
@@ -113,7 +113,7 @@ def test_qr_of_zero_and_rank_deficient_columns():
     a = np.array([[0.0, 1.0, 2.0], [0.0, 2.0, 4.0], [0.0, 3.0, 6.0]])
     for dtype in FLOAT:
         arr = a + 1j * np.array([[0, 0, 0], [0, 0, 1], [1, 0, 0.0]]) if dtype.kind == "c" else a
-        arr = arr.astype(dtype.np)
+        arr = arr.astype(dtype)
         atol = tol(dtype, 1.0)["atol"] / 10  # 1e-11 (float64), 5e-5 (float32)
         q, r = linalg.qr(xp.asarray(arr, device=DEV))
         np.testing.assert_allclose(to_np(q) @ to_np(r), arr, atol=atol)
@@ -126,7 +126,7 @@ def test_qr_of_zero_and_rank_deficient_columns():
 def test_matrix_power_matches_numpy(c, power):
     dtype, n = c["dtype"], c["n"]
     rng = np.random.default_rng(c["seed"])
-    a = random(rng, dtype, c["batch"] + (n, n), 0.4) + np.eye(n, dtype=dtype.np)
+    a = random(rng, dtype, c["batch"] + (n, n), 0.4) + np.eye(n, dtype=dtype)
     with no_readback():
         r = linalg.matrix_power(on_device(a, c["layout"]), power)
     expected = np.linalg.matrix_power(a, power)
@@ -140,13 +140,13 @@ def test_large_matrices(dtype):
     n = 40
     # (float32: the tolerances are float64's scaled by their epsilons' ratio, 2**29)
     k = 1.0 if dtype == xp.float64 else 2.0 ** 29
-    a = (rng.standard_normal((n, n)) + n * np.eye(n)).astype(dtype.np)
+    a = (rng.standard_normal((n, n)) + n * np.eye(n)).astype(dtype)
     x = xp.asarray(a, device=DEV)
     np.testing.assert_allclose(to_np(linalg.inv(x)), np.linalg.inv(a), rtol=1e-10 * k, atol=1e-13 * k)
     np.testing.assert_allclose(to_np(linalg.slogdet(x).logabsdet), np.linalg.slogdet(a)[1], rtol=1e-12 * k)
     np.testing.assert_allclose(to_np(linalg.cholesky(xp.asarray(a @ a.T, device=DEV))), np.linalg.cholesky(a @ a.T),
                                rtol=1e-10 * k, atol=1e-10 * k)
-    t = rng.standard_normal((n + 5, n)).astype(dtype.np)
+    t = rng.standard_normal((n + 5, n)).astype(dtype)
     for got, want in zip(linalg.qr(xp.asarray(t, device=DEV)), np.linalg.qr(t)):
         np.testing.assert_allclose(to_np(got), want, atol=1e-12 * k)
 
@@ -172,7 +172,7 @@ def test_singular_and_indefinite_matrices_follow_the_gpu_convention():
 
 
 def test_nan_propagates():
-    a = np.array([[np.nan, 1.0], [1.0, 2.0]], WIDEST.np)
+    a = np.array([[np.nan, 1.0], [1.0, 2.0]], WIDEST)
     x = xp.asarray(a, device=DEV)
     assert np.isnan(to_np(linalg.det(x)))
     assert np.isnan(to_np(linalg.inv(x))).any()
@@ -250,7 +250,7 @@ CAPTURED = {
 @pytest.mark.parametrize("name", list(CAPTURED))
 def test_replays_in_a_capture(name):
     call, reference = CAPTURED[name]
-    a = np.array([[4.0, 1.0, 0.5], [1.0, 3.0, 0.25], [0.5, 0.25, 2.0]], WIDEST.np)
+    a = np.array([[4.0, 1.0, 0.5], [1.0, 3.0, 0.25], [0.5, 0.25, 2.0]], WIDEST)
     rtol = 1e-12 if WIDEST == xp.float64 else 2e-6
     x = xp.asarray(a, device=DEV)
     with xp.capture(DEV) as g:

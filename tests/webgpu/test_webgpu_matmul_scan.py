@@ -28,7 +28,7 @@ from .helpers import DTYPES, FLOAT, INDEX, NUMERIC, REAL, WIDEST, device_dtype  
 def ints(rng, dtype, shape, lo=-3, hi=4):
     if dtype == xp.bool:
         return rng.integers(0, 2, shape).astype(bool)
-    return rng.integers(0 if dtype.kind == "u" else lo, hi, shape).astype(dtype.np)
+    return rng.integers(0 if dtype.kind == "u" else lo, hi, shape).astype(dtype)
 
 
 def check(got, want, rtol=None, exact=False):
@@ -76,7 +76,7 @@ def test_tiled_matmul_views_batches_and_vectors(dtype):
     """Offsets and strides that do and do not allow vec4 loads, transposed and reversed operands,
     broadcast batch axes, 1-D operands and empty contractions."""
     rng = np.random.default_rng(3)
-    f = lambda *s: rng.standard_normal(s).astype(dtype.np)
+    f = lambda *s: rng.standard_normal(s).astype(dtype)
     cases = [
         (f(160, 144), f(144, 136), lambda x, y: x @ y),                     # vec4 loads where float32
         (f(161, 145), f(145, 137), lambda x, y: x[1:, 1:] @ y[1:, 1:]),     # offsets not multiples of 4
@@ -138,8 +138,8 @@ def test_tensordot_through_tiles_and_generic(dtype):
 def test_cross_matches_cpu(dtype):
     rng = np.random.default_rng(6)
     if dtype.kind in ("f", "c"):
-        a = (rng.standard_normal((4, 3, 5)) * 1e3).astype(dtype.np)
-        b = (rng.standard_normal((3, 1)) * 1e-3).astype(dtype.np)
+        a = (rng.standard_normal((4, 3, 5)) * 1e3).astype(dtype)
+        b = (rng.standard_normal((3, 1)) * 1e-3).astype(dtype)
     else:
         a, b = ints(rng, dtype, (4, 3, 5), -100, 100), ints(rng, dtype, (3, 1), -100, 100)
     for axis, (p, q) in [(-2, (a, b)), (-1, (a[:, :, :3], b.T)), (-3, (a[:3, ::-1], b[:, :1, None]))]:
@@ -202,10 +202,10 @@ def test_scan_long_lines_on_outer_axis_and_in_place():
 @settings(max_examples=30)
 @given(st.sampled_from(REAL), hnp.array_shapes(min_dims=1, max_dims=3, min_side=1, max_side=7), st.data())
 def test_argmax_argmin_match_cpu(dtype, shape, data):
-    a = data.draw(hnp.arrays(dtype.np, shape, elements=st.integers(-3, 3) if dtype.kind != "u"
+    a = data.draw(hnp.arrays(dtype, shape, elements=st.integers(-3, 3) if dtype.kind != "u"
                              else st.integers(0, 3)))
     if dtype.kind == "f":
-        specials = np.array([np.nan, -0.0, 0.0, np.inf, -np.inf], dtype.np)
+        specials = np.array([np.nan, -0.0, 0.0, np.inf, -np.inf], dtype)
         mask = data.draw(hnp.arrays(np.int8, shape, elements=st.integers(-6, 4)))
         a = np.where(mask >= 0, specials[np.clip(mask, 0, 4)], a)
     axis = data.draw(st.one_of(st.none(), st.integers(-len(shape), len(shape) - 1)))
@@ -223,14 +223,14 @@ def test_argmax_argmin_long_reductions_first_occurrence():
     a[[12345, 200000]] = 50
     a[[23456, 250000]] = -50
     for f, ref in ((xp.argmax, np.argmax), (xp.argmin, np.argmin)):
-        check(f(xp.asarray(a, device=DEV)), np.asarray(ref(a), INDEX.np))
+        check(f(xp.asarray(a, device=DEV)), np.asarray(ref(a), INDEX))
     a[[260000, 270000]] = np.nan
     for f in (xp.argmax, xp.argmin):
-        check(f(xp.asarray(a, device=DEV)), np.asarray(260000, INDEX.np))
+        check(f(xp.asarray(a, device=DEV)), np.asarray(260000, INDEX))
     b = rng.integers(0, 5, (3, 40000)).astype(np.uint8)[:, ::-1]
     for f, ref in ((xp.argmax, np.argmax), (xp.argmin, np.argmin)):
-        check(f(xp.asarray(b, device=DEV), axis=1), ref(b, axis=1).astype(INDEX.np))
-        check(f(xp.asarray(b, device=DEV), axis=0), ref(b, axis=0).astype(INDEX.np))
+        check(f(xp.asarray(b, device=DEV), axis=1), ref(b, axis=1).astype(INDEX))
+        check(f(xp.asarray(b, device=DEV), axis=0), ref(b, axis=0).astype(INDEX))
 
 
 @pytest.mark.parametrize("kernel", ["argmax", "argmin"])
@@ -245,7 +245,7 @@ def test_arg_kernels_on_bool_and_complex(kernel):
             want = getattr(np, kernel)(arr, axis=axis[0] if len(axis) == 1 else None)
             o = xp.empty(np.shape(want), dtype=INDEX, device=DEV)
             _launch.launch(x.device, KERNELS[kernel], (x,), (o,), {"axis": axis, "keepdims": False})
-            check(o, np.asarray(want, INDEX.np))
+            check(o, np.asarray(want, INDEX))
 
 
 def test_captured_scan_argmax_matmul_replay_new_data():
@@ -260,7 +260,7 @@ def test_captured_scan_argmax_matmul_replay_new_data():
     x[...] = xp.asarray(new, device=DEV)
     g.replay()
     check(s, np.cumsum(new, axis=1), rtol=1e-4)
-    check(i, np.argmax(new, axis=1).astype(INDEX.np))
+    check(i, np.argmax(new, axis=1).astype(INDEX))
     check(p, new @ to_np(y), rtol=1e-4)
 
 
@@ -268,7 +268,7 @@ def test_contractions_over_empty_axes_are_zeros():
     """Empty operands bind no window beyond their buffer (the official suite found tensordot of a
     (5, 4, 0, 4) int64 and a (0, 4) int8 array failing validation)."""
     for s1, s2, axes in (((5, 4, 0, 4), (0, 4), 2), ((3, 0), (0, 5), 1), ((20, 0), (0, 17), 1)):
-        for d1, d2 in ((INDEX.np, np.int8), (np.float32, WIDEST.np)):  # int64/float64 where supported
+        for d1, d2 in ((INDEX, np.int8), (np.float32, WIDEST)):  # int64/float64 where supported
             a, b = np.ones(s1, d1), np.ones(s2, d2)
             got = to_np(xp.tensordot(xp.asarray(a, device=DEV), xp.asarray(b, device=DEV), axes=axes))
             want = np.tensordot(a, b, axes=axes)
@@ -280,16 +280,16 @@ def test_contractions_longer_than_an_invocations_loop(dtype):
     """More terms than one invocation may loop over on lavapipe (65535 iterations) are summed in chunks."""
     n = 70_001
     rng = np.random.default_rng(5)
-    a = rng.integers(0, 2, (2, n)).astype(dtype.np)
-    b = rng.integers(0, 2, (n, 3)).astype(dtype.np)
+    a = rng.integers(0, 2, (2, n)).astype(dtype)
+    b = rng.integers(0, 2, (n, 3)).astype(dtype)
     if dtype == xp.complex64:
         a = a + 1j * a[:, ::-1]
     ga, gb = xp.asarray(a, device=DEV), xp.asarray(b, device=DEV)
     with np.errstate(over="ignore"):
         want_mm, want_dot = a @ b, np.sum(np.conj(a[0]) * a[1])
     check = np.testing.assert_allclose if dtype.kind == "c" else np.testing.assert_array_equal
-    check(to_np(xp.matmul(ga, gb)), want_mm.astype(dtype.np))
-    check(to_np(xp.vecdot(ga[0], ga[1])), np.asarray(want_dot).astype(dtype.np))
+    check(to_np(xp.matmul(ga, gb)), want_mm.astype(dtype))
+    check(to_np(xp.vecdot(ga[0], ga[1])), np.asarray(want_dot).astype(dtype))
 
 
 def test_tiled_products_longer_than_an_invocations_loop():

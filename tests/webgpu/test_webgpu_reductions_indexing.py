@@ -53,9 +53,9 @@ def arrays_and_axes(draw, dtypes, min_side=0):
     if dtype == xp.bool:
         a = draw(hnp.arrays(np.bool_, shape))
     elif dtype.kind in ("i", "u"):
-        a = draw(hnp.arrays(dtype.np, shape, elements=st.integers(0 if dtype.kind[0] == "u" else -9, 9)))
+        a = draw(hnp.arrays(dtype, shape, elements=st.integers(0 if dtype.kind[0] == "u" else -9, 9)))
     else:
-        a = draw(hnp.arrays(dtype.np, shape, elements=st.floats(-8, 8, width=32)))
+        a = draw(hnp.arrays(dtype, shape, elements=st.floats(-8, 8, width=32)))
     if draw(st.booleans()) and a.ndim:
         a = a[..., ::-1]
     axis = draw(st.one_of(st.none(), st.integers(-a.ndim, a.ndim - 1),
@@ -153,16 +153,16 @@ def test_cumulative_copies_the_first_element():
 def index_cases(draw):
     dtype = draw(st.sampled_from(DTYPES))
     shape = draw(hnp.array_shapes(min_dims=1, max_dims=3, min_side=1, max_side=5))
-    a = np.arange(int(np.prod(shape))).reshape(shape).astype(dtype.np)
+    a = np.arange(int(np.prod(shape))).reshape(shape).astype(dtype)
     kind = draw(st.sampled_from(["ints", "two", "mask", "mixed", "slice+array"]))
     idx_dtype = draw(st.sampled_from([d for d in (xp.int8, xp.int32, xp.int64, xp.uint8) if d in DTYPES]))
     n0 = shape[0]
     lo = 0 if idx_dtype.kind == "u" else -n0
-    ints = np.array(draw(st.lists(st.integers(lo, n0 - 1), min_size=1, max_size=6)), dtype=idx_dtype.np)
+    ints = np.array(draw(st.lists(st.integers(lo, n0 - 1), min_size=1, max_size=6)), dtype=idx_dtype)
     if kind == "ints":
         key = lambda d: (xp.asarray(ints, device=d),)
     elif kind == "two" and len(shape) > 1:
-        j = np.array([draw(st.integers(-shape[1], shape[1] - 1)) for _ in ints], dtype=INDEX.np)
+        j = np.array([draw(st.integers(-shape[1], shape[1] - 1)) for _ in ints], dtype=INDEX)
         key = lambda d: (xp.asarray(ints, device=d), xp.asarray(j, device=d))
     elif kind == "mask":
         m = draw(hnp.arrays(np.bool_, shape[:1 + draw(st.integers(0, len(shape) - 1))]))
@@ -192,7 +192,7 @@ def test_integer_and_mask_indexing_get_and_set(case):
     same((got, want), exact=True)
     # scatter: a tensor of the indexed shape, and a scalar
     xg, xc = xp.asarray(a, device=DEV), xp.asarray(a)
-    vals = np.arange(want.size).reshape(want.shape).astype(dtype.np)[::-1]
+    vals = np.arange(want.size).reshape(want.shape).astype(dtype)[::-1]
     xg[key(DEV)] = xp.asarray(vals, device=DEV)
     xc[key("cpu")] = xp.asarray(vals)
     if len({tuple(np.ravel(to_np(t))) for t in (xg, xc)}) > 1:  # repeated indices: any one write may win
@@ -206,13 +206,13 @@ def test_integer_and_mask_indexing_get_and_set(case):
 def test_take_take_along_axis_nonzero_repeat_roll_match_cpu():
     rng = np.random.default_rng(2)
     for dtype in DTYPES:
-        a = rng.integers(0, 50, (4, 5, 3)).astype(dtype.np)
+        a = rng.integers(0, 50, (4, 5, 3)).astype(dtype)
         idx = np.array([3, -1, 0, 2], np.int32)
         same(both(lambda x: xp.take(x, xp.asarray(idx, device=x.device), axis=1), a), exact=True)
-        order = np.argsort(a.real if a.dtype.kind == "c" else a, axis=1).astype(INDEX.np)
+        order = np.argsort(a.real if a.dtype.kind == "c" else a, axis=1).astype(INDEX)
         same(both(lambda x: xp.take_along_axis(x, xp.asarray(order, device=x.device), axis=1), a), exact=True)
         same(both(lambda x: xp.nonzero(x), a), exact=True)
-        same(both(lambda x: xp.repeat(x, xp.asarray(np.array([2, 0, 1], INDEX.np), device=x.device), axis=2), a),
+        same(both(lambda x: xp.repeat(x, xp.asarray(np.array([2, 0, 1], INDEX), device=x.device), axis=2), a),
              exact=True)
         same(both(lambda x: xp.repeat(x, 3), a), exact=True)
         same(both(lambda x: xp.roll(x, 7), a), exact=True)
@@ -247,8 +247,8 @@ def test_where_and_clip_match_cpu(case, lo, hi):
 @pytest.mark.parametrize("dtype", NUMERIC, ids=lambda d: d.name)
 def test_matmul_tensordot_vecdot_match_cpu(dtype):
     rng = np.random.default_rng(5)
-    mk = lambda *s: rng.integers(-3, 4, s).astype(dtype.np) if dtype.kind != "u" else (
-        rng.integers(0, 4, s).astype(dtype.np))
+    mk = lambda *s: rng.integers(-3, 4, s).astype(dtype) if dtype.kind != "u" else (
+        rng.integers(0, 4, s).astype(dtype))
     for s1, s2 in [((3, 4), (4, 2)), ((4,), (4, 5)), ((2, 3, 4), (4,)), ((5,), (5,)), ((2, 1, 3, 4), (3, 4, 2))]:
         same(both(xp.matmul, mk(*s1), mk(*s2)))
     same(both(lambda x, y: xp.tensordot(x, y, axes=([1, 0], [0, 2])), mk(3, 4, 2), mk(4, 5, 3)))

@@ -399,7 +399,7 @@ def test_creation_functions_match_cpu(dtype):
 @pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: d.name)
 def test_asarray_round_trips_every_dtype(dtype):
     rng = np.random.default_rng(3)
-    a = rng.integers(0, 100, (3, 5)).astype(dtype.np)
+    a = rng.integers(0, 100, (3, 5)).astype(dtype)
     t = on(a)
     assert t.dtype == dtype and t.shape == (3, 5)
     assert to_np(t).tolist() == a.tolist()

@@ -147,9 +147,9 @@ def test_integer_and_complex_matrix_vector_exact(dtype):
     rng = np.random.default_rng(10)
     lo = 0 if dtype == xp.uint16 else -100
     for n, d in ((300, 77), (80_000, 3)):
-        X = rng.integers(lo, 100, (n, d)).astype(dtype.np)
-        v = rng.integers(lo, 100, n).astype(dtype.np)
-        w = rng.integers(lo, 100, d).astype(dtype.np)
+        X = rng.integers(lo, 100, (n, d)).astype(dtype)
+        v = rng.integers(lo, 100, n).astype(dtype)
+        w = rng.integers(lo, 100, d).astype(dtype)
         if dtype == xp.complex64:  # small integers: every sum exact in float32
             X, v, w = (np.sign(t.real) * (np.abs(t.real) % 3) + 1j for t in (X, v, w))
             X, v, w = X.astype(np.complex64), v.astype(np.complex64), w.astype(np.complex64)
