@@ -308,7 +308,7 @@ def test_var_std_over_outer_axes_of_large_arrays(dtype):
     # order, a transposed input, keepdims, a correction, an out= view, and NaN and inf in single columns
     needs_dtype(dtype)
     rng = np.random.default_rng(15)
-    base = (rng.standard_normal((70001, 6)) * 3 - 2).astype(dtype.np)
+    base = (rng.standard_normal((70001, 6)) * 3 - 2).astype(dtype)
     t = arr(base)
     # (tensor, its values, axis): whole chunks and blocks only; in any order; a transposed view (the
     # reduced axis outermost in memory); a tail of rows after the last whole block
@@ -388,14 +388,14 @@ def test_cumulative_along_a_short_axis_of_many_lanes(name):
     f = getattr(xp, name)
     ref = np.cumsum if name == "cumulative_sum" else np.cumprod
     for dtype in supported(NUMERIC):
-        base = device_data((rng.standard_normal((4096, 8)) * 3).astype(dtype.np))
+        base = device_data((rng.standard_normal((4096, 8)) * 3).astype(dtype))
         t = arr(base)
         for x, a, axis in [(t, base, 1), (t.T, base.T, 0), (xp.reshape(t, (64, 4, 128)), base.reshape(64, 4, 128), 1),
                            (t[:, ::2], base[:, ::2], 1)]:
             for include_initial in (False, True):
                 got = f(x, axis=axis, dtype=dtype, include_initial=include_initial)
                 with quiet():
-                    expected = ref(a, axis=axis, dtype=dtype.np)
+                    expected = ref(a, axis=axis, dtype=dtype)
                 if include_initial:
                     expected = np.concatenate([np.ones_like(expected[:1]) * (name == "cumulative_prod"),
                                                expected] if axis == 0 else
