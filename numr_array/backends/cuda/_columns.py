@@ -66,7 +66,8 @@ extern "C" __global__ void {NAME}(const {IN}* x, {OUT}* out, const A* aux, long 
   const long long r1 = r0 + rows < n ? r0 + rows : n;
   A acc = numr_init();
   if (c < m) {{
-    for (long long r = r0 + ty; r < r1; r += by) acc = numr_comb(acc, {ELEMENT});
+#pragma unroll 4
+    for (long long r = r0 + ty; r < r1; r += by) acc = numr_comb(acc, {ELEMENT});  // (loads ahead of the adds)
   }}
   sh[ty * bx + tx] = acc;
   __syncthreads();
