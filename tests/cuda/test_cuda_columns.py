@@ -45,6 +45,8 @@ def data(rng, shape, dtype):
 
 
 def ops_of(dtype):
+    if dtype == np.bool_:  # (bools are counted: sum and prod in the default integer)
+        return ["sum", "prod", "count_nonzero"]
     ops = ["sum", "prod", "max", "min", "count_nonzero", "argmax", "argmin"]
     return ops + ["mean", "var", "std"] if dtype in (np.float32, np.float64) else ops
 

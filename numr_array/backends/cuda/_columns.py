@@ -95,8 +95,6 @@ def _isnan(dtype: np.dtype, v: str) -> str:
 
 def _extreme(dtype: np.dtype, largest: bool) -> str:
     """The C literal of the identity of max (``largest``: the lowest value) or min over ``dtype``."""
-    if dtype.kind == "b":
-        return "false" if largest else "true"
     if dtype == np.float32:
         return "__int_as_float((int)0xff800000u)" if largest else "__int_as_float(0x7f800000)"
     if dtype == np.float64:
@@ -132,12 +130,8 @@ def _parts(op: str, t: np.dtype, a: np.dtype | None) -> dict:
         parts.update(init="return (A)1;", comb="return a * b;")
     else:  # max, min: NaN propagates (the first one met); of equal values the earlier one
         largest = op == "max"
-        if a.kind == "b":
-            comb = "return a || b;" if largest else "return a && b;"
-        else:
-            cmp = "a >= b" if largest else "a <= b"
-            comb = f"return ({_isnan(a, 'a')} || {cmp}) ? a : b;"
-        parts.update(init=f"return {_extreme(a, largest)};", comb=comb)
+        cmp = "a >= b" if largest else "a <= b"
+        parts.update(init=f"return {_extreme(a, largest)};", comb=f"return ({_isnan(a, 'a')} || {cmp}) ? a : b;")
     if op == "count_nonzero":
         parts["map"] = "return (A)(v != (T)0);"
     elif op in ("var", "std"):  # aux: the column means
@@ -198,8 +192,8 @@ class ColumnReductions:
         if shape is None:
             return False
         t, od = x.dtype, o.dtype
-        if t.name not in _CTYPE or od.name not in _CTYPE:
-            return False
+        if t.name not in _CTYPE or od.name not in _CTYPE or (t.kind == "b" and op != "count_nonzero"):
+            return False  # (the namespace takes bool arrays to count_nonzero, and to sum and prod as integers)
         if op in _ARG:
             a = None
         elif op in ("max", "min"):
