@@ -150,7 +150,7 @@ def test_other_axes_and_layouts_keep_the_tables_kernels(launches):
         np.testing.assert_allclose(to_np(xp.sum(t, axis=axis)), v.astype(np.float64).sum(axis=axis),
                                    rtol=1e-4, atol=1e-3)
         np.testing.assert_allclose(to_np(xp.std(t, axis=axis)), v.astype(np.float64).std(axis=axis), rtol=1e-4)
-    z = (a[:, 0] + 1j * a[:, 1]).astype(np.complex64).reshape(300, 1)
+    z = (a[:, 0, 0] + 1j * a[:, 0, 1]).astype(np.complex64).reshape(300, 1)
     np.testing.assert_allclose(to_np(xp.sum(put(z), axis=0)), z.astype(np.complex128).sum(axis=0), rtol=1e-4)
     assert not launches
 
