@@ -183,7 +183,7 @@ class ColumnReductions:
 
     def __init__(self):
         self._functions: dict = {}  # (op, input, accumulator, result dtypes) -> {kernel name: CUfunction}
-        self._modules: list = []  # the RawModules whose functions are in use (they must stay loaded)
+        self._kernels: list = []  # the RawModules and RawKernels whose functions are in use (kept loaded)
 
     def reduce(self, op: str, x, o, axes, acc: np.dtype | None = None, correction: float = 0.0) -> bool:
         """``op`` of the CuPy array ``x`` over ``axes`` into ``o`` (on the current stream) if it is a column
@@ -234,8 +234,9 @@ class ColumnReductions:
     def _compile(self, op, t, a, od) -> dict[str, int]:
         log.debug("cuda: compiling the column reduction %s of %s", op, t.name)
         module = cupy.RawModule(code=source(op, t, a, od))
-        self._modules.append(module)
-        f = self._functions[(op, t, a, od)] = {name: module.get_function(name).ptr for name in PASSES}
+        kernels = {name: module.get_function(name) for name in PASSES}  # (RawKernels: compiled once, the source's)
+        self._kernels.append((module, kernels))
+        f = self._functions[(op, t, a, od)] = {name: k.kernel.ptr for name, k in kernels.items()}
         return f
 
     def _launch(self, f: int, x: int, out: int, aux: int, n: int, m: int, rows: int, scale: float, shape) -> None:
