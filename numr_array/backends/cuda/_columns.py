@@ -26,6 +26,7 @@ kernels.
 from __future__ import annotations
 
 import logging
+import threading
 
 import cupy
 import numpy as np
@@ -184,6 +185,7 @@ class ColumnReductions:
     def __init__(self):
         self._functions: dict = {}  # (op, input, accumulator, result dtypes) -> {kernel name: CUfunction}
         self._kernels: list = []  # the RawModules and RawKernels whose functions are in use (kept loaded)
+        self._args = _Args()
 
     def reduce(self, op: str, x, o, axes, acc: np.dtype | None = None, correction: float = 0.0) -> bool:
         """``op`` of the CuPy array ``x`` over ``axes`` into ``o`` (on the current stream) if it is a column
@@ -241,9 +243,19 @@ class ColumnReductions:
 
     def _launch(self, f: int, x: int, out: int, aux: int, n: int, m: int, rows: int, scale: float, shape) -> None:
         gx, gy, bx, by = shape
-        words = np.zeros(7, np.uint64)
+        args = self._args
+        words = args.words
         words[:6] = (x, out, aux, n, m, rows)
-        words.view(np.float64)[6] = scale
-        addresses = np.arange(7, dtype=np.uint64) * 8 + words.ctypes.data
-        driver.launchKernel(f, gx, gy, 1, bx, by, 1, 0, cupy.cuda.get_current_stream().ptr,
-                            addresses.ctypes.data, 0)
+        args.scale[6] = scale
+        driver.launchKernel(f, gx, gy, 1, bx, by, 1, 0, cupy.cuda.get_current_stream().ptr, args.params, 0)
+
+
+class _Args(threading.local):
+    """Per-thread argument slots for cuLaunchKernel (read at the launch): the kernel's seven 8-byte arguments
+    and the array of their addresses."""
+
+    def __init__(self):
+        self.words = np.zeros(7, np.uint64)
+        self.scale = self.words.view(np.float64)
+        self.addresses = np.array([self.words.ctypes.data + 8 * k for k in range(7)], np.uint64)
+        self.params = self.addresses.ctypes.data
