@@ -52,6 +52,12 @@ def _setup(b: Backend, rng, name: str):
     if name == "sum(X, axis=0), 200k x 16":
         X = b.put(_f32(rng, 200_000, 16))
         return lambda: xp.sum(X, axis=0)
+    if name == "mean(X, axis=0), 200k x 16":
+        X = b.put(_f32(rng, 200_000, 16))
+        return lambda: xp.mean(X, axis=0)
+    if name == "argmax(D, axis=0), 200k x 16":
+        D = b.put(_f32(rng, 200_000, 16))
+        return lambda: xp.argmax(D, axis=0)
     if name == "std(X, axis=0), 1M x 8":
         X = b.put(_f32(rng, 1 << 20, 8))
         return lambda: xp.std(X, axis=0)
@@ -66,7 +72,8 @@ def _setup(b: Backend, rng, name: str):
 
 OPS = ["X.T @ v", "X @ w", "argmin(D, axis=1)", "concat of three slices of 1M", "exp(-v), 200k",
        "where(H > 0, H, 0.01 * H)", "H @ W, 8192x1024x1024", "A.T @ G, 8192x1024 by 8192x10",
-       "max(S, axis=-1, keepdims), 16x1024x1024", "sum(X, axis=0), 200k x 16", "std(X, axis=0), 1M x 8",
+       "max(S, axis=-1, keepdims), 16x1024x1024", "sum(X, axis=0), 200k x 16", "mean(X, axis=0), 200k x 16",
+       "argmax(D, axis=0), 200k x 16", "std(X, axis=0), 1M x 8",
        "sort(X, axis=0), 1M x 8", "sum of 8 float32"]
 
 

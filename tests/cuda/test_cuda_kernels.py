@@ -272,15 +272,38 @@ def test_sums_of_small_and_large_arrays(dtype):
             np.testing.assert_allclose(to_np(o)[0, 0], want, rtol=1e-12)
 
 
-def test_a_captured_small_sum_gives_the_eager_bits():
-    a = rng.standard_normal(3000).astype(np.float32)
+@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+@pytest.mark.parametrize("shape,dtype", [((3000,), np.float32), ((1,), np.float32), ((257,), np.float64),
+                                         ((40, 75), np.float32), ((1 << 14,), np.float32),
+                                         (((1 << 14) + 1,), np.float32), ((5, 4000), np.float64)])
+def test_a_captured_sum_gives_the_eager_bits(shape, dtype, seed, monkeypatch):
+    # data of its own generator: the module's rng made this test's data depend on the tests run before it
+    from numr_array.backends.cuda._direct_elementwise import SMALL_SUM
+    a = np.random.default_rng(seed).standard_normal(shape).astype(dtype)
     x = put(a)
+    direct = client._direct
+    calls = []
+    sum_at = direct.sum_at
+    monkeypatch.setattr(direct, "sum_at", lambda *args: (calls.append(args[2:]), sum_at(*args))[1])
     eager = to_np(xp.sum(x))
     with xp.capture(DEV) as g:
         s = xp.sum(x)
     g.replay()
     assert to_np(s).tobytes() == eager.tobytes()
-    np.testing.assert_allclose(eager, a.astype(np.float64).sum(), rtol=1e-5)
+    # a small sum is one block of the direct kernel both times, with the same count and dtypes
+    assert calls == ([(a.size, a.dtype, a.dtype)] * 2 if a.size <= SMALL_SUM else [])
+    # against the exact sum within a few units of float32/float64 per term magnitude: a sum of signed terms
+    # can land near 0, where a relative tolerance (rtol=1e-5 here before) fails for some data
+    wide = a.astype(np.float64)
+    eps = 2e-6 if dtype == np.float32 else 1e-14
+    assert abs(float(eager) - wide.sum()) <= eps * np.abs(wide).sum()
+
+
+def test_the_cublas_workspace_follows_the_gpu_generation():
+    from numr_array.backends.cuda._blas import workspace_bytes
+    assert workspace_bytes("90") == workspace_bytes("100") == 32 << 20
+    assert workspace_bytes("80") == workspace_bytes("75") == 4 << 20
+    assert client.blas()._workspace.mem.size >= workspace_bytes(cupy.cuda.Device(0).compute_capability)
 
 
 # --- where --------------------------------------------------------------------------------------------

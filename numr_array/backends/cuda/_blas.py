@@ -26,8 +26,13 @@ _GEMM_DEFAULT = -1
 _COMPUTE_32F, _COMPUTE_32F_FAST_TF32, _COMPUTE_64F = 68, 77, 70
 _CUDA_R_32F, _CUDA_R_64F, _CUDA_C_32F, _CUDA_C_64F = 0, 1, 4, 5
 
-#: Hopper's recommended cuBLAS workspace (smaller GPUs use less of it)
-WORKSPACE_BYTES = 32 * 1024 * 1024
+
+def workspace_bytes(compute_capability: str) -> int:
+    """The workspace cuBLAS's documentation recommends for a GPU (cublasSetWorkspace): 32 MiB on Hopper and
+    later (compute capability 9.0 and up), 4 MiB before. One per client, made at its first product or capture
+    and shared by both, so that a captured product runs the kernel its eager call chose (cuBLAS's choice of
+    kernel depends on the workspace it has)."""
+    return (32 if int(compute_capability) >= 90 else 4) * 1024 * 1024
 
 
 def _types(dtype: np.dtype):

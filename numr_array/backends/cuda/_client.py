@@ -40,7 +40,7 @@ from ... import _dtypes as dt
 from ..._tensor import Tensor
 from ...runtime import Allocator, Buffer, Client, CudaInterop, Graph, PeerCopy, entry_point, renewed
 from ..array_module_kernels import make_kernels, native_views
-from ._blas import WORKSPACE_BYTES, Cublas
+from ._blas import Cublas, workspace_bytes
 from ._direct_elementwise import BINARY as DIRECT_BINARY, STORE_MAX, UNARY as DIRECT_UNARY, DirectLauncher, FusedRun
 from ._cupy_module import make_module
 from ._kernels import kernels as cuda_kernels
@@ -295,9 +295,10 @@ class CudaClient(Client, CudaInterop, PeerCopy):
         outside any capture: making it allocates)."""
         b = self._blas
         if b is None:
-            ws = self.malloc(WORKSPACE_BYTES)
+            nbytes = workspace_bytes(self._cp_device.compute_capability)
+            ws = self.malloc(nbytes)
             with self.on_device():
-                b = Cublas(self.stream.ptr, ws, WORKSPACE_BYTES)
+                b = Cublas(self.stream.ptr, ws, nbytes)
             self._blas = b
         return b
 

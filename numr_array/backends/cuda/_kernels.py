@@ -13,7 +13,10 @@ standard's accumulation rules), and Python-scalar operands of ``where`` are kern
 
 The reductions are made with ``cupy._core.create_reduction_func``, the constructor of CuPy's own reductions
 (sum, argmin, ...; public in ``cupy._core`` since CuPy 9), so they take CuPy's block sizes and its CUB
-block-reduction path where that applies; they differ from CuPy's only in their reduce expressions.
+block-reduction path where that applies; they differ from CuPy's only in their reduce expressions. A reduction
+over the leading axes of a C-contiguous array (``sum(X, axis=0)`` of a tall X, and prod, max, min, mean, var,
+std, count_nonzero, argmax, argmin) is numr's column kernel instead (``_columns``): CuPy's reads such an array
+with strided loads from a few blocks, 45-200x slower than PyTorch.
 """
 
 from __future__ import annotations
@@ -23,7 +26,9 @@ from cupy._core._scalar import get_typename
 from cupy.cuda import cufft
 from cupy.fft import _fft as cupy_fft
 
-from ..array_module_kernels import fft as shared_fft, linalg as shared_linalg, searching as shared_searching
+from ..array_module_kernels import fft as shared_fft, linalg as shared_linalg, reductions as shared_reductions, \
+    searching as shared_searching
+from ._columns import ColumnReductions
 
 #: every dtype numr has, as NumPy type characters: one op per input dtype, so no operand is ever cast
 _CHARS = "?bBhHiIlLqQfdFD"
@@ -79,6 +84,8 @@ def kernels(m, direct) -> dict:
     shared_vecdot = shared_linalg.kernels(m)["vecdot"]
     shared_transforms = shared_fft.kernels(m)
     shared_sort = shared_searching.kernels(m)["sort"]
+    shared_reduce = shared_reductions.kernels(m)
+    columns = ColumnReductions()
 
     def make(name: str, routine: tuple, identity=None, sort_axes: bool = True):
         return reduction(name, tuple(f"{c}->{c}" for c in _CHARS), routine, identity, _PREAMBLE, sort_axes)
@@ -111,22 +118,38 @@ def kernels(m, direct) -> dict:
                                                          f"o = c ? ({ct})a : ({ct})b", "numr_where")
         k(c, a, b, o)
 
-    def reduce(f):
+    # each tries the column kernel first (leading axes of a C-contiguous array), then CuPy's reduction
+    def reduce(f, name: str):
         def kernel(ins, outs, p):
-            f(ins[0], axis=p["axis"], out=outs[0], keepdims=p["keepdims"])
+            if not columns.reduce(name, ins[0], outs[0], p["axis"]):
+                f(ins[0], axis=p["axis"], out=outs[0], keepdims=p["keepdims"])
         return kernel
 
-    def arg(f):
+    def arg(f, name: str):
         def kernel(ins, outs, p):
             # one axis, or all of them (the flattened array); the output's shape already has keepdims
             axes = p["axis"]
-            f(ins[0], axis=axes[0] if len(axes) == 1 else None, out=outs[0], keepdims=p["keepdims"])
+            if not columns.reduce(name, ins[0], outs[0], axes):
+                f(ins[0], axis=axes[0] if len(axes) == 1 else None, out=outs[0], keepdims=p["keepdims"])
         return kernel
 
     def sum_(ins, outs, p):
         x, o = ins[0], outs[0]
-        if len(p["axis"]) != x.ndim or not direct.small_sum(x, o):
-            k_sum(x, axis=p["axis"], out=o, keepdims=p["keepdims"])
+        axes = p["axis"]
+        if not (len(axes) == x.ndim and direct.small_sum(x, o)) and not columns.reduce("sum", x, o, axes):
+            k_sum(x, axis=axes, out=o, keepdims=p["keepdims"])
+
+    def prod(ins, outs, p):
+        if not columns.reduce("prod", ins[0], outs[0], p["axis"], acc=p["acc"].np):
+            shared_reduce["prod"](ins, outs, p)
+
+    def moment(name: str):
+        shared = shared_reduce[name]
+
+        def kernel(ins, outs, p):
+            if not columns.reduce(name, ins[0], outs[0], p["axis"], correction=p["correction"]):
+                shared(ins, outs, p)
+        return kernel
 
     def vecdot(ins, outs, p):
         # two vectors of the result's dtype: one product (gemv) straight into the 0-D result
@@ -188,8 +211,10 @@ def kernels(m, direct) -> dict:
     def where(ins, outs, p):
         k_where(*ins, outs[0])
 
-    return {"sum": sum_, "mean": reduce(k_mean), "count_nonzero": reduce(k_count),
-            "max": reduce(k_max), "min": reduce(k_min), "argmax": arg(k_argmax), "argmin": arg(k_argmin),
+    return {"sum": sum_, "prod": prod, "mean": reduce(k_mean, "mean"),
+            "count_nonzero": reduce(k_count, "count_nonzero"), "max": reduce(k_max, "max"),
+            "min": reduce(k_min, "min"), "var": moment("var"), "std": moment("std"),
+            "argmax": arg(k_argmax, "argmax"), "argmin": arg(k_argmin, "argmin"),
             "where": where, "vecdot": vecdot, "sort": sort,
             "fft": transform("fft", cufft.CUFFT_FORWARD, "C2C"), "ifft": transform("ifft", cufft.CUFFT_INVERSE, "C2C"),
             "rfft": transform("rfft", cufft.CUFFT_FORWARD, "R2C"),
