@@ -422,15 +422,15 @@ def test_vector_norm_of_any_order_is_well_conditioned(values, order):
     before): the rounding of the sum is raised to 1/p. The norm matches a many-digit reference, to the
     precision of the dtype, for every order; and NumPy's direct formula where that is well conditioned."""
     dtype = DEFAULTS["real floating"]
-    a = np.asarray(values, dtype.np)
+    a = np.asarray(values, dtype)
     with np.errstate(all="ignore"):
-        want = np.asarray(exact_p_norm(a, order)).astype(dtype.np)
+        want = np.asarray(exact_p_norm(a, order)).astype(dtype)
         r = linalg.vector_norm(xp.asarray(a, device=DEVICE), ord=order)
         check_relative(r, want, dtype)
         direct = np.linalg.norm(a.astype(np.float64), ord=order)
     mags = np.abs(a[a != 0])
     if 0.5 <= abs(order) <= 40 and np.all((mags >= 0.1) & (mags <= 10)):  # no overflow or underflow in |x|**p
-        check_relative(r, direct.astype(dtype.np), dtype)
+        check_relative(r, direct.astype(dtype), dtype)
 
 
 def check_relative(t, expected, dtype):
