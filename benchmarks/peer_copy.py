@@ -1,8 +1,8 @@
-"""Two-GPU check for the lead (a few seconds): lists the devices and the peer access between GPUs, copies
+"""Copies between GPUs (issue 18), in a few seconds on a machine of two or more: lists the devices and the peer access between GPUs, copies
 256 MiB cuda:0 -> cuda:1 with to_device (device to device) and through the host, times both against CuPy's
 own peer copy of the same bytes, checks the bits, and prints PASS or FAIL with the figures.
 
-    python3 -m tests.cuda.multi_gpu_check      (from the repository root)
+    python3 -m benchmarks.peer_copy      (from the repository root)
 """
 
 import sys
