@@ -332,3 +332,24 @@ def test_irfft_of_a_power_of_two_is_an_inverse_transform_of_half_the_points(dtyp
     x[...] = xp.asarray(new, device=DEV)
     g.replay()
     close(r, np.fft.irfft(new.astype(np.complex128), n=128), 128)
+
+
+@pytest.mark.parametrize("dtype", COMPLEX, ids=lambda d: d.name)
+def test_long_transforms_take_two_passes_of_a_memory_sector_per_row(dtype):
+    """With 4096 complex64 (or 2048 complex128) points per workgroup, 2^19 and 2^20 points are two global
+    passes (workgroups of 32 bytes of consecutive columns: radices up to 1024), fft_conv's transforms; the
+    results match NumPy's, and rfft/irfft of 2^20 (a complex transform of 2^19) round-trip."""
+    c = client()
+    cw = k_fft.wt(dtype)
+    if k_fft._local(c, cw) * dtype.itemsize < 32768:
+        pytest.skip("the adapter's workgroup memory holds fewer points")
+    for n in (1 << 19, 1 << 20):
+        radices = k_fft._radices(c, cw, n)
+        assert len(radices) == 2 and math.prod(radices) == n, radices
+    rng = np.random.default_rng(24)
+    a = signal(rng, (1 << 19,), dtype)
+    close(fft.fft(xp.asarray(a, device=DEV)), np.fft.fft(a.astype(np.complex128)), 1 << 19)
+    r = rng.standard_normal((1 << 20) - 4096).astype(np.float32 if dtype is xp.complex64 else np.float64)
+    spec = fft.rfft(xp.asarray(r, device=DEV), n=1 << 20)
+    close(spec, np.fft.rfft(r.astype(np.float64), n=1 << 20), 1 << 20)
+    close(fft.irfft(spec, n=1 << 20)[:r.size], r.astype(np.float64), 1 << 20)
