@@ -12,6 +12,7 @@ mlp eagerly 14.2, 3.9 and 13.3 ms, while no CUDA run had such an outlier. This s
    blocking wait, beside this thread's). Per wait: min / median / max ms, the runs more than 3 ms above
    the minimum (``slow``), and the median over CuPy's; eager and under ``numr_array.jit`` (``+jit``). Also
    100 synchronisations after one small add.
+   fft_conv also runs with 256 and 1024 invocations per workgroup of its passes (``k_fft.PASS_THREADS``).
 2. **Dispatches.** One run of each program with the device drained before and after every dispatch: the
    milliseconds of each kernel (less the cost of an empty synchronisation), largest first.
 
@@ -194,6 +195,18 @@ def main(argv: list[str] | None = None) -> int:
                 if label == "spin" and (slow or (base and med > 2 * base)):
                     ok = False
         waits["spin"]()
+        if name == "fft_conv":  # the passes' invocations per workgroup (k_fft.PASS_THREADS), spin, eager
+            from numr_array.backends.webgpu import k_fft
+            default = k_fft.PASS_THREADS
+            try:
+                for threads in (256, 1024):
+                    k_fft.PASS_THREADS = threads
+                    run()
+                    text, med, _ = _summary(_times(run, client.synchronize, args.repeat))
+                    ratio = f"  {med / base:6.2f}x CuPy" if base else ""
+                    print(f"  {'threads ' + str(threads):12s} {text}{ratio}")
+            finally:
+                k_fft.PASS_THREADS = default
         rows = _dispatch_profile(xp, client, program, arrays, params, empty)
         total = sum(t for _, t in rows)
         by_kernel: dict = {}

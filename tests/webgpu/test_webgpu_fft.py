@@ -353,3 +353,16 @@ def test_long_transforms_take_two_passes_of_a_memory_sector_per_row(dtype):
     spec = fft.rfft(xp.asarray(r, device=DEV), n=1 << 20)
     close(spec, np.fft.rfft(r.astype(np.float64), n=1 << 20), 1 << 20)
     close(fft.irfft(spec, n=1 << 20)[:r.size], r.astype(np.float64), 1 << 20)
+
+
+@pytest.mark.parametrize("threads", [1024])
+def test_pass_workgroup_sizes(monkeypatch, threads):
+    """Passes of another invocation count per workgroup (PASS_THREADS; 4 points per invocation at 1024)
+    give the same transforms: one pass, two passes, inverse, batched rows."""
+    monkeypatch.setattr(k_fft, "PASS_THREADS", threads)
+    rng = np.random.default_rng(threads)
+    for n, rows in ((4096, 2), (1 << 13, 3), (1 << 17, 1)):
+        a = signal(rng, (rows, n), xp.complex64)
+        x = xp.asarray(a, device=DEV)
+        close(fft.fft(x), np.fft.fft(a.astype(np.complex128)), n)
+        close(fft.ifft(x, norm="ortho"), np.fft.ifft(a.astype(np.complex128), norm="ortho"), n)

@@ -56,6 +56,9 @@ from .k_reduce import _narrow, _temp
 
 I32 = WGSL_TYPES[dt.int32]
 _MAX_LOCAL = 4096  # points per workgroup at most (registers: 16 per invocation at 256 invocations)
+#: invocations of a pass's workgroup at most (each holds workgroup points / this many); the device run of
+#: benchmarks/webgpu_programs.py times fft_conv at 256 and 1024
+PASS_THREADS = 256
 
 # per client: key -> uploaded constant tables (twiddles, chirps), the TABLES_KEPT most recently used
 _tables: weakref.WeakKeyDictionary[WebGPUClient, collections.OrderedDict] = weakref.WeakKeyDictionary()
@@ -287,7 +290,7 @@ def _pass(client: WebGPUClient, cw: WgslType, src: Tensor, dst: Tensor, table: T
     local = _local(client, cw)
     e_total = max(r, min(local, 1024)) if cols == 1 else local
     g = e_total // r
-    nt = min(256, e_total // 4)
+    nt = min(PASS_THREADS, e_total // 4)
     pipe = _pass_pipeline(client, cw, r, g, nt, cols > 1, p > 1, p > 1)
     isz = cw.dtype.itemsize
     cap = client.max_binding - client.storage_align
