@@ -5,20 +5,23 @@ by one.
 Session 5's H200 runs of the WebGPU programs were bimodal: fft_conv under the jit took 0.8, 10.7 and 10.7 ms,
 mlp eagerly 14.2, 3.9 and 13.3 ms, while no CUDA run had such an outlier. This script separates the two parts:
 
-1. **Readback waits.** Each program runs ``--repeat`` times per wait, synchronised after each run:
+1. **Readback waits**, numr alone (CuPy not started yet). Each program runs ``--repeat`` times per wait,
+   synchronised after each run:
    ``spin`` (the client's default on a GPU: this thread alone polls without blocking, up to
    NUMR_WEBGPU_SPIN_MS, then blocks), ``block`` (this thread alone, a blocking wait at once) and
    ``wgpu-py`` (session 5's readback: wgpu-py's map_async, which wakes its poll thread into a second
    blocking wait, beside this thread's). Per wait: min / median / max ms, the runs more than 3 ms above
-   the minimum (``slow``), and the median over CuPy's; eager and under ``numr_array.jit`` (``+jit``). Also
-   100 synchronisations after one small add.
-   fft_conv also runs with 256 and 1024 invocations per workgroup of its passes (``k_fft.PASS_THREADS``).
-2. **Dispatches.** One run of each program with the device drained before and after every dispatch: the
+   the minimum (``slow``); eager and under ``numr_array.jit`` (``+jit``). Also 100 synchronisations after
+   one small add. fft_conv also runs with 256 and 1024 invocations per workgroup of its passes
+   (``k_fft.PASS_THREADS``).
+2. **Beside CuPy**: CuPy alone, then one CuPy run and one numr run (spin, eager) in turn, as
+   benchmarks/workloads.py interleaves them; the ratio of the medians.
+3. **Dispatches.** One run of each program with the device drained before and after every dispatch: the
    milliseconds of each kernel (less the cost of an empty synchronisation), largest first.
 
 Each program's result is checked against a float64 NumPy run first (FAIL lines say so; the script goes on).
-The last line is PASS when every check passed, the median of ``spin`` is within 2x CuPy's for both programs
-and it has no slow run.
+The last line is PASS when every check passed, and ``spin`` has no slow run alone or beside CuPy and its
+median beside CuPy is within 2x CuPy's, for both programs.
 
     python -m benchmarks.webgpu_programs            # the gpu sizes, about 20 s on an H200
     python -m benchmarks.webgpu_programs --size tiny --no-peer   # the code path, on lavapipe
@@ -118,6 +121,12 @@ def _dispatch_profile(xp, client, program, arrays, params, empty_sync: float) ->
     return rows
 
 
+def _row(label: str, ts: list[float], base: float | None) -> tuple[float, int]:
+    text, med, slow = _summary(ts)
+    print(f"  {label:16s} {text}" + (f"  {med / base:6.2f}x CuPy" if base else ""))
+    return med, slow
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.webgpu_programs", description=__doc__.splitlines()[0])
     parser.add_argument("--size", choices=("tiny", "cpu", "gpu"), default="gpu")
@@ -133,7 +142,6 @@ def main(argv: list[str] | None = None) -> int:
     if client._direct is None:
         print("FAIL: wgpu-py's internals differ (no direct calls): readbacks go through map_sync")
         return 1
-    peer = None if args.no_peer else _peer()
     waits = _waits(client)
     ok = True
     small = xp.ones((1024,), dtype=xp.float32, device=DEV)
@@ -151,48 +159,34 @@ def main(argv: list[str] | None = None) -> int:
     waits["spin"]()
     empty = statistics.median(_times(lambda: None, client.synchronize, 50))
 
+    # 1. numr alone (CuPy not yet started): every wait, eager and jit
+    progs = {}
     for name in NAMES:
         program = next(p for p in PROGRAMS if p.name == name)
         host, params = program.make(np.random.default_rng(list(p.name for p in PROGRAMS).index(name)),
                                     **program.sizes[args.size])
-        print(f"\n{name}, {program.label.format(**program.sizes[args.size])}")
+        print(f"\n{name}, {program.label.format(**program.sizes[args.size])}: numr webgpu:0 alone")
         reference = _reference(program, host, params)
         try:
             arrays = {k: xp.asarray(v, device=DEV) for k, v in host.items()}
-            run = lambda: program.run(xp, **arrays, **params)
-            errs = check([np.asarray(o.to_device("cpu")) for o in run()], reference)
-            if not all(e <= t for e, t in zip(errs, program.tols)):
-                ok = False
-                print(f"  FAIL: numr webgpu:0 result off: errors {errs}, tolerances {program.tols}")
-            run()
-            client.synchronize()
+            run = lambda program=program, arrays=arrays, params=params: program.run(xp, **arrays, **params)
+            jitted = xp.jit(program.run)
+            jrun = lambda jitted=jitted, arrays=arrays, params=params: jitted(xp, **arrays, **params)
+            for label, fn in (("eager", run), ("jit (capture, then a replay)", jrun), ("jit", jrun)):
+                errs = check([np.asarray(o.to_device("cpu")) for o in fn()], reference)
+                if not all(e <= t for e, t in zip(errs, program.tols)):
+                    ok = False
+                    print(f"  FAIL: {label} result off: errors {errs}, tolerances {program.tols}")
         except Exception:
             ok = False
             print("  FAIL: numr webgpu:0 raised\n" + traceback.format_exc())
             continue
-        base = None
-        if peer is not None:
-            pxp, pput, psync = peer
-            parrays = {k: pput(v) for k, v in host.items()}
-            prun = lambda: program.run(pxp, **parrays, **params)
-            prun()
-            psync()
-            text, base, _ = _summary(_times(prun, psync, args.repeat))
-            print(f"  {'CuPy':12s} {text}")
-        jitted = xp.jit(program.run)
-        jrun = lambda: jitted(xp, **arrays, **params)
-        errs = check([np.asarray(o.to_device("cpu")) for o in jrun()], reference)  # the capture
-        errs = [max(a, b) for a, b in zip(errs, check([np.asarray(o.to_device("cpu")) for o in jrun()], reference))]
-        if not all(e <= t for e, t in zip(errs, program.tols)):
-            ok = False
-            print(f"  FAIL: numr webgpu:0 under the jit off: errors {errs}, tolerances {program.tols}")
+        progs[name] = (program, host, params, arrays, run)
         for wait, apply in waits.items():
             apply()
             for label, fn in ((wait, run), (wait + "+jit", jrun)):
-                text, med, slow = _summary(_times(fn, client.synchronize, args.repeat))
-                ratio = f"  {med / base:6.2f}x CuPy" if base else ""
-                print(f"  {label:12s} {text}{ratio}")
-                if label == "spin" and (slow or (base and med > 2 * base)):
+                _, slow = _row(label, _times(fn, client.synchronize, args.repeat), None)
+                if label == "spin" and slow:
                     ok = False
         waits["spin"]()
         if name == "fft_conv":  # the passes' invocations per workgroup (k_fft.PASS_THREADS), spin, eager
@@ -202,22 +196,46 @@ def main(argv: list[str] | None = None) -> int:
                 for threads in (256, 1024):
                     k_fft.PASS_THREADS = threads
                     run()
-                    text, med, _ = _summary(_times(run, client.synchronize, args.repeat))
-                    ratio = f"  {med / base:6.2f}x CuPy" if base else ""
-                    print(f"  {'threads ' + str(threads):12s} {text}{ratio}")
+                    _row(f"threads {threads}", _times(run, client.synchronize, args.repeat), None)
             finally:
                 k_fft.PASS_THREADS = default
+
+    # 2. beside CuPy: CuPy alone, then one run of each in turn (as benchmarks/workloads.py times them)
+    peer = None if args.no_peer else _peer()
+    for name, (program, host, params, arrays, run) in progs.items():
+        if peer is None:
+            break
+        print(f"\n{name}: beside CuPy")
+        pxp, pput, psync = peer
+        parrays = {k: pput(v) for k, v in host.items()}
+        prun = lambda: program.run(pxp, **parrays, **params)
+        prun()
+        psync()
+        _, _ = _row("CuPy alone", _times(prun, psync, args.repeat), None)
+        mine, theirs = [], []
+        for _ in range(args.repeat):
+            theirs += _times(prun, psync, 1)
+            mine += _times(run, client.synchronize, 1)
+        base, _ = _row("CuPy, in turn", theirs, None)
+        med, slow = _row("spin, in turn", mine, base)
+        if slow or med > 2 * base:
+            ok = False
+
+    # 3. each dispatch alone
+    for name, (program, host, params, arrays, run) in progs.items():
         rows = _dispatch_profile(xp, client, program, arrays, params, empty)
         total = sum(t for _, t in rows)
         by_kernel: dict = {}
         for k, t in rows:
             n, s = by_kernel.get(k, (0, 0.0))
             by_kernel[k] = (n + 1, s + t)
-        print(f"  {len(rows)} dispatches, {total * 1e3:.2f} ms drained one by one (an empty sync: "
+        print(f"\n{name}: {len(rows)} dispatches, {total * 1e3:.2f} ms drained one by one (an empty sync: "
               f"{empty * 1e6:.0f} us, taken off each):")
         for k, (n, s) in sorted(by_kernel.items(), key=lambda kv: -kv[1][1])[:8]:
             print(f"    {k:24s} x{n:<3d} {s * 1e3:8.3f} ms")
-    print("\nPASS" if ok else "\nFAIL (see above: a check, a slow run of spin, or spin above 2x CuPy)")
+    if len(progs) < len(NAMES):
+        ok = False
+    print("\nPASS" if ok else "\nFAIL (see above: a check, a slow run of spin, or spin beside CuPy above 2x)")
     return 0 if ok else 1
 
 
