@@ -90,3 +90,32 @@ def test_captured_launches_take_the_general_path(collapses):
     a[...] = xp.asarray(np.zeros(16, np.float32), device=DEV)
     g.replay()
     np.testing.assert_array_equal(to_np(r), np.ones(16, np.float32))
+
+
+def test_a_launch_at_element_zero_without_scalars_reuses_the_plans_uniform_block(monkeypatch):
+    """Tensors all at element 0 of their buffers and no scalar operand: the plan's windows and uniform
+    block serve the launch as they are (nothing packed per launch); a view at an offset or a scalar packs
+    its words. Contiguous, broadcast and transposed operands give NumPy's results either way."""
+    packs = []
+    real = _map_template.pack_words
+    monkeypatch.setattr(_map_template, "pack_words", lambda w: (packs.append(1), real(w))[1])
+    h = np.arange(12, dtype=np.float32).reshape(3, 4)
+    a = xp.asarray(h, device=DEV)
+    row = xp.asarray(h[0].copy(), device=DEV)
+    at = xp.asarray(h.T.copy(), device=DEV).T  # a transposed view at element 0
+    cases = [(lambda: xp.add(a, a), h + h), (lambda: xp.multiply(a, row), h * h[0]),
+             (lambda: xp.subtract(at, a), h - h), (lambda: xp.exp(a), np.exp(h))]
+    for fn, want in cases:
+        fn()
+        fn()
+        packs.clear()
+        np.testing.assert_allclose(to_np(fn()), want, rtol=1e-6)
+        assert packs == []
+    big = xp.asarray(np.arange(20, dtype=np.float32), device=DEV)
+    for fn, want in ((lambda: xp.add(big[3:15], big[3:15]), np.arange(3, 15, dtype=np.float32) * 2),
+                     (lambda: xp.add(a, 2.0), h + 2)):
+        fn()
+        fn()
+        packs.clear()
+        np.testing.assert_array_equal(to_np(fn()), want)
+        assert packs

@@ -515,8 +515,17 @@ class WebGPUClient(Client):
         """Encode one dispatch of ``pipe``: ``uniform`` its parameter words, ``binds`` a flat tuple of
         (WBuf, byte offset, byte size) per storage binding, ``grid`` the workgroup counts; ``record``: while
         capturing, what the fusion pass needs to merge it with its neighbours (a map launch's MapRecord)."""
-        pool, off = self._slot(uniform, pipe.ubytes)
-        bg = self._bind_group(pipe.nbind, pool, pipe.ubytes, binds)
+        ubytes = pipe.ubytes
+        pool = self._upool
+        off = pool.used
+        if off + ubytes <= UNIFORM_POOL_BYTES:  # (_slot's common case inline: this runs per launch)
+            pool.mirror[off:off + len(uniform)] = uniform
+            pool.used = off + -(-ubytes // self.uniform_align) * self.uniform_align
+        else:
+            pool, off = self._slot(uniform, ubytes)
+        bg = self._bind_groups.get((pool.serial, ubytes) + binds)
+        if bg is None:
+            bg = self._bind_group(pipe.nbind, pool, ubytes, binds)
         p = self._pass
         if p is None:
             p = self._compute_pass()
