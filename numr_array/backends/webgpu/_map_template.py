@@ -166,15 +166,17 @@ class _Plan(NamedTuple):
     """What an eager map launch of one signature (kernel, dtypes, shape, strides) computes once: its
     pipeline, the first uniform words, the workgroups, and per tensor its itemsize, the span of elements
     it reaches from its offset and its stride words; and, for the common launch whose tensors all start at
-    element 0 and that has no scalars or parameters, each tensor's (byte offset, byte size) window and
-    the whole uniform block (None where a window exceeds one binding)."""
+    element 0, each tensor's (byte offset, byte size) window and the uniform block up to the scalars (None
+    where a window exceeds one binding)."""
     pipe: Any
     head: list
     grid: tuple
     spans: list  # per tensor: (itemsize, lowest and highest element reached, relative to its offset)
     stride_words: list
     windows0: tuple | None  # per tensor at offset 0: (byte offset, byte size); None where one does not fit
-    uniform0: bytes | None  # the uniform block at offset 0, where the launch has no scalars or parameters
+    # the uniform bytes before the scalars at offset 0, where every scalar's bytes are its words (no 8- or
+    # 16-bit type, which a word widens) and the launch has no parameters
+    prefix0: bytes | None
 
 
 def _eager(client: WebGPUClient, name: str, key, outs, ins, shape, params) -> bool:
@@ -218,8 +220,13 @@ def _eager(client: WebGPUClient, name: str, key, outs, ins, shape, params) -> bo
         binds: list = []
         for t, (b0, size) in zip(tensors, plan.windows0):
             binds += (t._buf.handle, b0, size)
-        if plan.uniform0 is not None and not scalars and not params:
-            client.dispatch(plan.pipe, plan.uniform0, tuple(binds), plan.grid)
+        uniform = plan.prefix0
+        if uniform is not None:
+            if scalars:  # NumPy scalars of the signature's dtypes: their bytes are their uniform words
+                for x in ins:
+                    if x is not None and type(x) is not Tensor:
+                        uniform += x.tobytes()
+            client.dispatch(plan.pipe, uniform, tuple(binds), plan.grid)
             return True
         words = _words0(plan, tensors)
     else:
@@ -283,8 +290,9 @@ def _make_plan(client: WebGPUClient, name: str, key, outs, ins, shape, params, t
             windows = None if size > limit else windows + [(b0, size if size >= 16 else 16)]
     plan = _Plan(pipe, [m, grid[0], 0, 0, *dims], grid, spans, [[s & _M32 for s in st] for st in strides],
                  None if windows is None else tuple(windows), None)
-    if plan.windows0 is not None and all(x is None or type(x) is Tensor for x in ins) and not params:
-        plan = plan._replace(uniform0=pack_words([w & _M32 for w in _words0(plan, tensors)]))
+    if plan.windows0 is not None and not params and all(x is None or type(x) is Tensor or x.dtype.itemsize >= 4
+                                                        for x in ins):
+        plan = plan._replace(prefix0=pack_words([w & _M32 for w in _words0(plan, tensors)]))
     return plan
 
 
