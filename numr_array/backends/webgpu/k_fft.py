@@ -23,8 +23,8 @@ complex points x[2j] + i x[2j+1] and untangles the even and odd halves' spectra 
 (one launch), and irfft to such an n tangles its half spectrum into n/2 points, inverts them and
 writes their real and imaginary parts as the even and odd outputs. Where the real rows are contiguous
 in the transform's real dtype, the first pass reads them as pairs itself (zeros past their end) and the
-last pass writes them: fft_conv of 2^20 points is 10 launches (a pass, then the untangling, per rfft;
-the product; the tangling, two passes). Other rffts keep the first n//2+1
+last pass writes them: fft_conv of 2^20 points is 10 launches (two passes and the untangling per rfft;
+the product; the tangling and two passes). Other rffts keep the first n//2+1
 outputs of the complex transform; irfft and hfft
 write the Hermitian extension of their n//2+1 input points first and keep the real part. The n-D
 transforms are 1-D ones over the axes, last axis first (as NumPy; the Hermitian axis last for irfftn).
