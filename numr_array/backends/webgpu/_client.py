@@ -292,9 +292,10 @@ class _Direct:
     def read(self, dev, staging, size: int, spin_s: float) -> bytes:
         """Bytes [0, size) of the MAP_READ buffer ``staging`` once the work submitted before is done.
         The map is requested here and this thread alone polls the device for it: wgpu-py's map_async
-        also wakes its poll thread, whose blocking wait then races this one (on the H200, runs of
-        WebGPU programs took ~10 ms longer about half the time, CUDA's none). Polls do not block for
-        the first ``spin_s`` seconds (a blocking wait may sleep past the GPU's completion)."""
+        also wakes its poll thread into a second blocking wait beside this one (session 5's H200 runs
+        of WebGPU programs took ~10 ms longer about half the time with it, CUDA's never; see
+        docs/devices.md). Polls do not block for the first ``spin_s`` seconds (a blocking wait may sleep
+        past the GPU's completion)."""
         status = self._status
         status[0] = None
         buf = staging._internal
