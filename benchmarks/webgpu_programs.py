@@ -13,7 +13,8 @@ mlp eagerly 14.2, 3.9 and 13.3 ms, while no CUDA run had such an outlier. This s
    blocking wait, beside this thread's). Per wait: min / median / max ms, the runs more than 3 ms above
    the minimum (``slow``); eager and under ``numr_array.jit`` (``+jit``). Also 100 synchronisations after
    one small add. fft_conv also runs with 256 and 1024 invocations per workgroup of its passes
-   (``k_fft.PASS_THREADS``).
+   (``k_fft.PASS_THREADS``); mlp, and its X.T @ dH alone, with 8 x 8 blocks over parts of k and with 4 x 4
+   blocks (``k_contract.SPLIT_LARGE_BLOCKS``).
 2. **Beside CuPy**: CuPy alone, then one CuPy run and one numr run (spin, eager) in turn, as
    benchmarks/workloads.py interleaves them; the ratio of the medians.
 3. **Dispatches.** One run of each program with the device drained before and after every dispatch: the
@@ -123,7 +124,7 @@ def _dispatch_profile(xp, client, program, arrays, params, empty_sync: float) ->
 
 def _row(label: str, ts: list[float], base: float | None) -> tuple[float, int]:
     text, med, slow = _summary(ts)
-    print(f"  {label:16s} {text}" + (f"  {med / base:6.2f}x CuPy" if base else ""))
+    print(f"  {label:22s} {text}" + (f"  {med / base:6.2f}x CuPy" if base else ""))
     return med, slow
 
 
@@ -199,6 +200,21 @@ def main(argv: list[str] | None = None) -> int:
                     _row(f"threads {threads}", _times(run, client.synchronize, args.repeat), None)
             finally:
                 k_fft.PASS_THREADS = default
+        if name == "mlp":  # X.T @ dH in 8 x 8 blocks over 4 parts of k, or 4 x 4 blocks (k_contract.SPLIT_LARGE_BLOCKS)
+            from numr_array.backends.webgpu import k_contract
+            default = k_contract.SPLIT_LARGE_BLOCKS
+            X, dH = arrays["X"], arrays["X"][:, :arrays["W1"].shape[1]]
+            try:
+                for split in (True, False):
+                    k_contract.SPLIT_LARGE_BLOCKS = split
+                    label = "8x8 in parts" if split else "4x4 blocks"
+                    product = lambda: X.T @ dH
+                    product()
+                    _row(f"X.T@dH {label}", _times(product, client.synchronize, args.repeat), None)
+                    run()
+                    _row(f"mlp, {label}", _times(run, client.synchronize, args.repeat), None)
+            finally:
+                k_contract.SPLIT_LARGE_BLOCKS = default
 
     # 2. beside CuPy: CuPy alone, then one run of each in turn (as benchmarks/workloads.py times them)
     peer = None if args.no_peer else _peer()
