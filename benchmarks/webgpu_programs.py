@@ -146,17 +146,25 @@ def main(argv: list[str] | None = None) -> int:
     waits = _waits(client)
     ok = True
     small = xp.ones((1024,), dtype=xp.float32, device=DEV)
-    for wait, apply in waits.items():
+    for wait, apply in list(waits.items()):
         apply()
         ts = []
-        for _ in range(100):
-            y = small + small
-            t0 = time.perf_counter()
-            client.synchronize()
-            ts.append(time.perf_counter() - t0)
-        del y
+        try:
+            for _ in range(100):
+                y = small + small
+                t0 = time.perf_counter()
+                client.synchronize()
+                ts.append(time.perf_counter() - t0)
+        except Exception as exc:  # (the wgpu-py wait on another wgpu-py version): the others go on
+            print(f"sync after a small add, {wait:8s}: FAIL ({type(exc).__name__}: {exc}); not run further")
+            waits.pop(wait)
+            ok = wait != "spin" and ok
+            continue
         print(f"sync after a small add, {wait:8s}: median {statistics.median(ts) * 1e6:8.1f} us, "
               f"max {max(ts) * 1e3:6.2f} ms, over 2 ms: {sum(t > 2e-3 for t in ts)}/100")
+    if "spin" not in waits:
+        print("FAIL: the client's own readback raised")
+        return 1
     waits["spin"]()
     empty = statistics.median(_times(lambda: None, client.synchronize, 50))
 
