@@ -102,6 +102,7 @@ log = logging.getLogger(__name__)
 
 
 def _spin_ms() -> float:
+    """NUMR_WEBGPU_SPIN_MS: milliseconds a readback polls without blocking (50 when unset or unreadable)."""
     try:
         return max(0.0, float(os.environ.get("NUMR_WEBGPU_SPIN_MS", "50")))
     except ValueError:
@@ -264,8 +265,9 @@ class Pipeline(NamedTuple):
 
 class _Direct:
     """wgpu-native's compute-pass encoding functions called directly, without wgpu-py's per-call error
-    capture (which costs more than the call itself on the eager path and in every replayed dispatch).
-    Only for commands whose objects wgpu has validated already; None where wgpu-py's internals differ."""
+    capture (which costs more than the call itself on the eager path and in every replayed dispatch), and
+    the readback's map and poll (``read``). Only for commands whose objects wgpu has validated already;
+    None where wgpu-py's internals differ."""
 
     def __init__(self):
         from wgpu.backends.wgpu_native._ffi import ffi, lib
@@ -287,7 +289,7 @@ class _Direct:
 
         self._info = ffi.new("WGPUBufferMapCallbackInfo *", {
             "mode": lib.WGPUCallbackMode_AllowProcessEvents, "callback": mapped})
-        self._keep = mapped
+        self._keep = mapped  # (the struct holds only the C pointer: the callback object must live on)
 
     def read(self, dev, staging, size: int, spin_s: float) -> bytes:
         """Bytes [0, size) of the MAP_READ buffer ``staging`` once the work submitted before is done.
