@@ -256,8 +256,9 @@ def test_table_cache_keeps_the_most_recent_tables(monkeypatch):
 
 
 def test_zero_padding_and_hermitian_extension_are_one_launch(monkeypatch):
-    """rfft of a zero-padded real input and irfft of a half spectrum prepare their rows in one launch
-    (the copy, the zeros and the conjugated mirror together): prepare, one pass, store."""
+    """rfft of a zero-padded real input of 1024 points is one pass (reading the real rows as pairs, zeros
+    past their end) and the untangling; irfft of a half spectrum one pass (tangling the half spectrum with
+    its conjugated mirror and zeros as it reads it, writing the real outputs)."""
     c = client()
     rng = np.random.default_rng(21)
     a = rng.standard_normal(1000).astype(np.float32)
@@ -268,10 +269,10 @@ def test_zero_padding_and_hermitian_extension_are_one_launch(monkeypatch):
     real = c.dispatch
     monkeypatch.setattr(c, "dispatch", lambda *args, **kw: (calls.append(1), real(*args, **kw))[1])
     spec = fft.rfft(x, n=1024)
-    assert len(calls) == 3
+    assert len(calls) == 2
     calls.clear()
     back = fft.irfft(spec, n=1024)
-    assert len(calls) == 3
+    assert len(calls) == 1
     want = np.fft.rfft(a.astype(np.float64), n=1024)
     np.testing.assert_allclose(to_np(spec), want, rtol=0, atol=1e-4 * np.abs(want).max())
     np.testing.assert_allclose(to_np(back)[:1000], a, rtol=0, atol=1e-5)
@@ -284,7 +285,7 @@ def test_rfft_of_a_power_of_two_is_a_complex_transform_of_half_the_points(dtype,
     padded, trimmed, along inner and outer axes of strided views, every norm, n = 4 at the smallest."""
     sizes = []
     real = k_fft._fft_rows
-    monkeypatch.setattr(k_fft, "_fft_rows", lambda c, cw, src, dst, n, *a: (sizes.append(n), real(c, cw, src, dst, n, *a))[1])
+    monkeypatch.setattr(k_fft, "_fft_rows", lambda c, cw, src, dst, n, *a, **k: (sizes.append(n), real(c, cw, src, dst, n, *a, **k))[1])
     rng = np.random.default_rng(22)
     cases = [((1000,), 0, 1024), ((3, 64), 1, None), ((64, 5), 0, 32), ((4, 7, 16), 1, 8), ((2, 300), -1, 256),
              ((8,), 0, 4), ((6,), 0, 4)]
@@ -314,7 +315,7 @@ def test_irfft_of_a_power_of_two_is_an_inverse_transform_of_half_the_points(dtyp
     as in NumPy."""
     sizes = []
     real = k_fft._fft_rows
-    monkeypatch.setattr(k_fft, "_fft_rows", lambda c, cw, src, dst, n, *a: (sizes.append(n), real(c, cw, src, dst, n, *a))[1])
+    monkeypatch.setattr(k_fft, "_fft_rows", lambda c, cw, src, dst, n, *a, **k: (sizes.append(n), real(c, cw, src, dst, n, *a, **k))[1])
     rng = np.random.default_rng(23)
     cases = [((513,), 0, 1024), ((300,), 0, 1024), ((3, 33), 1, 64), ((17, 5), 0, 32), ((4, 5, 16), 1, 8),
              ((2, 300), -1, 256), ((3,), 0, 4), ((2,), 0, 4)]
@@ -332,3 +333,64 @@ def test_irfft_of_a_power_of_two_is_an_inverse_transform_of_half_the_points(dtyp
     x[...] = xp.asarray(new, device=DEV)
     g.replay()
     close(r, np.fft.irfft(new.astype(np.complex128), n=128), 128)
+
+
+@pytest.mark.parametrize("dtype", COMPLEX, ids=lambda d: d.name)
+def test_long_transforms_take_two_passes_of_a_memory_sector_per_row(dtype):
+    """With 4096 complex64 (or 2048 complex128) points per workgroup, 2^19 and 2^20 points are two global
+    passes (workgroups of 32 bytes of consecutive columns: radices up to 1024), fft_conv's transforms; the
+    results match NumPy's, and rfft/irfft of 2^20 (a complex transform of 2^19) round-trip."""
+    c = client()
+    cw = k_fft.wt(dtype)
+    if k_fft._local(c, cw) * dtype.itemsize < 32768:
+        pytest.skip("the adapter's workgroup memory holds fewer points")
+    for n in (1 << 19, 1 << 20):
+        radices = k_fft._radices(c, cw, n)
+        assert len(radices) == 2 and math.prod(radices) == n, radices
+    rng = np.random.default_rng(24)
+    a = signal(rng, (1 << 19,), dtype)
+    close(fft.fft(xp.asarray(a, device=DEV)), np.fft.fft(a.astype(np.complex128)), 1 << 19)
+    r = rng.standard_normal((1 << 20) - 4096).astype(np.float32 if dtype is xp.complex64 else np.float64)
+    spec = fft.rfft(xp.asarray(r, device=DEV), n=1 << 20)
+    close(spec, np.fft.rfft(r.astype(np.float64), n=1 << 20), 1 << 20)
+    close(fft.irfft(spec, n=1 << 20)[:r.size], r.astype(np.float64), 1 << 20)
+
+
+@pytest.mark.parametrize("threads", [1024])
+def test_pass_workgroup_sizes(monkeypatch, threads):
+    """Passes of another invocation count per workgroup (PASS_THREADS; 4 points per invocation at 1024)
+    give the same transforms: one pass, two passes, inverse, batched rows."""
+    monkeypatch.setattr(k_fft, "PASS_THREADS", threads)
+    rng = np.random.default_rng(threads)
+    for n, rows in ((4096, 2), (1 << 13, 3), (1 << 17, 1)):
+        a = signal(rng, (rows, n), xp.complex64)
+        x = xp.asarray(a, device=DEV)
+        close(fft.fft(x), np.fft.fft(a.astype(np.complex128)), n)
+        close(fft.ifft(x, norm="ortho"), np.fft.ifft(a.astype(np.complex128), norm="ortho"), n)
+
+
+@pytest.mark.parametrize("dtype", REAL, ids=lambda d: d.name)
+def test_real_rows_are_read_and_written_by_the_passes(monkeypatch, dtype):
+    """Contiguous real rows: rfft's first pass reads them as pairs (zeros past their end, the rest of a
+    longer row ignored); irfft's first pass tangles the contiguous half spectra and its last pass writes the
+    real outputs; with several passes (64 points per workgroup) over batches of rows: no pairing, tangling
+    or storing launch, NumPy's results."""
+    monkeypatch.setattr(k_fft, "_MAX_LOCAL", 64)
+    monkeypatch.setattr(k_fft, "_tables", type(k_fft._tables)())
+    c = client()
+    names = []
+    real = c.dispatch
+    monkeypatch.setattr(c, "dispatch", lambda pipe, *a, **k: (names.append(
+        next(key[0] for key, p in c._pipelines.items() if p is pipe)), real(pipe, *a, **k))[1])
+    rng = np.random.default_rng(25)
+    for shape, n in (((3, 1000), 1024), ((2, 1500), 1024), ((4, 256), 256)):
+        a = rng.standard_normal(shape).astype(dtype.np)
+        names.clear()
+        spec = fft.rfft(xp.asarray(a, device=DEV), n=n)
+        assert "rfft_pairs" not in names and names.count("fft_pass") == len(k_fft._radices(c, k_fft.wt(
+            xp.complex64 if dtype is xp.float32 else xp.complex128), n // 2)) > 1
+        close(spec, np.fft.rfft(a.astype(np.float64), n=n), n)
+        names.clear()
+        back = fft.irfft(spec, n=n, norm="forward")
+        assert set(names) == {"fft_pass"}
+        close(back, np.fft.irfft(np.fft.rfft(a.astype(np.float64), n=n), n=n, norm="forward"), n)

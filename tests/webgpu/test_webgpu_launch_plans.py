@@ -90,3 +90,42 @@ def test_captured_launches_take_the_general_path(collapses):
     a[...] = xp.asarray(np.zeros(16, np.float32), device=DEV)
     g.replay()
     np.testing.assert_array_equal(to_np(r), np.ones(16, np.float32))
+
+
+def test_a_launch_at_element_zero_reuses_the_plans_uniform_block(monkeypatch):
+    """Tensors all at element 0 of their buffers: the plan's windows and uniform words serve the launch as
+    they are, a scalar's bytes appended (nothing packed per launch); a view at an offset, or an 8- or
+    16-bit scalar (widened to a word), packs its words. Contiguous, broadcast and transposed operands and
+    scalars of every width give NumPy's results either way."""
+    packs = []
+    real = _map_template.pack_words
+    monkeypatch.setattr(_map_template, "pack_words", lambda w: (packs.append(1), real(w))[1])
+    h = np.arange(12, dtype=np.float32).reshape(3, 4)
+    a = xp.asarray(h, device=DEV)
+    row = xp.asarray(h[0].copy(), device=DEV)
+    at = xp.asarray(h.T.copy(), device=DEV).T  # a transposed view at element 0
+    hi = np.arange(12, dtype=np.int32).reshape(3, 4) - 5
+    ai = xp.asarray(hi, device=DEV)
+    h8 = hi.astype(np.int8)
+    a8 = xp.asarray(h8, device=DEV)
+    hc = (h + 1j * h[::-1]).astype(np.complex64)
+    ac = xp.asarray(hc, device=DEV)
+    unpacked = [(lambda: xp.add(a, a), h + h), (lambda: xp.multiply(a, row), h * h[0]),
+                (lambda: xp.subtract(at, a), h - h), (lambda: xp.exp(a), np.exp(h)),
+                (lambda: xp.add(a, 2.5), h + np.float32(2.5)), (lambda: xp.subtract(-7, ai), -7 - hi),
+                (lambda: xp.multiply(ac, 1.5 - 2j), hc * np.complex64(1.5 - 2j))]
+    if "float64" in xp.__array_namespace_info__().dtypes(device=DEV):
+        hd = h.astype(np.float64) / 3
+        unpacked.append((lambda: xp.add(xp.asarray(hd, device=DEV), 1e-300), hd + 1e-300))
+    packed = [(lambda: xp.add(a8, 3), h8 + np.int8(3)),
+              (lambda: xp.add(xp.asarray(np.arange(20, dtype=np.float32), device=DEV)[3:15], 1.0),
+               np.arange(3, 15, dtype=np.float32) + 1)]
+    for cases, packing in ((unpacked, False), (packed, True)):
+        for fn, want in cases:
+            fn()
+            fn()
+            packs.clear()
+            got = to_np(fn())
+            assert got.dtype == want.dtype
+            np.testing.assert_allclose(got, want, rtol=1e-6)
+            assert bool(packs) is packing

@@ -423,3 +423,35 @@ def test_a_readback_submits_once_and_polls_in_its_own_thread(monkeypatch):
     submits.clear()
     assert np.array_equal(to_np(b + 1.0), np.arange(1000, dtype=np.float32) * 2 + 1)
     assert submits == [1]
+
+
+@pytest.mark.parametrize("spin_s", [0.0, 0.05])
+def test_a_readback_polls_alone_without_waking_wgpu_pys_poll_thread(monkeypatch, spin_s):
+    """A readback maps the staging buffer through wgpu-native directly and this thread alone polls for it
+    (spinning first, or blocking at once): wgpu-py's map_async, which wakes its poll thread into a second
+    blocking wait, is not called. Values written just before are read, and a large read too."""
+    from wgpu.backends.wgpu_native import GPUBuffer
+    client = xp._device.parse_device(DEV).client
+    if client._direct is None:
+        pytest.skip("wgpu-py's internals differ: readbacks go through map_sync")
+    calls = []
+    for name in ("map_async", "map_sync"):
+        real = getattr(GPUBuffer, name)
+        monkeypatch.setattr(GPUBuffer, name, lambda self, *a, _r=real, _n=name, **k: (calls.append(_n), _r(self, *a, **k))[1])
+    monkeypatch.setattr(client, "spin_s", spin_s)
+    a = xp.asarray(np.arange(1 << 20, dtype=np.float32), device=DEV)
+    for k in range(3):
+        b = a * float(k + 2)
+        client.synchronize()
+        assert np.array_equal(to_np(b[:7]), np.arange(7, dtype=np.float32) * (k + 2))
+    assert np.array_equal(to_np(b), np.arange(1 << 20, dtype=np.float32) * 4)
+    assert calls == []
+
+
+def test_readback_spin_is_off_on_a_cpu_adapter():
+    """lavapipe runs the device on the host's cores: a spinning readback would take one from it."""
+    client = xp._device.parse_device(DEV).client
+    if client.adapter.info.get("adapter_type") == "CPU":
+        assert client.spin_s == 0.0
+    else:
+        assert client.spin_s == wclient._spin_ms() / 1e3

@@ -291,3 +291,27 @@ def test_the_cg_trace_benchmark_runs(capsys):
     from benchmarks.webgpu_ops import cg_trace
     assert cg_trace(64, 5) == 0
     assert "every step finite" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("split", [True, False], ids=["8x8-split", "4x4"])
+def test_few_large_tiles_and_a_long_k_take_8x8_blocks_in_parts(split, monkeypatch):
+    """With a GPU's choices: a product of too few 128 x 128 tiles for the device but a long k (the MLP's
+    X.T @ dH of tall X, here 256 x 32768 x 256: 4 tiles) takes 8 x 8 blocks with k split into parts and
+    summed (SPLIT_LARGE_BLOCKS), else 4 x 4 blocks (split too at this size, not at the MLP's 1024 x 1024);
+    both give NumPy's product, transposed or not."""
+    monkeypatch.setattr(k_contract, "_cpu_adapter", lambda client: False)
+    monkeypatch.setattr(k_contract, "SPLIT_LARGE_BLOCKS", split)
+    c = xp._device.parse_device(DEV).client
+    keys = []
+    real = c.dispatch
+    monkeypatch.setattr(c, "dispatch", lambda pipe, *a, **k: (keys.append(
+        next(key for key, p in c._pipelines.items() if p is pipe)), real(pipe, *a, **k))[1])
+    rng = np.random.default_rng(14)
+    x = rng.standard_normal((32768, 256)).astype(np.float32)
+    d = rng.standard_normal((32768, 256)).astype(np.float32)
+    close(dev(x).T @ dev(d), x.T @ d, np.float32, 32768)
+    gemms = [k for k in keys if k[0] == "gemm"]
+    assert len(gemms) == 1 and gemms[0][4] == (8 if split else 4)
+    if split:
+        assert any(k[0] == "reduce" for k in keys)
+    close(dev(x.T.copy()) @ dev(d), x.T @ d, np.float32, 32768)

@@ -40,6 +40,7 @@ import logging
 import os
 import sys
 import threading
+import time
 import weakref
 from typing import Any, NamedTuple, Sequence
 
@@ -98,6 +99,14 @@ class _LostLog(logging.Filter):
 logging.getLogger("wgpu").addFilter(_LostLog())
 #: kernel compilation (DEBUG): one record per pipeline built, none per launch
 log = logging.getLogger(__name__)
+
+
+def _spin_ms() -> float:
+    """NUMR_WEBGPU_SPIN_MS: milliseconds a readback polls without blocking (50 when unset or unreadable)."""
+    try:
+        return max(0.0, float(os.environ.get("NUMR_WEBGPU_SPIN_MS", "50")))
+    except ValueError:
+        return 50.0
 
 
 def _reason(message: str) -> str:
@@ -256,8 +265,9 @@ class Pipeline(NamedTuple):
 
 class _Direct:
     """wgpu-native's compute-pass encoding functions called directly, without wgpu-py's per-call error
-    capture (which costs more than the call itself on the eager path and in every replayed dispatch).
-    Only for commands whose objects wgpu has validated already; None where wgpu-py's internals differ."""
+    capture (which costs more than the call itself on the eager path and in every replayed dispatch), and
+    the readback's map and poll (``read``). Only for commands whose objects wgpu has validated already;
+    None where wgpu-py's internals differ."""
 
     def __init__(self):
         from wgpu.backends.wgpu_native._ffi import ffi, lib
@@ -265,6 +275,46 @@ class _Direct:
         self.set_pipeline = lib.wgpuComputePassEncoderSetPipeline
         self.set_bind_group = lib.wgpuComputePassEncoderSetBindGroup
         self.dispatch = lib.wgpuComputePassEncoderDispatchWorkgroups
+        self._map_async = lib.wgpuBufferMapAsync
+        self._poll = lib.wgpuDevicePoll
+        self._mapped_range = lib.wgpuBufferGetConstMappedRange
+        self._unmap = lib.wgpuBufferUnmap
+        self._read_mode = lib.WGPUMapMode_Read
+        self._success = lib.WGPUMapAsyncStatus_Success
+        status = self._status = [None]
+
+        @ffi.callback("void(WGPUMapAsyncStatus, WGPUStringView, void *, void *)")
+        def mapped(code, _message, _u1, _u2):
+            status[0] = code
+
+        self._info = ffi.new("WGPUBufferMapCallbackInfo *", {
+            "mode": lib.WGPUCallbackMode_AllowProcessEvents, "callback": mapped})
+        self._keep = mapped  # (the struct holds only the C pointer: the callback object must live on)
+
+    def read(self, dev, staging, size: int, spin_s: float) -> bytes:
+        """Bytes [0, size) of the MAP_READ buffer ``staging`` once the work submitted before is done.
+        The map is requested here and this thread alone polls the device for it: wgpu-py's map_async
+        also wakes its poll thread into a second blocking wait beside this one (session 5's H200 runs
+        of WebGPU programs took ~10 ms longer about half the time with it, CUDA's never; see
+        docs/devices.md). Polls do not block for the first ``spin_s`` seconds (a blocking wait may sleep
+        past the GPU's completion)."""
+        status = self._status
+        status[0] = None
+        buf = staging._internal
+        self._map_async(buf, self._read_mode, 0, size, self._info[0])
+        poll, null = self._poll, self.ffi.NULL
+        if status[0] is None and spin_s > 0:
+            end = time.perf_counter() + spin_s
+            while status[0] is None and time.perf_counter() < end:
+                poll(dev, 0, null)
+        while status[0] is None:
+            poll(dev, 1, null)
+        if status[0] != self._success:
+            raise wgpu.GPUError(f"could not map the staging buffer for a readback (status {status[0]})")
+        try:
+            return bytes(self.ffi.buffer(self._mapped_range(buf, 0, size), size))
+        finally:
+            self._unmap(buf)
 
     @classmethod
     def load(cls):
@@ -332,6 +382,9 @@ class WebGPUClient(Client):
         self._records: list = []  # per captured step, its MapRecord (or None), for the fusion pass
         self._capture_pools: list[UniformPool] = []
         self._direct = _Direct.load()
+        #: seconds a readback polls without blocking before it waits in the driver (NUMR_WEBGPU_SPIN_MS);
+        #: none on a CPU adapter, whose device threads a spinning thread would slow down
+        self.spin_s = 0.0 if adapter.info.get("adapter_type") == "CPU" else _spin_ms() / 1e3
         self._offset_arg = self._direct.ffi.new("uint32_t[1]") if self._direct else None
         self._last_pipe = None
         self._staging = None
@@ -465,8 +518,17 @@ class WebGPUClient(Client):
         """Encode one dispatch of ``pipe``: ``uniform`` its parameter words, ``binds`` a flat tuple of
         (WBuf, byte offset, byte size) per storage binding, ``grid`` the workgroup counts; ``record``: while
         capturing, what the fusion pass needs to merge it with its neighbours (a map launch's MapRecord)."""
-        pool, off = self._slot(uniform, pipe.ubytes)
-        bg = self._bind_group(pipe.nbind, pool, pipe.ubytes, binds)
+        ubytes = pipe.ubytes
+        pool = self._upool
+        off = pool.used
+        if off + ubytes <= UNIFORM_POOL_BYTES:  # (_slot's common case inline: this runs per launch)
+            pool.mirror[off:off + len(uniform)] = uniform
+            pool.used = off + -(-ubytes // self.uniform_align) * self.uniform_align
+        else:
+            pool, off = self._slot(uniform, ubytes)
+        bg = self._bind_groups.get((pool.serial, ubytes) + binds)
+        if bg is None:
+            bg = self._bind_group(pipe.nbind, pool, ubytes, binds)
         p = self._pass
         if p is None:
             p = self._compute_pass()
@@ -572,29 +634,15 @@ class WebGPUClient(Client):
                                                   usage=wgpu.BufferUsage.MAP_READ | wgpu.BufferUsage.COPY_DST)
         return self._staging
 
-    def _map_read(self, staging, size: int) -> None:
-        """Map ``staging`` for reading once the work submitted before is done. wgpu-py's ``map_sync``
-        submits an empty command buffer first and waits for its poll thread to run the map's callback;
-        here the copy into the staging buffer was just submitted, and this thread polls the device itself
-        (waiting for the queue to drain), which runs the callback at once (a readback ~30% faster)."""
-        poll = getattr(self.wdevice, "_poll_wait", None)
-        try:
-            promise = staging.map_async("READ_NOSYNC", 0, size) if poll is not None else None
-        except (ValueError, KeyError, TypeError):  # a wgpu-py without that internal mode
-            promise = None
-        if promise is None:
-            staging.map_sync(wgpu.MapMode.READ, 0, size)
-            return
-        poll()
-        promise.sync_wait()
-
     def _read_staging(self, w: WBuf, start: int, size: int) -> memoryview:
         """Bytes [start, start+size) of ``w`` (4-aligned) after all pending work; the caller copies them out
         before the next call."""
         staging = self._staging_buffer(size)
         self._copy_encoder().copy_buffer_to_buffer(w.buf, start, staging, 0, size)
         self.flush()
-        self._map_read(staging, size)
+        if self._direct is not None:
+            return memoryview(self._direct.read(self.wdevice._internal, staging, size, self.spin_s))
+        staging.map_sync(wgpu.MapMode.READ, 0, size)
         try:
             data = bytes(staging.read_mapped(0, size, copy=False))
         finally:

@@ -165,12 +165,18 @@ def run_map(client: WebGPUClient, name: str, key, outs: Sequence[Tensor], ins: S
 class _Plan(NamedTuple):
     """What an eager map launch of one signature (kernel, dtypes, shape, strides) computes once: its
     pipeline, the first uniform words, the workgroups, and per tensor its itemsize, the span of elements
-    it reaches from its offset and its stride words."""
+    it reaches from its offset and its stride words; and, for the common launch whose tensors all start at
+    element 0, each tensor's (byte offset, byte size) window and the uniform block up to the scalars (None
+    where a window exceeds one binding)."""
     pipe: Any
     head: list
     grid: tuple
     spans: list  # per tensor: (itemsize, lowest and highest element reached, relative to its offset)
     stride_words: list
+    windows0: tuple | None  # per tensor at offset 0: (byte offset, byte size); None where one does not fit
+    # the uniform bytes before the scalars at offset 0, where every scalar's bytes are its words (no 8- or
+    # 16-bit type, which a word widens) and the launch has no parameters
+    prefix0: bytes | None
 
 
 def _eager(client: WebGPUClient, name: str, key, outs, ins, shape, params) -> bool:
@@ -178,18 +184,27 @@ def _eager(client: WebGPUClient, name: str, key, outs, ins, shape, params) -> bo
     run_map's general path, precomputed); False where the general path must run: a new signature, an
     input overlapping an output through another view, or a window beyond one binding."""
     sig = [name, key, shape]
-    for t in outs:
-        sig += (t._dtype, t._strides)
     tensors = list(outs)
+    zero = True  # every tensor at element 0 of its buffer: the plan's precomputed windows
+    for t in outs:
+        sig.append(t._dtype)
+        sig.append(t._strides)
+        if t._offset:
+            zero = False
+    scalars = False
     for x in ins:
         if type(x) is Tensor:
             for o in outs:
                 if x._buf is o._buf and (x._offset != o._offset or x._strides != o._strides):
                     return False  # (rare: _unalias decides whether a copy is needed)
-            sig += (x._dtype, x._strides)
+            sig.append(x._dtype)
+            sig.append(x._strides)
             tensors.append(x)
+            if x._offset:
+                zero = False
         else:
             sig.append(None if x is None else x.dtype)
+            scalars = scalars or x is not None
     for w, _ in params:
         sig.append(w)
     plans = client.map_plans
@@ -201,20 +216,34 @@ def _eager(client: WebGPUClient, name: str, key, outs, ins, shape, params) -> bo
         if len(plans) >= 4096:
             plans.clear()
         plans[tuple(sig)] = plan
-    align = client.storage_align
-    limit = client.max_binding
-    words = plan.head[:]
-    binds: list = []
-    for t, (isz, lo, hi), st in zip(tensors, plan.spans, plan.stride_words):
-        off = t._offset
-        b0 = (off + lo) * isz
-        b0 -= b0 % align
-        size = ((off + hi + 1) * isz - b0 + 3) & ~3
-        if size > limit:
-            return False
-        binds += (t._buf.handle, b0, size if size >= 16 else 16)
-        words.append(off - b0 // isz)
-        words += st
+    if zero and plan.windows0 is not None:
+        binds: list = []
+        for t, (b0, size) in zip(tensors, plan.windows0):
+            binds += (t._buf.handle, b0, size)
+        uniform = plan.prefix0
+        if uniform is not None:
+            if scalars:  # NumPy scalars of the signature's dtypes: their bytes are their uniform words
+                for x in ins:
+                    if x is not None and type(x) is not Tensor:
+                        uniform += x.tobytes()
+            client.dispatch(plan.pipe, uniform, tuple(binds), plan.grid)
+            return True
+        words = _words0(plan, tensors)
+    else:
+        align = client.storage_align
+        limit = client.max_binding
+        words = plan.head[:]
+        binds = []
+        for t, (isz, lo, hi), st in zip(tensors, plan.spans, plan.stride_words):
+            off = t._offset
+            b0 = (off + lo) * isz
+            b0 -= b0 % align
+            size = ((off + hi + 1) * isz - b0 + 3) & ~3
+            if size > limit:
+                return False
+            binds += (t._buf.handle, b0, size if size >= 16 else 16)
+            words.append(off - b0 // isz)
+            words += st
     for x in ins:
         if x is not None and type(x) is not Tensor:
             words += scalar_words(wt(dt.from_numpy(x.dtype)), x)
@@ -222,6 +251,15 @@ def _eager(client: WebGPUClient, name: str, key, outs, ins, shape, params) -> bo
         words += scalar_words(w, v)
     client.dispatch(plan.pipe, pack_words(words), tuple(binds), plan.grid)
     return True
+
+
+def _words0(plan: _Plan, tensors) -> list:
+    """The uniform words, up to the scalars, of a launch whose tensors all start at element 0."""
+    words = plan.head[:]
+    for (b0, _), (isz, _, _), st in zip(plan.windows0, plan.spans, plan.stride_words):
+        words.append(-(b0 // isz))
+        words += st
+    return words
 
 
 def _make_plan(client: WebGPUClient, name: str, key, outs, ins, shape, params, tensors) -> _Plan | None:
@@ -239,10 +277,23 @@ def _make_plan(client: WebGPUClient, name: str, key, outs, ins, shape, params, t
         m *= d
     grid = groups(m)
     spans = []
+    windows: list | None = []
+    align, limit = client.storage_align, client.max_binding
     for t, st in zip(tensors, strides):
         lo, hi = element_span(0, st, dims)
-        spans.append((t._dtype.itemsize, lo, hi))
-    return _Plan(pipe, [m, grid[0], 0, 0, *dims], grid, spans, [[s & _M32 for s in st] for st in strides])
+        isz = t._dtype.itemsize
+        spans.append((isz, lo, hi))
+        b0 = lo * isz
+        b0 -= b0 % align
+        size = ((hi + 1) * isz - b0 + 3) & ~3
+        if windows is not None:
+            windows = None if size > limit else windows + [(b0, size if size >= 16 else 16)]
+    plan = _Plan(pipe, [m, grid[0], 0, 0, *dims], grid, spans, [[s & _M32 for s in st] for st in strides],
+                 None if windows is None else tuple(windows), None)
+    if plan.windows0 is not None and not params and all(x is None or type(x) is Tensor or x.dtype.itemsize >= 4
+                                                        for x in ins):
+        plan = plan._replace(prefix0=pack_words([w & _M32 for w in _words0(plan, tensors)]))
+    return plan
 
 
 def _raw_windows(client: WebGPUClient, raw) -> tuple[tuple, list[int]]:

@@ -50,6 +50,9 @@ PAD = 4  # extra elements per k-row of x1's tile in workgroup memory: its transp
 
 
 CHUNK = 32768  # terms per invocation: lavapipe silently ends an invocation's loops after 65535 iterations
+#: whether a product of too few 128 x 128 tiles takes 8 x 8 blocks with k split into parts (else 4 x 4
+#: blocks, more tiles); benchmarks/webgpu_programs.py times the MLP's X.T @ dH both ways on the device
+SPLIT_LARGE_BLOCKS = True
 
 
 def contract(client, x1: Tensor, x2: Tensor, o: Tensor, out_strides: list[tuple[int, int]],
@@ -131,10 +134,14 @@ def gemm(client, x1: Tensor, x2: Tensor, o: Tensor, batch: list[tuple[int, int, 
         return
     c = _compute_wt(o._dtype)
     nbatch = math.prod(b[0] for b in batch)
-    # 8 x 8 blocks where there are enough 128 x 128 tiles to fill a GPU (a CPU adapter has few cores, and
-    # gains most from the larger blocks)
+    # 8 x 8 blocks where there are enough 128 x 128 tiles, or tiles times parts of a k long enough to split
+    # into parts of 1024 or more (below), to fill a GPU: twice the multiply-adds per value loaded of 4 x 4
+    # blocks (the MLP's X.T @ dH, 1024 x 8192 x 1024, is 64 tiles in 4 parts). A CPU adapter has few cores
+    # and gains most from them.
+    tiles8 = nbatch * -(-N // 128) * -(-M // 128)
+    parts8 = max(1, min(-(-_split_groups(cpu_adapter) // tiles8), K // 1024)) if SPLIT_LARGE_BLOCKS else 1
     R = 8 if c.ct in ("f32", "i32", "u32") and N >= 128 and M >= 128 and \
-        (cpu_adapter or nbatch * -(-N // 128) * -(-M // 128) >= 128) else 4
+        (cpu_adapter or tiles8 * parts8 >= 128) else 4
     BM = 16 * R
     BK = 1024 // BM
     limit = int(client.wdevice.limits["max-compute-workgroup-storage-size"])

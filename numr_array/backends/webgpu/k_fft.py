@@ -21,7 +21,11 @@ passes' twiddles as the product of two lookups (m's low bits and high bits), so 
 The real transforms go through the complex one: rfft of a power of two n >= 4 transforms the n/2
 complex points x[2j] + i x[2j+1] and untangles the even and odd halves' spectra into the n//2+1 outputs
 (one launch), and irfft to such an n tangles its half spectrum into n/2 points, inverts them and
-writes their real and imaginary parts as the even and odd outputs; other rffts keep the first n//2+1
+writes their real and imaginary parts as the even and odd outputs. Where the rows are contiguous (real
+rows in the transform's real dtype), rfft's first pass reads the real rows as pairs itself (zeros past
+their end), irfft's first pass tangles the half spectrum as it reads it, and its last pass writes the real
+rows: fft_conv of 2^20 points is 9 launches (two passes and the untangling per rfft; the product; two
+passes). Other rffts keep the first n//2+1
 outputs of the complex transform; irfft and hfft
 write the Hermitian extension of their n//2+1 input points first and keep the real part. The n-D
 transforms are 1-D ones over the axes, last axis first (as NumPy; the Hermitian axis last for irfftn).
@@ -56,6 +60,9 @@ from .k_reduce import _narrow, _temp
 
 I32 = WGSL_TYPES[dt.int32]
 _MAX_LOCAL = 4096  # points per workgroup at most (registers: 16 per invocation at 256 invocations)
+#: invocations of a pass's workgroup at most (each holds workgroup points / this many); the device run of
+#: benchmarks/webgpu_programs.py times fft_conv at 256 and 1024
+PASS_THREADS = 256
 
 # per client: key -> uploaded constant tables (twiddles, chirps), the TABLES_KEPT most recently used
 _tables: weakref.WeakKeyDictionary[WebGPUClient, collections.OrderedDict] = weakref.WeakKeyDictionary()
@@ -75,8 +82,9 @@ def _radices(client: WebGPUClient, cw: WgslType, n: int) -> list[int]:
     local = _local(client, cw)
     if n <= local:
         return [n]
-    # several passes: at least 64 bytes of consecutive columns per workgroup, for coalesced accesses
-    rmax = (local // max(1, 64 // cw.dtype.itemsize)).bit_length() - 1
+    # several passes: at least 32 bytes (a memory sector) of consecutive columns per workgroup, for
+    # coalesced accesses; the largest radix that leaves: 2^20 complex64 points in two passes of 1024
+    rmax = (local // max(1, 32 // cw.dtype.itemsize)).bit_length() - 1
     k = n.bit_length() - 1
     p = -(-k // rmax)
     return [1 << (k // p + (1 if t < k % p else 0)) for t in range(p)]
@@ -178,14 +186,20 @@ def _dft(ct: str, r: int, u: list[str], y: list[str]) -> str:
 
 
 def _pass_pipeline(client: WebGPUClient, cw: WgslType, r: int, g: int, nt: int, cfast_in: bool, cfast_out: bool,
-                   twiddle: bool):
-    """The pipeline of one radix-r pass: workgroups of nt invocations, g columns of r points each."""
-    key = ("fft_pass", cw.dtype, r, g, nt, cfast_in, cfast_out, twiddle)
+                   twiddle: bool, real_in: bool = False, real_out: bool = False, tangle: bool = False):
+    """The pipeline of one radix-r pass: workgroups of nt invocations, g columns of r points each.
+    ``real_in``: the input rows are real, point e being (x[2e], x[2e+1]) with zeros from the row's length
+    on (rfft's first pass); ``real_out``: the output rows are real, point e written as (y[2e], y[2e+1])
+    (irfft's last pass); ``tangle``: the input rows are half spectra X (zeros from their length on),
+    point e being irfft's (X[e] + conj X[N-e]) + i W_2N^-e (X[e] - conj X[N-e]), W from a fourth binding
+    (irfft's first pass)."""
+    key = ("fft_pass", cw.dtype, r, g, nt, cfast_in, cfast_out, twiddle, real_in, real_out, tangle)
     pipe = client.cached_pipeline(key)
     if pipe is not None:
         return pipe
     lay = Layout()
-    names = ("total", "clog", "p", "in_off", "in_bs", "out_off", "out_bs", "mstep", "smask", "slog", "rtab", "inv")
+    names = ("total", "clog", "p", "in_off", "in_bs", "out_off", "out_bs", "mstep", "smask", "slog", "rtab", "inv",
+             "in_len", "tw_off", "npts")
     w = {nm: Layout.word(lay.alloc(1)) for nm in names}
     scale = lay.scalar(cw.real)
     ct = cw.ct
@@ -204,7 +218,8 @@ def _pass_pipeline(client: WebGPUClient, cw: WgslType, r: int, g: int, nt: int, 
         """(column, point) of element e of the workgroup, columns or points consecutive."""
         return (f"{e} % {g}u", f"{e} / {g}u") if cfast else (f"{e} / {r}u", f"{e} % {r}u")
 
-    src = [lay.block(), bindings([(cw, False, False), (cw, True, False), (cw, False, False)]),
+    src = [lay.block(), bindings([(cw.real if real_in else cw, False, False), (cw.real if real_out else cw, True, False),
+                                  (cw, False, False)] + ([(cw, False, False)] if tangle else [])),
            f"var<workgroup> sh: array<{ct}, {e_total}>;\n",
            f"fn cm(a: {ct}, b: {ct}) -> {ct} {{ return {_cmul(ct, 'a', 'b')}; }}\n",
            f"fn cj(a: {ct}) -> {ct} {{ return select(a, {ct}(a.x, -a.y), {w['inv']} != 0u); }}\n",
@@ -220,8 +235,23 @@ def _pass_pipeline(client: WebGPUClient, cw: WgslType, r: int, g: int, nt: int, 
     c, j = split("e", cfast_in)
     src.append(f"  for (var s = 0u; s < {q}u; s = s + 1u) {{\n    let e = li + s * {nt}u;\n"
                f"    let c = {c};\n    let j = {j};\n    let gc = col0 + c;\n    var v = {ct}();\n"
-               f"    if (gc < {w['total']}) {{\n      let b = gc >> {w['clog']};\n      let i = gc & cmask;\n"
-               f"      v = ld1({w['in_off']} + b * {w['in_bs']} + i + (j << {w['clog']}));\n")
+               f"    if (gc < {w['total']}) {{\n      let b = gc >> {w['clog']};\n      let i = gc & cmask;\n")
+    if real_in:
+        src.append(f"      let e2 = 2u * (i + (j << {w['clog']}));\n"
+                   f"      let qi = {w['in_off']} + b * {w['in_bs']} + e2;\n"
+                   f"      if (e2 < {w['in_len']}) {{ v.x = ld1(qi); }}\n"
+                   f"      if (e2 + 1u < {w['in_len']}) {{ v.y = ld1(qi + 1u); }}\n")
+    elif tangle:  # X[0] and X[N] count as real (their imaginary parts drop out of a real result, as NumPy's)
+        rt = cw.real.ct
+        src.append(f"      let e = i + (j << {w['clog']});\n      let qi = {w['in_off']} + b * {w['in_bs']};\n"
+                   f"      var a = {ct}();\n      var bc = {ct}();\n"
+                   f"      if (e < {w['in_len']}) {{ a = ld1(qi + e); }}\n"
+                   f"      if ({w['npts']} - e < {w['in_len']}) {{ bc = ld1(qi + {w['npts']} - e); }}\n"
+                   f"      if (e == 0u) {{ a.y = {rt}(0); bc.y = {rt}(0); }}\n"
+                   f"      let bb = {ct}(bc.x, -bc.y);\n      let t = ld4({w['tw_off']} + e);\n"
+                   f"      let dd = cm({ct}(t.x, -t.y), a - bb);\n      v = (a + bb) + {ct}(-dd.y, dd.x);\n")
+    else:
+        src.append(f"      v = ld1({w['in_off']} + b * {w['in_bs']} + i + (j << {w['clog']}));\n")
     if twiddle:  # the pass's twiddle W_(pR)^(jk) = W_N^(jk N/(pR))
         src.append(f"      v = cm(v, twn(j * (i & pm) * {w['mstep']}));\n")
     src.append(f"    }}\n    sh[{sidx('j', 'c')}] = v;\n  }}\n  workgroupBarrier();\n")
@@ -253,50 +283,67 @@ def _pass_pipeline(client: WebGPUClient, cw: WgslType, r: int, g: int, nt: int, 
                f"    let c = {c};\n    let j = {j};\n    let gc = col0 + c;\n"
                f"    if (gc < {w['total']}) {{\n      let b = gc >> {w['clog']};\n      let i = gc & cmask;\n"
                "      let k = i & pm;\n"
-               f"      st2({w['out_off']} + b * {w['out_bs']} + (i - k) * {r}u + k + j * {w['p']}, "
-               f"sh[{sidx('j', 'c')}] * {scale});\n    }}\n  }}\n}}\n")
+               f"      let qo = {w['out_off']} + b * {w['out_bs']};\n"
+               f"      let eo = (i - k) * {r}u + k + j * {w['p']};\n      let z = sh[{sidx('j', 'c')}] * {scale};\n")
+    if real_out:
+        src.append("      st2(qo + 2u * eo, z.x);\n      st2(qo + 2u * eo + 1u, z.y);\n")
+    else:
+        src.append("      st2(qo + eo, z);\n")
+    src.append("    }\n  }\n}\n")
     text = "".join(src)
-    return client.pipeline(key, lambda: text, 3, lay.nbytes)
+    return client.pipeline(key, lambda: text, 4 if tangle else 3, lay.nbytes)
 
 
-def _fft_rows(client: WebGPUClient, cw: WgslType, src: Tensor, dst: Tensor, n: int, inv: bool, scale: float) -> None:
+def _fft_rows(client: WebGPUClient, cw: WgslType, src: Tensor, dst: Tensor, n: int, inv: bool, scale: float,
+              in_len: int | None = None, real_out: bool = False, tangle: Tensor | None = None) -> None:
     """dst = scale * the transform (inverse: exponent sign +) of each row of src, both (B, n) views with
-    contiguous rows (n a power of two > 1). dst may be src itself; passes alternate with scratch rows."""
+    contiguous rows (n a power of two > 1). dst may be src itself; passes alternate with scratch rows.
+    ``in_len``: src is real, (B, >= in_len) rows whose point e is (src[2e], src[2e+1]), zero from element
+    in_len on; ``real_out``: dst is real, (B, 2n) rows taking point e as (dst[2e], dst[2e+1]); ``tangle``
+    (with ``in_len``): src is irfft's (B, in_len) half spectra, tangled by the first pass with these
+    W_2n^k (k <= n)."""
     radices = _radices(client, cw, n)
     table, roffs = _twiddles(client, cw, n, radices)
     targets = [dst]
     scratch: list[Tensor] = []
     for k in range(len(radices) - 2, -1, -1):  # intermediate results, last first: never a pass's own input
         banned = {id(targets[0]._buf)} | ({id(src._buf)} if k == 0 else set())
-        t = next((x for x in scratch + [dst] if id(x._buf) not in banned), None)
+        t = next((x for x in scratch + ([] if real_out else [dst]) if id(x._buf) not in banned), None)
         if t is None:
             t = _temp(client, (src._shape[0], n), cw.dtype)
             scratch.append(t)
         targets.insert(0, t)
     cur, p = src, 1
+    last = len(radices) - 1
     for k, (r, out) in enumerate(zip(radices, targets)):
-        _pass(client, cw, cur, out, table, n, r, p, inv, scale if k == len(radices) - 1 else 1.0,
-              _split(n), roffs[r])
+        _pass(client, cw, cur, out, table, n, r, p, inv, scale if k == last else 1.0, _split(n), roffs[r],
+              in_len if k == 0 else None, real_out and k == last, tangle if k == 0 else None)
         cur, p = out, p * r
 
 
 def _pass(client: WebGPUClient, cw: WgslType, src: Tensor, dst: Tensor, table: Tensor, n: int, r: int, p: int,
-          inv: bool, scale: float, s: int, rtab: int) -> None:
+          inv: bool, scale: float, s: int, rtab: int, in_len: int | None, real_out: bool,
+          tangle: Tensor | None) -> None:
     cols = n // r
     local = _local(client, cw)
     e_total = max(r, min(local, 1024)) if cols == 1 else local
     g = e_total // r
-    nt = min(256, e_total // 4)
-    pipe = _pass_pipeline(client, cw, r, g, nt, cols > 1, p > 1, p > 1)
-    isz = cw.dtype.itemsize
+    nt = min(PASS_THREADS, e_total // 4)
+    pipe = _pass_pipeline(client, cw, r, g, nt, cols > 1, p > 1, p > 1, in_len is not None and tangle is None,
+                          real_out, tangle is not None)
     cap = client.max_binding - client.storage_align
     nrows = src._shape[0]
     per = nrows
     for t in (src, dst):  # rows per launch: every window within one binding
         bs = t._strides[0]
         if bs:
-            per = min(per, max(1, (cap - n * isz) // (bs * isz) + 1))
+            tsz = t._dtype.itemsize
+            per = min(per, max(1, (cap - t._shape[1] * tsz) // (bs * tsz) + 1))
     tb, ts, _ = window(client, table)
+    extra, tw_off = (), 0
+    if tangle is not None:
+        wb, wsz, tw_off = window(client, tangle)
+        extra = (tangle._buf.handle, wb, wsz)
     for b0 in range(0, nrows, per):
         nb = min(per, nrows - b0)
         sv, dv = _narrow(src, 0, b0, nb), _narrow(dst, 0, b0, nb)
@@ -309,10 +356,10 @@ def _pass(client: WebGPUClient, cw: WgslType, src: Tensor, dst: Tensor, table: T
         ngroups = -(-total // g)
         grid = groups(ngroups * nt, nt)
         words = [ngroups, grid[0], 0, 0, total, cols.bit_length() - 1, p, se, sv._strides[0], de,
-                 dv._strides[0], cols // p, s - 1, s.bit_length() - 1, rtab, int(inv)]
+                 dv._strides[0], cols // p, s - 1, s.bit_length() - 1, rtab, int(inv), in_len or 0, tw_off, n]
         words += scalar_words(cw.real, scale)
         client.dispatch(pipe, pack_words(words), (src._buf.handle, sb, ss, dst._buf.handle, db, ds,
-                                                  table._buf.handle, tb, ts), grid)
+                                                  table._buf.handle, tb, ts) + extra, grid)
 
 
 # --- one transform along one axis -------------------------------------------------------------------------
@@ -497,9 +544,13 @@ def _real_forward(client: WebGPUClient, cw: WgslType, x: Tensor, o: Tensor, axis
                 f"  if (k < {g.param(0)}) {{ fz.x = {load('k')}; }}\n"
                 f"  if (k + 1 < {g.param(0)}) {{ fz.y = {load('(k + 1)')}; }}\n" + g.store(0, "fz"))
 
-    run_map(client, "rfft_pairs", axis, [full], [], pairs, coords=True, raw=[(x, False)],
-            params=[(I32, x._shape[axis])])
-    _fft_rows(client, cw, work, work, hn, False, 1.0)
+    rows = _rows(x, axis, x._shape[axis]) if x._dtype is cw.real.dtype else None
+    if rows is not None:  # the first pass reads the real rows itself, as pairs
+        _fft_rows(client, cw, rows, work, hn, False, 1.0, in_len=min(x._shape[axis], n))
+    else:
+        run_map(client, "rfft_pairs", axis, [full], [], pairs, coords=True, raw=[(x, False)],
+                params=[(I32, x._shape[axis])])
+        _fft_rows(client, cw, work, work, hn, False, 1.0)
     tw = _upload(client, (cw.dtype, "rfft-twiddles", n), lambda: _unit(np.arange(hn + 1), n).astype(cw.dtype.np))
     res = _work_view(work, o._shape, axis, hn)
 
@@ -527,10 +578,15 @@ def _real_inverse(client: WebGPUClient, cw: WgslType, x: Tensor, o: Tensor, axis
     if window(client, x)[1] > client.max_binding or nrows * hn * cw.dtype.itemsize > client.max_binding:
         return False
     ct, rt = cw.ct, cw.real
+    tw = _upload(client, (cw.dtype, "rfft-twiddles", n), lambda: _unit(np.arange(hn + 1), n).astype(cw.dtype.np))
+    xrows = _rows(x, axis, x._shape[axis]) if x._dtype is cw.dtype else None
+    orows = _rows(o, axis, n) if o._dtype is cw.real.dtype else None
+    if xrows is not None and orows is not None:  # the passes tangle, transform and write: nothing else
+        _fft_rows(client, cw, xrows, orows, hn, True, scale, in_len=x._shape[axis], real_out=True, tangle=tw)
+        return True
     work = _temp(client, (nrows, hn), cw.dtype)
     full = _work_view(work, x._shape, axis, hn)
     nd = len(x._shape)
-    tw = _upload(client, (cw.dtype, "rfft-twiddles", n), lambda: _unit(np.arange(hn + 1), n).astype(cw.dtype.np))
 
     def tangle(g: MapCodegen) -> str:
         base = _row_start(g, nd, axis)
@@ -546,6 +602,9 @@ def _real_inverse(client: WebGPUClient, cw: WgslType, x: Tensor, o: Tensor, axis
 
     run_map(client, "irfft_tangle", axis, [full], [], tangle, coords=True, raw=[(x, False), (tw, False)],
             params=[(I32, x._shape[axis]), (I32, hn)])
+    if orows is not None:  # the last pass writes the real and imaginary parts as the even and odd outputs
+        _fft_rows(client, cw, work, orows, hn, True, scale, real_out=True)
+        return True
     _fft_rows(client, cw, work, work, hn, True, 1.0)
     res = _work_view(work, o._shape, axis, hn)
     ow = wt(o._dtype)
