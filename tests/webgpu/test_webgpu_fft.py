@@ -384,7 +384,7 @@ def test_real_rows_are_read_and_written_by_the_passes(monkeypatch, dtype):
         next(key[0] for key, p in c._pipelines.items() if p is pipe)), real(pipe, *a, **k))[1])
     rng = np.random.default_rng(25)
     for shape, n in (((3, 1000), 1024), ((2, 1500), 1024), ((4, 256), 256)):
-        a = rng.standard_normal(shape).astype(dtype.np)
+        a = rng.standard_normal(shape).astype(dtype)
         names.clear()
         spec = fft.rfft(xp.asarray(a, device=DEV), n=n)
         assert "rfft_pairs" not in names and names.count("fft_pass") == len(k_fft._radices(c, k_fft.wt(
