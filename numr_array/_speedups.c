@@ -7,7 +7,8 @@ What it covers, and nothing else:
   is a NumPy ufunc: made by the Python path, the one place where calls are validated and promoted) runs
   here: the plan is looked up by the same key, the ufunc runs on the operands' NumPy views, and the result
   Tensor is made here. Everything else (a new signature, a capture, a lost device, an ``out=`` not yet
-  accepted, an operand without a NumPy view, a plan that may reuse a dead temporary) returns NotImplemented,
+  accepted, an operand without a NumPy view, an operand that may be a dead temporary the plan may write
+  the result into, as ``held`` says) returns NotImplemented,
   and the caller runs the Python path in its own frame (so that operands' reference counts are the Python
   path's), so every error is the Python path's, raised before any kernel runs.
 * ``Ledger``: an allocator's byte accounting (the base class of runtime.Allocator), updated atomically
@@ -281,12 +282,18 @@ is_scalar(PyObject *v)
 
 /* the NumPy view of tensor ``t`` (a new reference), made by the plan's view maker when ``t`` has none yet */
 static PyObject *
-view_of(PyObject *t, PyObject *native)
+view_by(PyObject *t, PyObject *maker)
 {
     PyObject *v = SLOT(t, T_view);
     if (v != NULL && v != Py_None)
         return Py_NewRef(v);
-    return PyObject_CallOneArg(PyTuple_GET_ITEM(native, N_NATIVE), t);
+    return PyObject_CallOneArg(maker, t);
+}
+
+static PyObject *
+view_of(PyObject *t, PyObject *native)
+{
+    return view_by(t, PyTuple_GET_ITEM(native, N_NATIVE));
 }
 
 /* A new Tensor over the fresh C-contiguous NumPy array ``arr``: the allocator's Buffer of it (``nbytes``
@@ -369,6 +376,20 @@ quiet_context(PyObject *errvar, PyObject *quiet)
     return ctx;  /* (the thread's dict holds it) */
 }
 
+/* Enter the calling thread's quiet context ``*ctx``: 1 when entered (leave it with PyContext_Exit), 0 when
+   the call runs inside it already (a ufunc calling back into numr: quiet already), -1 on an error. */
+static int
+enter_quiet(PyObject *errvar, PyObject *quiet, PyObject **ctx)
+{
+    *ctx = quiet_context(errvar, quiet);
+    if (*ctx != NULL && PyContext_Enter(*ctx) == 0)
+        return 1;
+    if (*ctx == NULL || !PyErr_ExceptionMatches(PyExc_RuntimeError))
+        return -1;
+    PyErr_Clear();
+    return 0;
+}
+
 /* Run the plan's ufunc on ``ins`` (NumPy views or scalars) into ``out`` (a Tensor whose signature the
    plan accepted) or a new result: the call itself, in the thread's quiet context, so that NumPy's
    floating-point warnings are off for its duration (as CuPy and WebGPU kernels, CPU kernels give inf/NaN
@@ -395,15 +416,12 @@ run(PyObject *plan, PyObject *native, PyObject **ins, Py_ssize_t n, PyObject *ou
             return NULL;
         args[n] = arr;
     }
-    PyObject *ctx = quiet_context(PyTuple_GET_ITEM(native, N_ERRVAR), PyTuple_GET_ITEM(native, N_QUIET));
-    int entered = ctx != NULL && PyContext_Enter(ctx) == 0;
-    if (!entered) {
-        if (ctx == NULL || !PyErr_ExceptionMatches(PyExc_RuntimeError)) {
-            Py_XDECREF(ov);
-            Py_XDECREF(arr);
-            return NULL;
-        }
-        PyErr_Clear();  /* already entered: quiet already */
+    PyObject *ctx;
+    int entered = enter_quiet(PyTuple_GET_ITEM(native, N_ERRVAR), PyTuple_GET_ITEM(native, N_QUIET), &ctx);
+    if (entered < 0) {
+        Py_XDECREF(ov);
+        Py_XDECREF(arr);
+        return NULL;
     }
     /* out= by keyword (a third positional argument of maximum and minimum is deprecated in NumPy) */
     PyObject *r = PyObject_Vectorcall(ufunc, args, n, out != Py_None || !fresh_ok ? out_kwnames : NULL);
@@ -475,10 +493,22 @@ forget(PyObject *module, PyObject *Py_UNUSED(ignored))
     Py_RETURN_NONE;
 }
 
-/* The plan of the key made of ``items`` in ``plans`` (a new reference) and its native part (borrowed from
-   it), or NULL (no error set) when the call is for the Python path. */
+/* whether ``plan`` is an element-wise plan with a native part (a CPU client's, never lost) */
+static int
+elementwise_plan_ok(PyObject *plan)
+{
+    if (!PyTuple_CheckExact(plan) || PyTuple_GET_SIZE(plan) < 6)
+        return 0;
+    PyObject *nat = PyTuple_GET_ITEM(plan, PyTuple_GET_SIZE(plan) - 1);
+    return PyTuple_CheckExact(nat) && PyTuple_GET_SIZE(nat) == N_LEN &&
+           PyObject_TypeCheck(PyTuple_GET_ITEM(nat, N_ALLOCATOR), &LedgerType) &&
+           PyContextVar_CheckExact(PyTuple_GET_ITEM(nat, N_ERRVAR));
+}
+
+/* The plan of the key made of ``items`` in ``plans`` (a new reference), or NULL (no error set) when the
+   call is for the Python path: none is cached, or ``ok`` says it is not one this module runs. */
 static PyObject *
-cached(PyObject *plans, PyObject *const *items, Py_ssize_t n, PyObject **native)
+cached(PyObject *plans, PyObject *const *items, Py_ssize_t n, int (*ok)(PyObject *))
 {
     Memo *m = &memo[((uintptr_t)plans >> 4) % MEMO_SIZE];
     PyObject *plan = NULL;
@@ -503,20 +533,20 @@ cached(PyObject *plans, PyObject *const *items, Py_ssize_t n, PyObject **native)
             PyErr_Clear();
             return NULL;
         }
-        if (!PyTuple_CheckExact(plan) || PyTuple_GET_SIZE(plan) < 6)
+        if (!ok(plan))  /* only plans this module runs are kept here */
             return NULL;
-        PyObject *nat = PyTuple_GET_ITEM(plan, PyTuple_GET_SIZE(plan) - 1);
-        if (!PyTuple_CheckExact(nat) || PyTuple_GET_SIZE(nat) != N_LEN ||
-            !PyObject_TypeCheck(PyTuple_GET_ITEM(nat, N_ALLOCATOR), &LedgerType) ||
-            !PyContextVar_CheckExact(PyTuple_GET_ITEM(nat, N_ERRVAR)))
-            return NULL;
-        /* only plans with a native part (a CPU client's, never lost) are kept here */
         Py_INCREF(plan);
         memo_store(m, plans, items, n, plan);
         Py_DECREF(plan);  /* (the table and the memo hold it) */
     }
-    *native = PyTuple_GET_ITEM(plan, PyTuple_GET_SIZE(plan) - 1);
     return Py_NewRef(plan);  /* (held for the call: code it runs may empty the table and the memo) */
+}
+
+/* an element-wise plan's native part (borrowed from it) */
+static inline PyObject *
+native_of(PyObject *plan)
+{
+    return PyTuple_GET_ITEM(plan, PyTuple_GET_SIZE(plan) - 1);
 }
 
 /* 1 when ``out`` is None or a tensor whose signature the Python path accepted for this plan */
@@ -565,6 +595,29 @@ fresh_ok(PyObject *plan, PyObject *const *tensors, Py_ssize_t n)
     return 1;
 }
 
+/* Whether the result of an element-wise ``plan`` may go into one of its array operands ``x1``, ``x2`` (NULL
+   for a scalar operand, or the one operand of a unary plan), as the Python path decides: the plan's
+   ``elide`` (its entry before the native part: a bool, or for two arrays 1 for x1, 2 for x2, 3 for either,
+   and for an array and a scalar that array) allows it, and the operand is held no more than ``held`` times
+   by the caller's frames and once as this call's argument. An operand held more is reachable elsewhere:
+   never reused, the result is a new array, here as there. */
+static int
+may_elide(PyObject *plan, PyObject *x1, PyObject *x2, PyObject *held)
+{
+    PyObject *e = PyTuple_GET_ITEM(plan, PyTuple_GET_SIZE(plan) - 2);
+    if (e == Py_False || e == zero)
+        return 0;
+    long which = PyLong_AsLong(e), h = PyLong_AsLong(held);
+    if ((which == -1 || h == -1) && PyErr_Occurred()) {
+        PyErr_Clear();
+        return 1;
+    }
+    if (x1 == NULL || x2 == NULL)  /* one array operand: any elide value is about it */
+        which = 3;
+    return ((which & 1) && x1 != NULL && Py_REFCNT(x1) <= h + 1) ||
+           ((which & 2) && x2 != NULL && Py_REFCNT(x2) <= h + 1);
+}
+
 static PyObject *
 client_of(PyObject *t)
 {
@@ -574,18 +627,19 @@ client_of(PyObject *t)
 static PyObject *
 unary(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (nargs != 4) {
-        PyErr_SetString(PyExc_TypeError, "unary(op, plans, x, out)");
+    if (nargs != 5) {
+        PyErr_SetString(PyExc_TypeError, "unary(op, plans, x, out, held)");
         return NULL;
     }
     PyObject *x = args[2], *out = args[3], *native = NULL, *plan;
     if (Tensor_type == NULL || !Py_IS_TYPE(x, Tensor_type) || busy())
         goto fallback;
     PyObject *items[3] = {SLOT(x, T_dtype), SLOT(x, T_shape), client_of(x)};
-    plan = cached(args[1], items, 3, &native);
+    plan = cached(args[1], items, 3, elementwise_plan_ok);
     if (plan == NULL)
         goto fallback;
-    if (!out_accepted(out, native)) {
+    native = native_of(plan);
+    if (!out_accepted(out, native) || (out == Py_None && may_elide(plan, x, NULL, args[4]))) {
         Py_DECREF(plan);
         goto fallback;
     }
@@ -606,8 +660,8 @@ fallback:
 static PyObject *
 binary(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (nargs != 5) {
-        PyErr_SetString(PyExc_TypeError, "binary(op, plans, x1, x2, out)");
+    if (nargs != 6) {
+        PyErr_SetString(PyExc_TypeError, "binary(op, plans, x1, x2, out, held)");
         return NULL;
     }
     PyObject *x1 = args[2], *x2 = args[3], *out = args[4], *native = NULL, *plan;
@@ -639,10 +693,12 @@ binary(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     }
     else
         goto fallback;
-    plan = cached(args[1], items, n, &native);
+    plan = cached(args[1], items, n, elementwise_plan_ok);
     if (plan == NULL)
         goto fallback;
-    if (!out_accepted(out, native)) {
+    native = native_of(plan);
+    if (!out_accepted(out, native) ||
+        (out == Py_None && may_elide(plan, scalar == 0 ? NULL : x1, scalar == 1 ? NULL : x2, args[5]))) {
         Py_DECREF(plan);
         goto fallback;
     }
@@ -680,6 +736,179 @@ fallback:
         return NULL;
     return Py_NewRef(Py_NotImplemented);  /* the caller runs the Python path (_binary_py) */
 }
+
+/* reduce(plans, x, axis, keepdims, dtype, out): ``sum``, ``prod``, ``max``, ``min`` or ``mean`` of a cached
+   plan (numr_array/_statistical.py, _reduce_plan), for ``dtype`` and ``out`` None, ``keepdims`` a bool and
+   ``axis`` None, an int or a tuple of ints (exact types: a key of True would find the plan of axis 1). The key
+   (x's dtype, shape and client, axis, keepdims) is the Python path's, which keeps a plan only for a call it
+   validated and ran; the plan (below) is the result's dtype, shape, strides and device, how to make it
+   (allocator, bytes, NumPy dtype, numpy.empty, view maker), NumPy's error state, and the kernel as the CPU
+   client describes it (CpuClient.reduce_launch): ``reduce(view, axes, acc, out, keepdims)`` of a ufunc,
+   where ``wide`` says the result is computed in ``acc`` and then assigned (rounded once) to the result, and
+   ``divide``, None or (true_divide, count) of a mean, divides the sum in place as numpy.mean does. Anything
+   else returns NotImplemented, and the caller runs the Python path. */
+enum { R_DTYPE, R_SHAPE, R_STRIDES, R_DEV, R_ALLOCATOR, R_NBYTES, R_NPDTYPE, R_EMPTY, R_NATIVE, R_ERRVAR, R_QUIET,
+       R_REDUCE, R_AXES, R_ACC, R_KEEPDIMS, R_WIDE, R_DIVIDE, R_LEN };
+
+static PyObject *divide_kwnames;  /* ("out", "casting") */
+static PyObject *str_unsafe;
+
+static int
+reduce_plan_ok(PyObject *plan)
+{
+    return PyTuple_CheckExact(plan) && PyTuple_GET_SIZE(plan) == R_LEN &&
+           PyObject_TypeCheck(PyTuple_GET_ITEM(plan, R_ALLOCATOR), &LedgerType) &&
+           PyContextVar_CheckExact(PyTuple_GET_ITEM(plan, R_ERRVAR));
+}
+
+static int
+axis_keyable(PyObject *axis)
+{
+    if (axis == Py_None || PyLong_CheckExact(axis))
+        return 1;
+    if (!PyTuple_CheckExact(axis))
+        return 0;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(axis); i++)
+        if (!PyLong_CheckExact(PyTuple_GET_ITEM(axis, i)))
+            return 0;
+    return 1;
+}
+
+#define P(i) PyTuple_GET_ITEM(plan, i)
+
+static PyObject *
+run_reduce(PyObject *plan, PyObject *x)
+{
+    PyObject *v = view_by(x, P(R_NATIVE)), *r = NULL, *ctx;
+    if (v == NULL)
+        return NULL;
+    PyObject *eargs[2] = {P(R_SHAPE), P(R_NPDTYPE)};
+    PyObject *arr = PyObject_Vectorcall(P(R_EMPTY), eargs, 2, NULL);
+    int entered = arr == NULL ? -1 : enter_quiet(P(R_ERRVAR), P(R_QUIET), &ctx);
+    if (entered >= 0) {
+        int wide = P(R_WIDE) == Py_True;
+        PyObject *rargs[5] = {v, P(R_AXES), P(R_ACC), wide ? Py_None : arr, P(R_KEEPDIMS)};
+        r = PyObject_Vectorcall(P(R_REDUCE), rargs, 5, NULL);
+        if (r != NULL && wide) {
+            int e = PyObject_SetItem(arr, Py_Ellipsis, r);
+            Py_SETREF(r, e < 0 ? NULL : Py_NewRef(arr));
+        }
+        PyObject *divide = P(R_DIVIDE);
+        if (r != NULL && divide != Py_None) {
+            PyObject *dargs[4] = {arr, PyTuple_GET_ITEM(divide, 1), arr, str_unsafe};
+            Py_SETREF(r, PyObject_Vectorcall(PyTuple_GET_ITEM(divide, 0), dargs, 2, divide_kwnames));
+        }
+        if (entered == 1 && PyContext_Exit(ctx) < 0)
+            Py_CLEAR(r);
+    }
+    Py_DECREF(v);
+    if (r == NULL) {
+        Py_XDECREF(arr);
+        return NULL;
+    }
+    Py_DECREF(r);
+    return make_result(P(R_DTYPE), P(R_SHAPE), P(R_STRIDES), P(R_DEV), P(R_ALLOCATOR), P(R_NBYTES), arr);
+}
+
+static PyObject *
+reduce(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 6) {
+        PyErr_SetString(PyExc_TypeError, "reduce(plans, x, axis, keepdims, dtype, out)");
+        return NULL;
+    }
+    PyObject *x = args[1], *axis = args[2], *keepdims = args[3];
+    if (Tensor_type == NULL || !Py_IS_TYPE(x, Tensor_type) || args[4] != Py_None || args[5] != Py_None ||
+        (keepdims != Py_True && keepdims != Py_False) || !axis_keyable(axis) || busy())
+        goto fallback;
+    PyObject *items[5] = {SLOT(x, T_dtype), SLOT(x, T_shape), client_of(x), axis, keepdims};
+    PyObject *plan = cached(args[0], items, 5, reduce_plan_ok);
+    if (plan == NULL)
+        goto fallback;
+    PyObject *r = run_reduce(plan, x);
+    Py_DECREF(plan);
+    return r;
+fallback:
+    if (PyErr_Occurred())
+        return NULL;
+    return Py_NewRef(Py_NotImplemented);
+}
+
+/* asarray(plans, obj, dtype, device, copy): ``numr_array.asarray`` of a Python scalar, or of a flat list or
+   tuple of them, with ``copy`` None or True, by a plan of the Python path (numr_array/_creation.py,
+   _asarray_plan) keyed on (obj's type, dtype, device), ``device`` the default device where None was given.
+   The plan: the dtype and device arguments it was made for (compared by identity: a key equal to another
+   by value, such as a dtype's name, is the Python path's), the client's allocator, numpy.asarray and the
+   NumPy dtype to convert to (None: NumPy's choice), and the accepted results: {NumPy dtype: (DType,
+   itemsize)} of the dtypes the Python path gave for the key unchanged. The value is converted as the Python
+   path converts it (numpy.asarray); a conversion that raises, or gives a dtype not accepted (a Python int
+   beyond int64, say), goes to the Python path, which raises its own error. */
+enum { A_DTYPEARG, A_DEV, A_ALLOCATOR, A_ASARRAY, A_NPDTYPE, A_ACCEPTED, A_LEN };
+
+static PyObject *str_dtype, *empty_tuple;
+
+static PyObject *
+asarray(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 5) {
+        PyErr_SetString(PyExc_TypeError, "asarray(plans, obj, dtype, device, copy)");
+        return NULL;
+    }
+    PyObject *obj = args[1], *dtype = args[2], *device = args[3], *copy = args[4];
+    Py_ssize_t n = -1;  /* the length of a list or tuple; -1 for a scalar */
+    if (Tensor_type == NULL || (copy != Py_None && copy != Py_True))
+        goto fallback;
+    if (!is_scalar(obj)) {
+        if (!PyList_CheckExact(obj) && !PyTuple_CheckExact(obj))
+            goto fallback;
+        n = PySequence_Fast_GET_SIZE(obj);
+        PyObject **items = PySequence_Fast_ITEMS(obj);
+        for (Py_ssize_t i = 0; i < n; i++)
+            if (!is_scalar(items[i]))
+                goto fallback;
+    }
+    if (busy())
+        goto fallback;
+    PyObject *key = PyTuple_Pack(3, (PyObject *)Py_TYPE(obj), dtype, device);
+    if (key == NULL)
+        return NULL;
+    PyObject *plan = PyDict_GetItemWithError(args[0], key);
+    Py_DECREF(key);
+    if (plan == NULL || !PyTuple_CheckExact(plan) || PyTuple_GET_SIZE(plan) != A_LEN || P(A_DTYPEARG) != dtype ||
+        P(A_DEV) != device || !PyObject_TypeCheck(P(A_ALLOCATOR), &LedgerType) || !PyDict_CheckExact(P(A_ACCEPTED)))
+        goto fallback;
+    Py_INCREF(plan);  /* (held for the call: code it runs may empty the table) */
+    PyObject *cargs[2] = {obj, P(A_NPDTYPE)};
+    PyObject *a = PyObject_Vectorcall(P(A_ASARRAY), cargs, 2, NULL), *r = NULL;
+    PyObject *npdtype = a == NULL ? NULL : PyObject_GetAttr(a, str_dtype);
+    PyObject *acc = npdtype == NULL ? NULL : PyDict_GetItemWithError(P(A_ACCEPTED), npdtype);
+    Py_XDECREF(npdtype);
+    if (acc == NULL || !PyTuple_CheckExact(acc) || PyTuple_GET_SIZE(acc) != 2) {
+        PyErr_Clear();  /* (the Python path raises its own error, or converts otherwise) */
+        Py_XDECREF(a);
+        Py_DECREF(plan);
+        goto fallback;
+    }
+    Py_ssize_t itemsize = PyLong_AsSsize_t(PyTuple_GET_ITEM(acc, 1));
+    PyObject *shape = n < 0 ? Py_NewRef(empty_tuple) : Py_BuildValue("(n)", n);
+    PyObject *strides = n < 0 ? Py_NewRef(empty_tuple) : Py_BuildValue("(i)", 1);
+    PyObject *nbytes = PyLong_FromSsize_t(itemsize * (n < 0 ? 1 : n));
+    if (shape == NULL || strides == NULL || nbytes == NULL || (itemsize == -1 && PyErr_Occurred()))
+        Py_DECREF(a);
+    else
+        r = make_result(PyTuple_GET_ITEM(acc, 0), shape, strides, P(A_DEV), P(A_ALLOCATOR), nbytes, a);
+    Py_XDECREF(shape);
+    Py_XDECREF(strides);
+    Py_XDECREF(nbytes);
+    Py_DECREF(plan);
+    return r;
+fallback:
+    if (PyErr_Occurred())
+        return NULL;
+    return Py_NewRef(Py_NotImplemented);
+}
+
+#undef P
 
 /* concat(arrays, axis, plans, fallback): ``numr_array.concat`` of a cached plan (numr_array/_manipulation.py,
    _concat_plan): the key (axis, client, then each array's dtype and shape) looked up in ``plans``; the plan
@@ -862,16 +1091,106 @@ getitem_method(PyObject *module, PyObject *args)
     return PyDescr_NewMethod(Tensor_type, &getitem_def);
 }
 
+/* c_stack_check(): whether the C stack, from the evaluation loop running the caller's Python frames to the
+   next evaluation loop out, runs only in the interpreter's own library: numr_array._launch.from_interpreter's
+   check (the caller's operator was applied by the interpreter, not by C code holding a borrowed reference),
+   as NumPy's check_callers makes it, with glibc's backtrace and dladdr. Where those or the evaluation loop's
+   symbol cannot be found, the module has no c_stack_check (and _launch its ctypes form, which finds the
+   same). A return address's object and whether it is in the loop are looked up once (dladdr scans a symbol
+   table), in a table of the addresses met. */
+#if defined(__GLIBC__)
+#include <dlfcn.h>
+#include <execinfo.h>
+#define HAVE_C_STACK_CHECK 1
+
+static void *eval_loop, *libpython;
+#define KNOWN_SIZE 1024  /* (a power of two) */
+static struct { void *address; void *base; int loop; } known[KNOWN_SIZE];
+
+/* 1 when ``address`` is found (its object's base in *base, whether it is in the loop in *loop), 0 if not */
+static int
+where(void *address, void **base, int *loop)
+{
+    size_t h = ((uintptr_t)address >> 2) & (KNOWN_SIZE - 1);
+    for (size_t i = 0; i < 8; i++) {
+        size_t k = (h + i) & (KNOWN_SIZE - 1);
+        if (known[k].address == address) {
+            *base = known[k].base;
+            *loop = known[k].loop;
+            return 1;
+        }
+        if (known[k].address == NULL)
+            break;
+    }
+    Dl_info info;
+    if (!dladdr(address, &info))
+        return 0;
+    *base = info.dli_fbase;
+    *loop = info.dli_saddr == eval_loop;
+    for (size_t i = 0; i < 8; i++) {  /* (a full neighbourhood keeps nothing: found again next time) */
+        size_t k = (h + i) & (KNOWN_SIZE - 1);
+        if (known[k].address == NULL) {
+            known[k].address = address, known[k].base = *base, known[k].loop = *loop;
+            break;
+        }
+    }
+    return 1;
+}
+
+static PyObject *
+c_stack_check(PyObject *module, PyObject *Py_UNUSED(ignored))
+{
+    void *frames[32];  /* (the user's frame lies within about 12 C frames when only the interpreter is between) */
+    int n = backtrace(frames, 32), loops = 0;
+    for (int i = 0; i < n; i++) {
+        void *base;
+        int loop;
+        if (!where(frames[i], &base, &loop))
+            Py_RETURN_FALSE;
+        if (loop) {
+            if (++loops == 2)  /* the user's frame, reached through the interpreter's code alone */
+                Py_RETURN_TRUE;
+        }
+        else if (loops == 1 && base != libpython)
+            Py_RETURN_FALSE;  /* foreign C code between the user's operator and ours */
+    }
+    Py_RETURN_FALSE;
+}
+
+/* whether the evaluation loop is found by dladdr as itself (so that c_stack_check can tell it) */
+static int
+c_stack_check_works(void)
+{
+    Dl_info info;
+    eval_loop = (void *)&_PyEval_EvalFrameDefault;
+    if (!dladdr(eval_loop, &info) || info.dli_saddr != eval_loop)
+        return 0;
+    libpython = info.dli_fbase;
+    void *frames[4];
+    backtrace(frames, 4);  /* (the first backtrace loads the unwinder) */
+    return 1;
+}
+
+static PyMethodDef c_stack_check_def = {"c_stack_check", c_stack_check, METH_NOARGS,
+                                        "c_stack_check(): whether only the interpreter's own code lies between "
+                                        "the caller's evaluation loop and the next one out."};
+#endif
+
 static PyMethodDef module_methods[] = {
     {"configure", configure, METH_VARARGS,
      "configure(Tensor, Buffer, Device, _capture, runtime, unary fallback, binary fallback)"},
-    {"unary", (PyCFunction)(void (*)(void))unary, METH_FASTCALL, "unary(op, plans, x, out): an element-wise call."},
+    {"unary", (PyCFunction)(void (*)(void))unary, METH_FASTCALL,
+     "unary(op, plans, x, out, held): an element-wise call."},
     {"binary", (PyCFunction)(void (*)(void))binary, METH_FASTCALL,
-     "binary(op, plans, x1, x2, out): an element-wise call."},
+     "binary(op, plans, x1, x2, out, held): an element-wise call."},
     {"forget", forget, METH_NOARGS, "forget(): drop the plans kept by their key objects."},
     {"getitem_method", getitem_method, METH_VARARGS,
      "getitem_method(getitem, numpy.ndarray): Tensor.__getitem__ in C, handing all but plain slices to "
      "``getitem``."},
+    {"reduce", (PyCFunction)(void (*)(void))reduce, METH_FASTCALL,
+     "reduce(plans, x, axis, keepdims, dtype, out): sum, prod, max, min or mean of a cached plan."},
+    {"asarray", (PyCFunction)(void (*)(void))asarray, METH_FASTCALL,
+     "asarray(plans, obj, dtype, device, copy): asarray of Python scalars (or a flat sequence) by a cached plan."},
     {"concat", (PyCFunction)(void (*)(void))concat, METH_FASTCALL,
      "concat(arrays, axis, plans, fallback): numr_array.concat of a cached plan."},
     {NULL}
@@ -896,11 +1215,27 @@ PyInit__speedups(void)
     str_capturing = PyUnicode_InternFromString("capturing");
     str_lost_count = PyUnicode_InternFromString("lost_count");
     zero = PyLong_FromLong(0);
+    divide_kwnames = Py_BuildValue("(ss)", "out", "casting");
+    str_unsafe = PyUnicode_InternFromString("unsafe");
+    str_dtype = PyUnicode_InternFromString("dtype");
+    empty_tuple = PyTuple_New(0);
+    if (!divide_kwnames || !str_unsafe || !str_dtype || !empty_tuple)
+        return NULL;
     if (!str_owner || !str_nbytes || !str_deallocate || !str_quiet_context || !out_kwnames || !ledger_untrack || !str_capturing || !str_lost_count || !zero)
         return NULL;
     PyObject *m = PyModule_Create(&moduledef);
     if (m == NULL)
         return NULL;
+#ifdef HAVE_C_STACK_CHECK
+    if (c_stack_check_works()) {
+        PyObject *f = PyCFunction_NewEx(&c_stack_check_def, NULL, NULL);
+        if (f == NULL || PyModule_AddObject(m, "c_stack_check", f) < 0) {
+            Py_XDECREF(f);
+            Py_DECREF(m);
+            return NULL;
+        }
+    }
+#endif
     if (PyModule_AddObjectRef(m, "Ledger", (PyObject *)&LedgerType) < 0 ||
         PyModule_AddObjectRef(m, "BufferBase", (PyObject *)&BufferBaseType) < 0) {
         Py_DECREF(m);
