@@ -26,7 +26,7 @@ from ._checks import broadcast_shape, broadcast_to_shape, check_out, check_tenso
 from ._data_type_functions import astype
 from ._device import Device
 from ._info import default_dtypes_of
-from ._launch import ELIDE, ELIDE_MIN_BYTES, from_interpreter, launch, result, reusable
+from ._launch import _OPERATOR_OPCODES, ELIDE, ELIDE_MIN_BYTES, from_interpreter, launch, result, reusable
 from ._tensor import Tensor, _size, contiguous_strides
 from .kernels import CHECK_LAUNCHES
 from .kernels import KIND_WORDS as _KIND_WORDS
@@ -327,8 +327,33 @@ def _binary_py(op: Op, plans: dict, x1, x2, out, held: int):
 # and for an operator put foreign code on the C stack: then nothing could be elided). ``held`` is the
 # caller's, as for the Python path: where the plan may elide, an operand held no more than that (and the
 # call's own argument) may be a dead temporary, and the call goes to the Python path, which decides.
+def _calibrate_compiled() -> bool:
+    """Whether the compiled call sees an operand's references as its elision expects (_speedups.c, ``dead``):
+    a temporary held by the caller's chain (``held``) and once more as the call's argument, a named one once
+    more again. Probed through chains shaped as the namespace's (_launch._calibrate probes the Python path's);
+    where they disagree, the compiled call hands every call that may elide to the Python path."""
+    refs = _speedups.refs
+
+    def function(x, /, *, out=None):  # a namespace function calling _c_binary (held 1)
+        return refs(x)
+
+    def operator_function(x, y):  # an operator function (held _OPERATOR)
+        return refs(x)
+
+    class Probe:
+        __slots__ = ()
+
+        def __add__(self, other):  # a Tensor operator method
+            return operator_function(self, other)
+
+    named = Probe()
+    return (function(Probe()) == 2 and function(named) == 3 and Probe() + 1 == _OPERATOR + 1
+            and named + 1 == _OPERATOR + 2)
+
+
 if _speedups is not None:
     _speedups.configure(Tensor, _rt.Buffer, Device, _capture, _rt)
+    _speedups.configure_elision(_OPERATOR_OPCODES, ELIDE and _calibrate_compiled())
     _c_unary, _c_binary = _speedups.unary, _speedups.binary
 else:
     def _c_unary(op: Op, plans: dict, x, out, held: int):

@@ -193,6 +193,99 @@ static PyTypeObject BufferBaseType = {
     .tp_finalize = BufferBase_finalize,
 };
 
+/* c_stack_check(): whether the C stack, from the evaluation loop running the caller's Python frames to the
+   next evaluation loop out, runs only in the interpreter's own library: numr_array._launch.from_interpreter's
+   check (the caller's operator was applied by the interpreter, not by C code holding a borrowed reference),
+   as NumPy's check_callers makes it, with glibc's backtrace and dladdr. Where those or the evaluation loop's
+   symbol cannot be found, the module has no c_stack_check (and _launch its ctypes form, which finds the
+   same). A return address's object and whether it is in the loop are looked up once (dladdr scans a symbol
+   table), in a table of the addresses met. */
+#if defined(__GLIBC__)
+#include <dlfcn.h>
+#include <execinfo.h>
+#define HAVE_C_STACK_CHECK 1
+
+static void *eval_loop, *libpython;
+#define KNOWN_SIZE 1024  /* (a power of two) */
+static struct { void *address; void *base; int loop; } known[KNOWN_SIZE];
+
+/* 1 when ``address`` is found (its object's base in *base, whether it is in the loop in *loop), 0 if not */
+static int
+where(void *address, void **base, int *loop)
+{
+    size_t h = ((uintptr_t)address >> 2) & (KNOWN_SIZE - 1);
+    for (size_t i = 0; i < 8; i++) {
+        size_t k = (h + i) & (KNOWN_SIZE - 1);
+        if (known[k].address == address) {
+            *base = known[k].base;
+            *loop = known[k].loop;
+            return 1;
+        }
+        if (known[k].address == NULL)
+            break;
+    }
+    Dl_info info;
+    if (!dladdr(address, &info))
+        return 0;
+    *base = info.dli_fbase;
+    *loop = info.dli_saddr == eval_loop;
+    for (size_t i = 0; i < 8; i++) {  /* (a full neighbourhood keeps nothing: found again next time) */
+        size_t k = (h + i) & (KNOWN_SIZE - 1);
+        if (known[k].address == NULL) {
+            known[k].address = address, known[k].base = *base, known[k].loop = *loop;
+            break;
+        }
+    }
+    return 1;
+}
+
+static int
+stack_ok(void)
+{
+    void *frames[32];  /* (the user's frame lies within about 12 C frames when only the interpreter is between) */
+    int n = backtrace(frames, 32), loops = 0;
+    for (int i = 0; i < n; i++) {
+        void *base;
+        int loop;
+        if (!where(frames[i], &base, &loop))
+            return 0;
+        if (loop) {
+            if (++loops == 2)  /* the user's frame, reached through the interpreter's code alone */
+                return 1;
+        }
+        else if (loops == 1 && base != libpython)
+            return 0;  /* foreign C code between the user's operator and ours */
+    }
+    return 0;
+}
+
+static PyObject *
+c_stack_check(PyObject *module, PyObject *Py_UNUSED(ignored))
+{
+    return PyBool_FromLong(stack_ok());
+}
+
+/* whether the evaluation loop is found by dladdr as itself (so that c_stack_check can tell it) */
+static int
+c_stack_check_works(void)
+{
+    Dl_info info;
+    eval_loop = (void *)&_PyEval_EvalFrameDefault;
+    if (!dladdr(eval_loop, &info) || info.dli_saddr != eval_loop) {
+        eval_loop = NULL;  /* (then no operator's operand is elided here: the Python path decides) */
+        return 0;
+    }
+    libpython = info.dli_fbase;
+    void *frames[4];
+    backtrace(frames, 4);  /* (the first backtrace loads the unwinder) */
+    return 1;
+}
+
+static PyMethodDef c_stack_check_def = {"c_stack_check", c_stack_check, METH_NOARGS,
+                                        "c_stack_check(): whether only the interpreter's own code lies between "
+                                        "the caller's evaluation loop and the next one out."};
+#endif
+
 /* --- the element-wise call ------------------------------------------------------------------------- */
 
 /* set by configure(): the types and slot offsets of the objects a call reads and makes */
@@ -618,6 +711,156 @@ may_elide(PyObject *plan, PyObject *x1, PyObject *x2, PyObject *held)
            ((which & 2) && x2 != NULL && Py_REFCNT(x2) <= h + 1);
 }
 
+/* Temporary elision in C (numr_array._launch.reusable and from_interpreter, the Python path's checks, made
+   alike): set by configure_elision once the interpreter's reference counts are found to be as expected for
+   this call's own frames (_elementwise._calibrate_compiled), with the opcodes of the operator instructions. */
+static int elision_calibrated;
+static unsigned char operator_opcode[256];
+#define OPERATOR_HELD 3  /* an operator's chain: the interpreter's stack slot, the method's frame, the operator function's */
+
+static PyObject *
+configure_elision(PyObject *module, PyObject *args)
+{
+    PyObject *opcodes;
+    int calibrated;
+    if (!PyArg_ParseTuple(args, "Op:configure_elision", &opcodes, &calibrated))
+        return NULL;
+    PyObject *it = PyObject_GetIter(opcodes), *item;
+    if (it == NULL)
+        return NULL;
+    memset(operator_opcode, 0, sizeof operator_opcode);
+    while ((item = PyIter_Next(it)) != NULL) {
+        long op = PyLong_AsLong(item);
+        Py_DECREF(item);
+        if (op >= 0 && op < 256)
+            operator_opcode[op] = 1;
+    }
+    Py_DECREF(it);
+    if (PyErr_Occurred())
+        return NULL;
+    elision_calibrated = calibrated;
+    Py_RETURN_NONE;
+}
+
+/* refs(x): x's reference count, as the compiled call sees an argument's (for the calibration) */
+static PyObject *
+refs(PyObject *module, PyObject *x)
+{
+    return PyLong_FromSsize_t(Py_REFCNT(x));
+}
+
+/* from_interpreter of the Python path for the calling operator function: whether the user's frame (two
+   frames above it: the Tensor method's, then the user's) is executing an operator instruction, and only the
+   interpreter's own code lies on the C stack between; -1 where that cannot be told here. */
+static int
+c_from_interpreter(void)
+{
+#ifdef HAVE_C_STACK_CHECK
+    if (eval_loop == NULL)
+        return -1;
+    PyFrameObject *f = PyEval_GetFrame();  /* (borrowed) the operator function's frame */
+    PyFrameObject *method = f == NULL ? NULL : PyFrame_GetBack(f);
+    PyFrameObject *user = method == NULL ? NULL : PyFrame_GetBack(method);
+    Py_XDECREF(method);
+    if (user == NULL)
+        return 0;
+    PyCodeObject *code = PyFrame_GetCode(user);
+    int lasti = PyFrame_GetLasti(user);
+    Py_DECREF(user);
+    PyObject *co = PyCode_GetCode(code);
+    Py_DECREF(code);
+    if (co == NULL) {
+        PyErr_Clear();
+        return -1;
+    }
+    int op = lasti >= 0 && lasti < PyBytes_GET_SIZE(co) ? (unsigned char)PyBytes_AS_STRING(co)[lasti] : -1;
+    Py_DECREF(co);
+    return op >= 0 && operator_opcode[op] && stack_ok();
+#else
+    return -1;
+#endif
+}
+
+/* Whether the operand ``x`` (of the result's dtype and shape: the plan's elide flag says so) is a dead
+   temporary the result may be written into: 1, 0, or -1 where the Python path must decide. As
+   _launch.reusable: held only by the caller's chain (``held``) and this call's argument; the only tensor of
+   its Buffer, an allocator's, never exported, and covering all of it (offset 0, the plan's contiguous
+   strides, the result's bytes); for an operator, applied by the interpreter itself. */
+static int
+dead(PyObject *plan, PyObject *native, PyObject *x, long held)
+{
+    if (!elision_calibrated || B_exported < 0)
+        return -1;
+    if (Py_REFCNT(x) != held + 1)
+        return 0;
+    PyObject *buf = SLOT(x, T_buf), *off = SLOT(x, T_offset), *st = SLOT(x, T_strides);
+    if (!Py_IS_TYPE(buf, Buffer_type) || Py_REFCNT(buf) != 1 || SLOT(buf, B_owner) == NULL ||
+        SLOT(buf, B_owner) == Py_None || SLOT(buf, B_exported) != Py_False)
+        return 0;
+    if (off != zero && (!PyLong_CheckExact(off) || PyLong_AsSsize_t(off) != 0))
+        return 0;
+    int same = PyObject_RichCompareBool(SLOT(buf, B_nbytes), PyTuple_GET_ITEM(native, N_NBYTES), Py_EQ);
+    if (same == 1 && st != PyTuple_GET_ITEM(plan, 2))
+        same = PyObject_RichCompareBool(st, PyTuple_GET_ITEM(plan, 2), Py_EQ);
+    if (same != 1) {
+        PyErr_Clear();
+        return same < 0 ? -1 : 0;
+    }
+    return held == OPERATOR_HELD ? c_from_interpreter() : 1;
+}
+
+/* The operand the result goes into (borrowed), NULL for a new result, or (PyObject *)-1 where the Python
+   path must decide; the operands in the Python path's order (x1 first), NULL for a scalar operand. */
+static PyObject *
+elide_target(PyObject *plan, PyObject *native, PyObject *x1, PyObject *x2, PyObject *held_obj)
+{
+    if (!may_elide(plan, x1, x2, held_obj))
+        return NULL;
+    PyObject *e = PyTuple_GET_ITEM(plan, PyTuple_GET_SIZE(plan) - 2);
+    long which = (x1 == NULL || x2 == NULL) ? 3 : PyLong_AsLong(e), held = PyLong_AsLong(held_obj);
+    PyObject *xs[2] = {x1, x2};
+    for (int i = 0; i < 2; i++) {
+        if (!(which & (1 << i)) || xs[i] == NULL)
+            continue;
+        int d = dead(plan, native, xs[i], held);
+        if (d != 0)
+            return d > 0 ? xs[i] : (PyObject *)-1;
+    }
+    return NULL;
+}
+
+/* Run the plan's ufunc on ``ins`` into the dead temporary ``target`` and return the result: a new tensor
+   over target's buffer (as the Python path's ``Tensor(x._buf, ..., x._view)``), no new buffer. */
+static PyObject *
+run_into(PyObject *plan, PyObject *native, PyObject **ins, Py_ssize_t n, PyObject *target)
+{
+    PyObject *args[4], *ctx;
+    PyObject *ov = view_of(target, native);
+    if (ov == NULL)
+        return NULL;
+    for (Py_ssize_t i = 0; i < n; i++)
+        args[i] = ins[i];
+    args[n] = ov;
+    int entered = enter_quiet(PyTuple_GET_ITEM(native, N_ERRVAR), PyTuple_GET_ITEM(native, N_QUIET), &ctx);
+    PyObject *r = entered < 0 ? NULL : PyObject_Vectorcall(PyTuple_GET_ITEM(native, N_UFUNC), args, n, out_kwnames);
+    if (entered == 1 && PyContext_Exit(ctx) < 0)
+        Py_CLEAR(r);
+    PyObject *t = r == NULL ? NULL : Tensor_type->tp_alloc(Tensor_type, 0);
+    Py_XDECREF(r);
+    if (t == NULL) {
+        Py_DECREF(ov);
+        return NULL;
+    }
+    SLOT(t, T_buf) = Py_NewRef(SLOT(target, T_buf));
+    SLOT(t, T_dtype) = Py_NewRef(PyTuple_GET_ITEM(plan, 0));
+    SLOT(t, T_shape) = Py_NewRef(PyTuple_GET_ITEM(plan, 1));
+    SLOT(t, T_strides) = Py_NewRef(PyTuple_GET_ITEM(plan, 2));
+    SLOT(t, T_offset) = Py_NewRef(zero);
+    SLOT(t, T_dev) = Py_NewRef(PyTuple_GET_ITEM(plan, 4));
+    SLOT(t, T_view) = ov;
+    return t;
+}
+
 static PyObject *
 client_of(PyObject *t)
 {
@@ -639,14 +882,16 @@ unary(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     if (plan == NULL)
         goto fallback;
     native = native_of(plan);
-    if (!out_accepted(out, native) || (out == Py_None && may_elide(plan, x, NULL, args[4]))) {
+    PyObject *target = out == Py_None ? elide_target(plan, native, x, NULL, args[4]) : NULL;
+    if (!out_accepted(out, native) || target == (PyObject *)-1) {
         Py_DECREF(plan);
         goto fallback;
     }
     PyObject *r = NULL, *v = view_of(x, native);
     if (v != NULL) {
         PyObject *tensors[1] = {x};
-        r = run(plan, native, &v, 1, out, fresh_ok(plan, tensors, 1));
+        r = target != NULL ? run_into(plan, native, &v, 1, target)
+                           : run(plan, native, &v, 1, out, fresh_ok(plan, tensors, 1));
         Py_DECREF(v);
     }
     Py_DECREF(plan);
@@ -697,8 +942,9 @@ binary(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     if (plan == NULL)
         goto fallback;
     native = native_of(plan);
-    if (!out_accepted(out, native) ||
-        (out == Py_None && may_elide(plan, scalar == 0 ? NULL : x1, scalar == 1 ? NULL : x2, args[5]))) {
+    PyObject *target = out != Py_None ? NULL :
+        elide_target(plan, native, scalar == 0 ? NULL : x1, scalar == 1 ? NULL : x2, args[5]);
+    if (!out_accepted(out, native) || target == (PyObject *)-1) {
         Py_DECREF(plan);
         goto fallback;
     }
@@ -726,7 +972,8 @@ binary(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
             }
         }
     }
-    PyObject *r = run(plan, native, ins, 2, out, fresh_ok(plan, tensors, 2));
+    PyObject *r = target != NULL ? run_into(plan, native, ins, 2, target)
+                                 : run(plan, native, ins, 2, out, fresh_ok(plan, tensors, 2));
     Py_DECREF(ins[0]);
     Py_DECREF(ins[1]);
     Py_DECREF(plan);
@@ -1091,90 +1338,6 @@ getitem_method(PyObject *module, PyObject *args)
     return PyDescr_NewMethod(Tensor_type, &getitem_def);
 }
 
-/* c_stack_check(): whether the C stack, from the evaluation loop running the caller's Python frames to the
-   next evaluation loop out, runs only in the interpreter's own library: numr_array._launch.from_interpreter's
-   check (the caller's operator was applied by the interpreter, not by C code holding a borrowed reference),
-   as NumPy's check_callers makes it, with glibc's backtrace and dladdr. Where those or the evaluation loop's
-   symbol cannot be found, the module has no c_stack_check (and _launch its ctypes form, which finds the
-   same). A return address's object and whether it is in the loop are looked up once (dladdr scans a symbol
-   table), in a table of the addresses met. */
-#if defined(__GLIBC__)
-#include <dlfcn.h>
-#include <execinfo.h>
-#define HAVE_C_STACK_CHECK 1
-
-static void *eval_loop, *libpython;
-#define KNOWN_SIZE 1024  /* (a power of two) */
-static struct { void *address; void *base; int loop; } known[KNOWN_SIZE];
-
-/* 1 when ``address`` is found (its object's base in *base, whether it is in the loop in *loop), 0 if not */
-static int
-where(void *address, void **base, int *loop)
-{
-    size_t h = ((uintptr_t)address >> 2) & (KNOWN_SIZE - 1);
-    for (size_t i = 0; i < 8; i++) {
-        size_t k = (h + i) & (KNOWN_SIZE - 1);
-        if (known[k].address == address) {
-            *base = known[k].base;
-            *loop = known[k].loop;
-            return 1;
-        }
-        if (known[k].address == NULL)
-            break;
-    }
-    Dl_info info;
-    if (!dladdr(address, &info))
-        return 0;
-    *base = info.dli_fbase;
-    *loop = info.dli_saddr == eval_loop;
-    for (size_t i = 0; i < 8; i++) {  /* (a full neighbourhood keeps nothing: found again next time) */
-        size_t k = (h + i) & (KNOWN_SIZE - 1);
-        if (known[k].address == NULL) {
-            known[k].address = address, known[k].base = *base, known[k].loop = *loop;
-            break;
-        }
-    }
-    return 1;
-}
-
-static PyObject *
-c_stack_check(PyObject *module, PyObject *Py_UNUSED(ignored))
-{
-    void *frames[32];  /* (the user's frame lies within about 12 C frames when only the interpreter is between) */
-    int n = backtrace(frames, 32), loops = 0;
-    for (int i = 0; i < n; i++) {
-        void *base;
-        int loop;
-        if (!where(frames[i], &base, &loop))
-            Py_RETURN_FALSE;
-        if (loop) {
-            if (++loops == 2)  /* the user's frame, reached through the interpreter's code alone */
-                Py_RETURN_TRUE;
-        }
-        else if (loops == 1 && base != libpython)
-            Py_RETURN_FALSE;  /* foreign C code between the user's operator and ours */
-    }
-    Py_RETURN_FALSE;
-}
-
-/* whether the evaluation loop is found by dladdr as itself (so that c_stack_check can tell it) */
-static int
-c_stack_check_works(void)
-{
-    Dl_info info;
-    eval_loop = (void *)&_PyEval_EvalFrameDefault;
-    if (!dladdr(eval_loop, &info) || info.dli_saddr != eval_loop)
-        return 0;
-    libpython = info.dli_fbase;
-    void *frames[4];
-    backtrace(frames, 4);  /* (the first backtrace loads the unwinder) */
-    return 1;
-}
-
-static PyMethodDef c_stack_check_def = {"c_stack_check", c_stack_check, METH_NOARGS,
-                                        "c_stack_check(): whether only the interpreter's own code lies between "
-                                        "the caller's evaluation loop and the next one out."};
-#endif
 
 static PyMethodDef module_methods[] = {
     {"configure", configure, METH_VARARGS,
@@ -1183,6 +1346,9 @@ static PyMethodDef module_methods[] = {
      "unary(op, plans, x, out, held): an element-wise call."},
     {"binary", (PyCFunction)(void (*)(void))binary, METH_FASTCALL,
      "binary(op, plans, x1, x2, out, held): an element-wise call."},
+    {"configure_elision", configure_elision, METH_VARARGS,
+     "configure_elision(operator opcodes, calibrated): temporary elision in C, where calibrated."},
+    {"refs", refs, METH_O, "refs(x): x's reference count as the compiled call sees an argument's."},
     {"forget", forget, METH_NOARGS, "forget(): drop the plans kept by their key objects."},
     {"getitem_method", getitem_method, METH_VARARGS,
      "getitem_method(getitem, numpy.ndarray): Tensor.__getitem__ in C, handing all but plain slices to "
