@@ -149,7 +149,7 @@ def _unwrap_nested(seq):
 # otherwise (a Python int beyond int64, say) goes back to the Python path and its errors.
 
 _SCALARS = (bool, int, float, complex)
-#: (type of obj, dtype argument, device) -> the plan _speedups.c reads (see there, ``asarray``)
+#: (type of obj, dtype argument, type of device, device) -> the plan _speedups.c reads (see there, ``asarray``)
 _ASARRAY_PLANS: dict = {}
 _PLANS_MAX = 512
 
@@ -160,20 +160,23 @@ else:
         return NotImplemented
 
 
-def _asarray_plan(obj, dtype, dev: Device, a: np.ndarray, t: Tensor) -> None:
-    """Keep (or extend) the plan of ``asarray(obj, dtype=dtype, device=dev)``, whose Python path converted
-    ``obj`` to the host array ``a`` and made ``t`` from it unchanged."""
+def _asarray_plan(obj, dtype, device, dev: Device, a: np.ndarray, t: Tensor) -> None:
+    """Keep (or extend) the plan of ``asarray(obj, dtype=dtype, device=device)`` (``device``: as given, or
+    ``dev``, the default device, for None), whose Python path converted ``obj`` to the host array ``a`` and
+    made ``t`` on ``dev`` from it unchanged."""
     parts = getattr(dev._client, "host_parts", None)
-    if parts is None or _rt.speedups is None or not (dtype is None or type(dtype) is dt.DType):
+    if (parts is None or _rt.speedups is None or not (dtype is None or type(dtype) is dt.DType)
+            or type(device) not in (Device, str)):
         return
     if type(obj) not in _SCALARS and not (type(obj) in (list, tuple) and all(type(v) in _SCALARS for v in obj)):
         return
-    key = (type(obj), dtype, dev)
+    key = (type(obj), dtype, type(device), device)  # (a Device equals its name: the type tells them apart)
     plan = _ASARRAY_PLANS.get(key)
     if plan is None:
         if len(_ASARRAY_PLANS) >= _PLANS_MAX:
             _ASARRAY_PLANS.clear()
-        plan = _ASARRAY_PLANS[key] = (dtype, dev, parts()[0], np.asarray, None if dtype is None else dtype.np, {})
+        plan = _ASARRAY_PLANS[key] = (dtype, device, dev, parts()[0], np.asarray,
+                                      None if dtype is None else dtype.np, {})
     plan[-1][a.dtype] = (t._dtype, t._dtype.itemsize)
 
 
@@ -215,8 +218,8 @@ def asarray(obj: Any, /, *, dtype=None, device=None, copy: bool | None = None) -
         a = _device_defaults(a, dev, "asarray")
     _check_dtype_on(dev, dtype or dt.from_numpy(a.dtype), "asarray")
     t = from_numpy(a, dev)
-    if a is converted and (device is None or device is dev):
-        _asarray_plan(obj, given, dev, a, t)
+    if a is converted:
+        _asarray_plan(obj, given, dev if device is None else device, dev, a, t)
     return t
 
 

@@ -1083,14 +1083,16 @@ fallback:
 
 /* asarray(plans, obj, dtype, device, copy): ``numr_array.asarray`` of a Python scalar, or of a flat list or
    tuple of them, with ``copy`` None or True, by a plan of the Python path (numr_array/_creation.py,
-   _asarray_plan) keyed on (obj's type, dtype, device), ``device`` the default device where None was given.
-   The plan: the dtype and device arguments it was made for (compared by identity: a key equal to another
-   by value, such as a dtype's name, is the Python path's), the client's allocator, numpy.asarray and the
+   _asarray_plan) keyed on (obj's type, dtype, device's type, device), ``device`` the default device where
+   None was given (its type in the key: a Device equals its name, and hashes as it).
+   The plan: the dtype and device arguments it was made for (compared by identity, or both strings, which
+   the key compared: a key equal to another by value across types, such as a dtype's name beside the
+   DType, is the Python path's), the device, the client's allocator, numpy.asarray and the
    NumPy dtype to convert to (None: NumPy's choice), and the accepted results: {NumPy dtype: (DType,
    itemsize)} of the dtypes the Python path gave for the key unchanged. The value is converted as the Python
    path converts it (numpy.asarray); a conversion that raises, or gives a dtype not accepted (a Python int
    beyond int64, say), goes to the Python path, which raises its own error. */
-enum { A_DTYPEARG, A_DEV, A_ALLOCATOR, A_ASARRAY, A_NPDTYPE, A_ACCEPTED, A_LEN };
+enum { A_DTYPEARG, A_DEVARG, A_DEV, A_ALLOCATOR, A_ASARRAY, A_NPDTYPE, A_ACCEPTED, A_LEN };
 
 static PyObject *str_dtype, *empty_tuple;
 
@@ -1116,13 +1118,14 @@ asarray(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     }
     if (busy())
         goto fallback;
-    PyObject *key = PyTuple_Pack(3, (PyObject *)Py_TYPE(obj), dtype, device);
+    PyObject *key = PyTuple_Pack(4, (PyObject *)Py_TYPE(obj), dtype, (PyObject *)Py_TYPE(device), device);
     if (key == NULL)
         return NULL;
     PyObject *plan = PyDict_GetItemWithError(args[0], key);
     Py_DECREF(key);
     if (plan == NULL || !PyTuple_CheckExact(plan) || PyTuple_GET_SIZE(plan) != A_LEN || P(A_DTYPEARG) != dtype ||
-        P(A_DEV) != device || !PyObject_TypeCheck(P(A_ALLOCATOR), &LedgerType) || !PyDict_CheckExact(P(A_ACCEPTED)))
+        (P(A_DEVARG) != device && !(PyUnicode_CheckExact(device) && PyUnicode_CheckExact(P(A_DEVARG)))) ||
+        !PyObject_TypeCheck(P(A_ALLOCATOR), &LedgerType) || !PyDict_CheckExact(P(A_ACCEPTED)))
         goto fallback;
     Py_INCREF(plan);  /* (held for the call: code it runs may empty the table) */
     PyObject *cargs[2] = {obj, P(A_NPDTYPE)};

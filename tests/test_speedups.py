@@ -328,7 +328,11 @@ def test_asarray_plans():
     with pytest.raises(ValueError, match="copy=False"):
         xp.asarray(1.5, copy=False)
     # arguments equal to a plan's by value but not the same objects: the Python path, the same result
-    assert xp.asarray(1.5, dtype="float32").dtype == xp.float32 and xp.asarray(1.5, device="cpu").dtype == xp.float64
+    assert xp.asarray(1.5, dtype="float32").dtype == xp.float32
+    for _ in range(2):  # a device's name is a key of its own
+        t = xp.asarray(1.5, device="".join(["cp", "u"]))
+        assert t.dtype == xp.float64 and t.device == "cpu" and float(t) == 1.5
+    assert not {"_host_array"} & set(_python_calls(lambda: xp.asarray(1.5, device="cpu")))
     nested = xp.asarray([[1.0], [2.0]])
     assert nested.shape == (2, 1)
     base = xp.memory_stats("cpu")
