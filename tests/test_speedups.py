@@ -391,3 +391,27 @@ def test_dead_temporaries_are_still_reused_with_the_compiled_call():
         objs[0] = a * b
         r = objs + 1.0
         assert r[0]._buf is not objs[0]._buf and float(objs[0][0]) == 1.0 and float(r[0][0]) == 2.0
+
+
+def test_matmul_plans_and_the_transpose_view():
+    rng = np.random.default_rng(0)
+    a, v = rng.standard_normal((50, 32)).astype(np.float32), rng.standard_normal(50).astype(np.float32)
+    A, V = xp.asarray(a), xp.asarray(v)
+    for x1, x2, want in ((A, A.T, a @ a.T), (A.T, V, a.T @ v), (V, A, v @ a), (A[::2], A.T[:, :3], a[::2] @ a.T[:, :3])):
+        first = x1 @ x2  # the Python path, which keeps the plan
+        assert not {"check_tensor", "result", "launch"} & set(_python_calls(lambda: x1 @ x2))
+        again = x1 @ x2
+        for got in (first, again):
+            assert got.dtype == xp.float32 and got.strides == tuple(s // 4 for s in want.strides) and np.asarray(got).flags.c_contiguous
+            np.testing.assert_array_equal(np.asarray(got), np.asarray(first))
+            np.testing.assert_allclose(np.asarray(got), want, rtol=1e-5)
+    i = xp.asarray(np.arange(32, dtype=np.int32))
+    for _ in range(2):  # mixed dtypes: no plan, the Python path promotes
+        assert (A @ i).dtype == xp.float64
+    with pytest.raises(ValueError, match="contracted dimensions differ"):
+        A @ V
+    t = A.T
+    assert (t.shape, t.strides, t._offset) == ((32, 50), (1, 32), 0) and t._view is not None
+    np.testing.assert_array_equal(np.asarray(A[1:, 2:].T), a[1:, 2:].T)
+    with pytest.raises(ValueError, match="only defined for 2-D arrays"):
+        V.T
