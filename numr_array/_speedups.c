@@ -1123,6 +1123,8 @@ asarray(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         return NULL;
     PyObject *plan = PyDict_GetItemWithError(args[0], key);
     Py_DECREF(key);
+    if (plan == NULL)
+        PyErr_Clear();  /* (an unhashable dtype or device: the Python path reports it) */
     if (plan == NULL || !PyTuple_CheckExact(plan) || PyTuple_GET_SIZE(plan) != A_LEN || P(A_DTYPEARG) != dtype ||
         (P(A_DEVARG) != device && !(PyUnicode_CheckExact(device) && PyUnicode_CheckExact(P(A_DEVARG)))) ||
         !PyObject_TypeCheck(P(A_ALLOCATOR), &LedgerType) || !PyDict_CheckExact(P(A_ACCEPTED)))

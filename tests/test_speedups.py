@@ -327,6 +327,8 @@ def test_asarray_plans():
         xp.asarray(1.5, dtype=xp.int32)
     with pytest.raises(ValueError, match="copy=False"):
         xp.asarray(1.5, copy=False)
+    with pytest.raises(TypeError, match=r"asarray: dtype must be a data type .*, got \[1\]"):
+        xp.asarray(1.5, dtype=[1])  # (unhashable: no key, the Python path's error)
     # arguments equal to a plan's by value but not the same objects: the Python path, the same result
     assert xp.asarray(1.5, dtype="float32").dtype == xp.float32
     for _ in range(2):  # a device's name is a key of its own
