@@ -2,15 +2,21 @@
 
 What it covers, and nothing else:
 
-* ``unary(op, plans, x, out)`` / ``binary(op, plans, x1, x2, out)``: the namespace's element-wise entry
+* ``unary(op, plans, x, out, held)`` / ``binary(op, plans, x1, x2, out, held)``: the namespace's element-wise entry
   (numr_array/_elementwise.py). A call whose plan is cached with a ``native`` part (a CPU plan whose kernel
   is a NumPy ufunc: made by the Python path, the one place where calls are validated and promoted) runs
   here: the plan is looked up by the same key, the ufunc runs on the operands' NumPy views, and the result
   Tensor is made here. Everything else (a new signature, a capture, a lost device, an ``out=`` not yet
-  accepted, an operand without a NumPy view, an operand that may be a dead temporary the plan may write
-  the result into, as ``held`` says) returns NotImplemented,
+  accepted, an operand without a NumPy view, an operand that may be a dead temporary whose case C cannot
+  tell) returns NotImplemented,
   and the caller runs the Python path in its own frame (so that operands' reference counts are the Python
   path's), so every error is the Python path's, raised before any kernel runs.
+* ``reduce(plans, x, axis, keepdims, dtype, out)``: sum, prod, max, min and mean of a cached plan
+  (numr_array/_statistical.py), ``asarray(plans, obj, dtype, device, copy)`` of Python scalars and flat
+  lists (numr_array/_creation.py), and matmul through ``binary`` (numr_array/_linear_algebra_functions.py):
+  plans of the Python path, NotImplemented for everything else, as above.
+* Temporary elision of the element-wise call (``elide_target``), with the checks of numr_array._launch
+  (``reusable``, ``from_interpreter``; ``c_stack_check`` is the latter's C-stack check, also used there).
 * ``Ledger``: an allocator's byte accounting (the base class of runtime.Allocator), updated atomically
   under the GIL without a lock, so that a result's accounting costs no Python frame.
 
