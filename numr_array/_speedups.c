@@ -552,7 +552,7 @@ run(PyObject *plan, PyObject *native, PyObject **ins, Py_ssize_t n, PyObject *ou
    another object while it is there; it may outlive its table's clearing at 512 plans (its plan is still
    right then); ``forget`` drops them all. */
 #define MEMO_SIZE 64
-#define KEY_MAX 6
+#define KEY_MAX 7
 typedef struct {
     PyObject *plans;
     PyObject *items[KEY_MAX];
@@ -1168,6 +1168,65 @@ fallback:
 
 #undef P
 
+/* where(plans, condition, x1, x2, out): ``numr_array.where`` of three arrays on one client, for ``out`` None,
+   by a plan of the Python path (numr_array/_searching.py) keyed on (the three dtypes, the three shapes, the
+   client), kept where x1 and x2 have the result's dtype: numpy.where of their NumPy views, whose own result
+   becomes the tensor's buffer (the client's ``where_launch``; the kernel's copies into a result give the
+   same values). A result NumPy lays out otherwise than C order (operands all in another order) is dropped and
+   the call goes to the Python path, as does every other call. */
+enum { W_DTYPE, W_SHAPE, W_STRIDES, W_DEV, W_ALLOCATOR, W_NBYTES, W_WHERE, W_NATIVE, W_BYTE_STRIDES, W_LEN };
+
+static PyObject *str_strides;
+
+static int
+where_plan_ok(PyObject *plan)
+{
+    return PyTuple_CheckExact(plan) && PyTuple_GET_SIZE(plan) == W_LEN &&
+           PyObject_TypeCheck(PyTuple_GET_ITEM(plan, W_ALLOCATOR), &LedgerType);
+}
+
+static PyObject *
+where3(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 5) {
+        PyErr_SetString(PyExc_TypeError, "where(plans, condition, x1, x2, out)");
+        return NULL;
+    }
+    PyObject *c = args[1], *x1 = args[2], *x2 = args[3];
+    if (Tensor_type == NULL || args[4] != Py_None || !Py_IS_TYPE(c, Tensor_type) || !Py_IS_TYPE(x1, Tensor_type) ||
+        !Py_IS_TYPE(x2, Tensor_type) || client_of(x1) != client_of(c) || client_of(x2) != client_of(c) || busy())
+        goto fallback;
+    PyObject *items[7] = {SLOT(c, T_dtype), SLOT(x1, T_dtype), SLOT(x2, T_dtype), SLOT(c, T_shape),
+                          SLOT(x1, T_shape), SLOT(x2, T_shape), client_of(c)};
+    PyObject *plan = cached(args[0], items, 7, where_plan_ok), *views[3] = {NULL, NULL, NULL}, *arr = NULL;
+    if (plan == NULL)
+        goto fallback;
+    for (int i = 0; i < 3; i++)
+        if ((views[i] = view_by(args[1 + i], PyTuple_GET_ITEM(plan, W_NATIVE))) == NULL)
+            goto done;
+    arr = PyObject_Vectorcall(PyTuple_GET_ITEM(plan, W_WHERE), views, 3, NULL);
+    PyObject *st = arr == NULL ? NULL : PyObject_GetAttr(arr, str_strides);
+    int c_order = st == NULL ? -1 : PyObject_RichCompareBool(st, PyTuple_GET_ITEM(plan, W_BYTE_STRIDES), Py_EQ);
+    Py_XDECREF(st);
+    if (c_order != 1)
+        Py_CLEAR(arr);  /* (not C order: NotImplemented below, the Python path) */
+done:
+    for (int i = 0; i < 3; i++)
+        Py_XDECREF(views[i]);
+    PyObject *r = arr == NULL ? NULL :
+        make_result(PyTuple_GET_ITEM(plan, W_DTYPE), PyTuple_GET_ITEM(plan, W_SHAPE), PyTuple_GET_ITEM(plan, W_STRIDES),
+                    PyTuple_GET_ITEM(plan, W_DEV), PyTuple_GET_ITEM(plan, W_ALLOCATOR),
+                    PyTuple_GET_ITEM(plan, W_NBYTES), arr);
+    Py_DECREF(plan);
+    if (r == NULL && !PyErr_Occurred())
+        return Py_NewRef(Py_NotImplemented);
+    return r;
+fallback:
+    if (PyErr_Occurred())
+        return NULL;
+    return Py_NewRef(Py_NotImplemented);
+}
+
 /* concat(arrays, axis, plans, fallback): ``numr_array.concat`` of a cached plan (numr_array/_manipulation.py,
    _concat_plan): the key (axis, client, then each array's dtype and shape) looked up in ``plans``; the plan
    (dtype, shape, strides, device, allocator, nbytes, NumPy dtype, numpy.empty, view maker, per array the
@@ -1368,6 +1427,8 @@ static PyMethodDef module_methods[] = {
      "reduce(plans, x, axis, keepdims, dtype, out): sum, prod, max, min or mean of a cached plan."},
     {"asarray", (PyCFunction)(void (*)(void))asarray, METH_FASTCALL,
      "asarray(plans, obj, dtype, device, copy): asarray of Python scalars (or a flat sequence) by a cached plan."},
+    {"where", (PyCFunction)(void (*)(void))where3, METH_FASTCALL,
+     "where(plans, condition, x1, x2, out): where of three arrays by a cached plan."},
     {"concat", (PyCFunction)(void (*)(void))concat, METH_FASTCALL,
      "concat(arrays, axis, plans, fallback): numr_array.concat of a cached plan."},
     {NULL}
@@ -1395,8 +1456,9 @@ PyInit__speedups(void)
     divide_kwnames = Py_BuildValue("(ss)", "out", "casting");
     str_unsafe = PyUnicode_InternFromString("unsafe");
     str_dtype = PyUnicode_InternFromString("dtype");
+    str_strides = PyUnicode_InternFromString("strides");
     empty_tuple = PyTuple_New(0);
-    if (!divide_kwnames || !str_unsafe || !str_dtype || !empty_tuple)
+    if (!divide_kwnames || !str_unsafe || !str_dtype || !str_strides || !empty_tuple)
         return NULL;
     if (!str_owner || !str_nbytes || !str_deallocate || !str_quiet_context || !out_kwnames || !ledger_untrack || !str_capturing || !str_lost_count || !zero)
         return NULL;

@@ -417,3 +417,31 @@ def test_matmul_plans_and_the_transpose_view():
     np.testing.assert_array_equal(np.asarray(A[1:, 2:].T), a[1:, 2:].T)
     with pytest.raises(ValueError, match="only defined for 2-D arrays"):
         V.T
+
+
+def test_where_plans():
+    rng = np.random.default_rng(0)
+    h = rng.standard_normal((6, 5)).astype(np.float32)
+    H = xp.asarray(h)
+    cases = [(H > 0, H, 0.01 * H), (H[:, :1] > 0, H, H[:1]),  # broadcast operands
+             (H.T > 0, H.T, H.T * 2.0)]  # all transposed: NumPy's result is not C order, the Python path
+    for c, a, b in cases:
+        first = xp.where(c, a, b)
+        again = xp.where(c, a, b)
+        want = np.where(np.asarray(c), np.asarray(a), np.asarray(b))
+        for got in (first, again):
+            g = np.asarray(got)
+            assert got.dtype == xp.float32 and g.flags.c_contiguous and got.strides == (got.shape[1], 1)
+            np.testing.assert_array_equal(g, want)
+    c, b = cases[0][0], cases[0][2]
+    assert not {"check_tensor", "launch"} & set(_python_calls(lambda: xp.where(c, H, b)))
+    for _ in range(2):  # mixed dtypes and scalars: no plan, the Python path
+        assert xp.where(c, H, xp.zeros((6, 5), dtype=xp.float64)).dtype == xp.float64
+        np.testing.assert_array_equal(np.asarray(xp.where(c, H, 0.0)), np.where(h > 0, h, 0))
+    with pytest.raises(TypeError, match="condition must be a bool array"):
+        xp.where(H, H, b)
+    base = xp.memory_stats("cpu")
+    r = xp.where(c, H, b)
+    assert xp.memory_stats("cpu")["bytes_in_use"] == base["bytes_in_use"] + 120
+    del r
+    assert xp.memory_stats("cpu")["bytes_in_use"] == base["bytes_in_use"]

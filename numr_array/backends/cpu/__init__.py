@@ -232,6 +232,12 @@ class CpuClient(Client, HostInterop):
         return (_NP_ERRSTATE, _IGNORE, ufunc.reduce, params["axis"], acc, params["keepdims"],
                 acc is not None and acc != result, divide)
 
+    def where_launch(self):
+        """The eager launch of the where kernel on a condition and two arrays of the result's dtype, as
+        numr_array._speedups runs it: numpy.where, whose own result becomes the tensor (the kernel's copies
+        into a result give its values); None where launches are checked."""
+        return None if CHECK_LAUNCHES else np.where
+
     def host_parts(self) -> tuple:
         """(allocator, view maker, numpy.empty): what numr_array._speedups needs to make a result of this
         client as ``alloc_tensor`` does (outside a capture): a NumPy array, accounted by the allocator."""
