@@ -7,7 +7,9 @@ from typing import Any
 
 import numpy as np
 
+from . import _device
 from . import _dtypes as dt
+from . import runtime as _rt
 from ._device import Device
 from ._data_type_functions import astype
 from ._checks import check_tensor, device_of
@@ -139,9 +141,52 @@ def _unwrap_nested(seq):
     return out
 
 
+# --- asarray of Python data by plans ------------------------------------------------------------------
+# asarray of a Python scalar, or of a flat list or tuple of them, is checked by the Python path below once
+# per (type, dtype argument, device), and kept as a plan where the device's client makes its results on the
+# host (CpuClient.host_parts): numr_array._speedups.asarray then converts a repeated call's value as that
+# path does (numpy.asarray) and makes the tensor over the converted array, in C. A value that converts
+# otherwise (a Python int beyond int64, say) goes back to the Python path and its errors.
+
+_SCALARS = (bool, int, float, complex)
+#: (type of obj, dtype argument, type of device, device) -> the plan _speedups.c reads (see there, ``asarray``)
+_ASARRAY_PLANS: dict = {}
+_PLANS_MAX = 512
+
+if _rt.speedups is not None:
+    _c_asarray = _rt.speedups.asarray
+else:
+    def _c_asarray(plans: dict, obj, dtype, device, copy):
+        return NotImplemented
+
+
+def _asarray_plan(obj, dtype, device, dev: Device, a: np.ndarray, t: Tensor) -> None:
+    """Keep (or extend) the plan of ``asarray(obj, dtype=dtype, device=device)`` (``device``: as given, or
+    ``dev``, the default device, for None), whose Python path converted ``obj`` to the host array ``a`` and
+    made ``t`` on ``dev`` from it unchanged."""
+    parts = getattr(dev._client, "host_parts", None)
+    if (parts is None or _rt.speedups is None or not (dtype is None or type(dtype) is dt.DType)
+            or type(device) not in (Device, str)):
+        return
+    if type(obj) not in _SCALARS and not (type(obj) in (list, tuple) and all(type(v) in _SCALARS for v in obj)):
+        return
+    key = (type(obj), dtype, type(device), device)  # (a Device equals its name: the type tells them apart)
+    plan = _ASARRAY_PLANS.get(key)
+    if plan is None:
+        if len(_ASARRAY_PLANS) >= _PLANS_MAX:
+            _ASARRAY_PLANS.clear()
+        plan = _ASARRAY_PLANS[key] = (dtype, device, dev, parts()[0], np.asarray,
+                                      None if dtype is None else dtype.np, {})
+    plan[-1][a.dtype] = (t._dtype, t._dtype.itemsize)
+
+
 def asarray(obj: Any, /, *, dtype=None, device=None, copy: bool | None = None) -> Tensor:
     """An array from ``obj``: an array, a Python scalar, a nested sequence, or an object with the buffer
     protocol, ``__array__`` or ``__dlpack__``. ``copy=False`` never copies (ValueError where it must)."""
+    r = _c_asarray(_ASARRAY_PLANS, obj, dtype, _device._default if device is None else device, copy)
+    if r is not NotImplemented:
+        return r
+    given = dtype
     dtype = _dtype_arg(dtype, "asarray")
     if copy is not None and type(copy) is not bool:
         raise ValueError(f"asarray: copy must be True, False or None, got {copy!r}")
@@ -168,10 +213,14 @@ def asarray(obj: Any, /, *, dtype=None, device=None, copy: bool | None = None) -
                               or (type(obj) is complex and dtype.kind != "c")):
         raise TypeError(f"asarray: a Python {type(obj).__name__} cannot become a {dtype.name} array")
     a = _host_array(obj, dtype, "asarray")
+    converted = a
     if dtype is None and (_is_python_data(obj) or type(obj) in (float, complex)):
         a = _device_defaults(a, dev, "asarray")
     _check_dtype_on(dev, dtype or dt.from_numpy(a.dtype), "asarray")
-    return from_numpy(a, dev)
+    t = from_numpy(a, dev)
+    if a is converted:
+        _asarray_plan(obj, given, dev if device is None else device, dev, a, t)
+    return t
 
 
 def _from_dlpack_object(obj, dtype: dt.DType | None, device, copy: bool | None) -> Tensor:

@@ -26,7 +26,7 @@ from ._checks import broadcast_shape, broadcast_to_shape, check_out, check_tenso
 from ._data_type_functions import astype
 from ._device import Device
 from ._info import default_dtypes_of
-from ._launch import ELIDE, ELIDE_MIN_BYTES, from_interpreter, launch, result, reusable
+from ._launch import _OPERATOR_OPCODES, ELIDE, ELIDE_MIN_BYTES, from_interpreter, launch, result, reusable
 from ._tensor import Tensor, _size, contiguous_strides
 from .kernels import CHECK_LAUNCHES
 from .kernels import KIND_WORDS as _KIND_WORDS
@@ -157,8 +157,9 @@ def forget_plans() -> None:
 
 def _plan_unary(op: Op, plans: dict, key: tuple, x) -> tuple:
     """(result dtype, shape, strides, params, device, alloc, run, elide, native) of ``op`` on ``x``'s
-    signature; ``elide``: whether the result may go into x, if x is a dead temporary; ``native``: the
-    compiled call's part, None for a plan that may elide (the Python path decides that, by reference counts)."""
+    signature; ``elide``: whether the result may go into x, if x is a dead temporary (the Python path decides
+    that, by reference counts: the compiled call hands it every call whose operand may be one); ``native``:
+    the compiled call's part."""
     dtype = x._dtype
     if dtype.kind not in op.kinds:
         raise _kind_error(op, dtype)
@@ -170,7 +171,7 @@ def _plan_unary(op: Op, plans: dict, key: tuple, x) -> tuple:
     elide = rdtype is dtype and _elides(shape, rdtype)
     return _store(plans, key, (rdtype, shape, contiguous_strides(shape), params, dev, client.alloc_tensor,
                                _bound(client, dev, op, params), elide,
-                               None if elide else _native(client, op, (dtype,), rdtype, shape)))
+                               _native(client, op, (dtype,), rdtype, shape)))
 
 
 def _plan_binary(op: Op, plans: dict, key: tuple, x1, x2) -> tuple:
@@ -202,7 +203,7 @@ def _plan_binary(op: Op, plans: dict, key: tuple, x1, x2) -> tuple:
         elide = (s1 == shape and d1 is rdtype) + 2 * (s2 == shape and d2 is rdtype)
     return _store(plans, key, (rdtype, shape, contiguous_strides(shape), params, dev, client.alloc_tensor,
                                _bound(client, dev, op, params), s1 != shape or s2 != shape, elide,
-                               None if elide else _native(client, op, (d1, d2), rdtype, shape)))
+                               _native(client, op, (d1, d2), rdtype, shape)))
 
 
 def _plan_scalar(op: Op, plans: dict, key: tuple, x, value, reflected: bool) -> tuple:
@@ -219,8 +220,7 @@ def _plan_scalar(op: Op, plans: dict, key: tuple, x, value, reflected: bool) -> 
     elide = rdtype is x._dtype and _elides(shape, rdtype)
     return _store(plans, key, (rdtype, shape, contiguous_strides(shape), params, dev, client.alloc_tensor,
                                _bound(client, dev, op, params), dtype, elide,
-                               None if elide else _native(client, op, dtypes, rdtype, shape,
-                                                          (type(value), dtype, x._dtype))))
+                               _native(client, op, dtypes, rdtype, shape, (type(value), dtype, x._dtype))))
 
 
 def _overflow(op: Op, dtype: dt.DType, value) -> OverflowError:
@@ -324,15 +324,42 @@ def _binary_py(op: Op, plans: dict, x1, x2, out, held: int):
 # The compiled call (``_c_unary``/``_c_binary``) serves a cached plan that has a native part and returns
 # NotImplemented for anything else; each caller then runs the Python path itself, in its own frame, so that
 # an operand's reference count is what _unary_py/_binary_py expect (a C frame in between would hold one more,
-# and for an operator put foreign code on the C stack: then nothing could be elided).
+# and for an operator put foreign code on the C stack: then nothing could be elided). ``held`` is the
+# caller's, as for the Python path: where the plan may elide, an operand held no more than that (and the
+# call's own argument) may be a dead temporary, and the call goes to the Python path, which decides.
+def _calibrate_compiled() -> bool:
+    """Whether the compiled call sees an operand's references as its elision expects (_speedups.c, ``dead``):
+    a temporary held by the caller's chain (``held``) and once more as the call's argument, a named one once
+    more again. Probed through chains shaped as the namespace's (_launch._calibrate probes the Python path's);
+    where they disagree, the compiled call hands every call that may elide to the Python path."""
+    refs = _speedups.refs
+
+    def function(x, /, *, out=None):  # a namespace function calling _c_binary (held 1)
+        return refs(x)
+
+    def operator_function(x, y):  # an operator function (held _OPERATOR)
+        return refs(x)
+
+    class Probe:
+        __slots__ = ()
+
+        def __add__(self, other):  # a Tensor operator method
+            return operator_function(self, other)
+
+    named = Probe()
+    return (function(Probe()) == 2 and function(named) == 3 and Probe() + 1 == _OPERATOR + 1
+            and named + 1 == _OPERATOR + 2)
+
+
 if _speedups is not None:
     _speedups.configure(Tensor, _rt.Buffer, Device, _capture, _rt)
+    _speedups.configure_elision(_OPERATOR_OPCODES, ELIDE and _calibrate_compiled())
     _c_unary, _c_binary = _speedups.unary, _speedups.binary
 else:
-    def _c_unary(op: Op, plans: dict, x, out):
+    def _c_unary(op: Op, plans: dict, x, out, held: int):
         return NotImplemented
 
-    def _c_binary(op: Op, plans: dict, x1, x2, out):
+    def _c_binary(op: Op, plans: dict, x1, x2, out, held: int):
         return NotImplemented
 
 
@@ -397,21 +424,21 @@ def _make(op: Op):
     plans = _plans(op.name)
     if op.arity == 1:
         def f(x, /, *, out=None):
-            r = _c_unary(op, plans, x, out)
+            r = _c_unary(op, plans, x, out, 1)
             return _unary_py(op, plans, x, out, 1) if r is NotImplemented else r
 
         def operator_function(x):
-            r = _c_unary(op, plans, x, None)
+            r = _c_unary(op, plans, x, None, _OPERATOR)
             return _unary_py(op, plans, x, None, _OPERATOR) if r is NotImplemented else r
         params = [inspect.Parameter("x", inspect.Parameter.POSITIONAL_ONLY)]
         doc = f"Element-wise {op.name} of x (accepts {_KIND_WORDS[op.kinds]} dtypes)."
     else:
         def f(x1, x2, /, *, out=None):
-            r = _c_binary(op, plans, x1, x2, out)
+            r = _c_binary(op, plans, x1, x2, out, 1)
             return _binary_py(op, plans, x1, x2, out, 1) if r is NotImplemented else r
 
         def operator_function(x1, x2):
-            r = _c_binary(op, plans, x1, x2, None)
+            r = _c_binary(op, plans, x1, x2, None, _OPERATOR)
             return _binary_py(op, plans, x1, x2, None, _OPERATOR) if r is NotImplemented else r
         params = [inspect.Parameter("x1", inspect.Parameter.POSITIONAL_ONLY),
                   inspect.Parameter("x2", inspect.Parameter.POSITIONAL_ONLY)]
@@ -466,7 +493,7 @@ def divide(x1: Tensor | int | float | complex, x2: Tensor | int | float | comple
         x1, x2 = (int(x) if type(x) is bool
                   else astype(x, dtype) if type(x) is Tensor and x._dtype.kind in _NON_FLOAT else x
                   for x in (x1, x2))
-    r = _c_binary(K.divide, _PLANS_DIVIDE, x1, x2, out)
+    r = _c_binary(K.divide, _PLANS_DIVIDE, x1, x2, out, 1)
     return _binary_py(K.divide, _PLANS_DIVIDE, x1, x2, out, 1) if r is NotImplemented else r
 
 
@@ -474,7 +501,7 @@ def _divide_operator(x1, x2):
     """``/``: divide, its operands' references counted as an operator's (see ``operator_function``)."""
     if getattr(x1, "_dtype", None) in _NON_FLOAT_DTYPES or getattr(x2, "_dtype", None) in _NON_FLOAT_DTYPES:
         return divide(x1, x2)
-    r = _c_binary(K.divide, _PLANS_DIVIDE, x1, x2, None)
+    r = _c_binary(K.divide, _PLANS_DIVIDE, x1, x2, None, _OPERATOR)
     return _binary_py(K.divide, _PLANS_DIVIDE, x1, x2, None, _OPERATOR) if r is NotImplemented else r
 
 
@@ -485,7 +512,7 @@ def _truth(x):
     """A numeric array's truth values (non-zero), as NumPy's logical functions read them."""
     if type(x) is not Tensor or x._dtype not in _NUMERIC_DTYPES:
         return x
-    r = _c_binary(K.not_equal, _PLANS_NOT_EQUAL, x, 0, None)
+    r = _c_binary(K.not_equal, _PLANS_NOT_EQUAL, x, 0, None, 2)
     return _binary_py(K.not_equal, _PLANS_NOT_EQUAL, x, 0, None, 2) if r is NotImplemented else r
 
 
@@ -493,7 +520,7 @@ def logical_and(x1: Tensor | bool, x2: Tensor | bool, /, *, out: Tensor | None =
     """Element-wise logical AND of x1 and x2, broadcast together (either may be a Python bool); numeric
     arrays also count, as their non-zero elements (NumPy)."""
     a, b = _truth(x1), _truth(x2)
-    r = _c_binary(K.logical_and, _PLANS_LOGICAL_AND, a, b, out)
+    r = _c_binary(K.logical_and, _PLANS_LOGICAL_AND, a, b, out, 1)
     return _binary_py(K.logical_and, _PLANS_LOGICAL_AND, a, b, out, 1) if r is NotImplemented else r
 
 
@@ -501,7 +528,7 @@ def logical_or(x1: Tensor | bool, x2: Tensor | bool, /, *, out: Tensor | None = 
     """Element-wise logical OR of x1 and x2, broadcast together (either may be a Python bool); numeric
     arrays also count, as their non-zero elements (NumPy)."""
     a, b = _truth(x1), _truth(x2)
-    r = _c_binary(K.logical_or, _PLANS_LOGICAL_OR, a, b, out)
+    r = _c_binary(K.logical_or, _PLANS_LOGICAL_OR, a, b, out, 1)
     return _binary_py(K.logical_or, _PLANS_LOGICAL_OR, a, b, out, 1) if r is NotImplemented else r
 
 
@@ -509,14 +536,14 @@ def logical_xor(x1: Tensor | bool, x2: Tensor | bool, /, *, out: Tensor | None =
     """Element-wise logical XOR of x1 and x2, broadcast together (either may be a Python bool); numeric
     arrays also count, as their non-zero elements (NumPy)."""
     a, b = _truth(x1), _truth(x2)
-    r = _c_binary(K.logical_xor, _PLANS_LOGICAL_XOR, a, b, out)
+    r = _c_binary(K.logical_xor, _PLANS_LOGICAL_XOR, a, b, out, 1)
     return _binary_py(K.logical_xor, _PLANS_LOGICAL_XOR, a, b, out, 1) if r is NotImplemented else r
 
 
 def logical_not(x: Tensor, /, *, out: Tensor | None = None) -> Tensor:
     """Element-wise logical NOT of x; a numeric array counts as its non-zero elements (NumPy)."""
     a = _truth(x)
-    r = _c_unary(K.logical_not, _PLANS_LOGICAL_NOT, a, out)
+    r = _c_unary(K.logical_not, _PLANS_LOGICAL_NOT, a, out, 1)
     return _unary_py(K.logical_not, _PLANS_LOGICAL_NOT, a, out, 1) if r is NotImplemented else r
 
 
@@ -527,7 +554,7 @@ def round(x: Tensor, /, decimals: int = 0, *, out: Tensor | None = None) -> Tens
     2.67)."""
     decimals = operator.index(decimals)
     if decimals == 0 or (type(x) is Tensor and x._dtype.kind in dt.INTEGER_KINDS and decimals > 0):
-        r = _c_unary(K.round, _PLANS_ROUND, x, out)
+        r = _c_unary(K.round, _PLANS_ROUND, x, out, 1)
         return _unary_py(K.round, _PLANS_ROUND, x, out, 1) if r is NotImplemented else r
     check_tensor(x, "round")
     if x._dtype.kind in dt.INTEGER_KINDS:

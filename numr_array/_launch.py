@@ -157,7 +157,9 @@ def _c_stack_check():
     return check
 
 
-_C_STACK = _c_stack_check()
+# the compiled form where built (numr_array/_speedups.c: a tenth of the ctypes form's cost, which an operator
+# on an array large enough to be elided pays per call), else the ctypes form
+_C_STACK = getattr(_rt.speedups, "c_stack_check", None) or _c_stack_check()
 
 
 def _calibrate() -> bool:

@@ -8,6 +8,7 @@ from typing import Sequence
 
 from . import _dtypes as dt
 from ._checks import broadcast_shape, broadcast_to_shape, check_axis, check_same_device, check_tensor, promote_on
+from ._elementwise import _c_binary, _native, _plans, _store
 from ._launch import launch, new_tensor, result
 from ._manipulation import permute_dims
 from ._tensor import Tensor
@@ -40,8 +41,17 @@ def negative_axis(axis, ndim: int, func: str) -> int:
     return axis
 
 
+#: matmul's plans, in the layout of an element-wise plan of two arrays (_elementwise._plan_binary), the
+#: parts numr_array._speedups.binary reads: a repeated call of a signature whose operands have the result's
+#: dtype runs in C as the kernel's gufunc (CpuClient.ufunc_launch); every other call takes the Python path
+_PLANS_MATMUL = _plans("linalg:matmul")
+
+
 def matmul(x1, x2, /, *, out=None) -> Tensor:
     """Matrix product with NumPy's rules for 1-D operands and broadcast batch dimensions."""
+    r = _c_binary(K.matmul, _PLANS_MATMUL, x1, x2, out, 1)
+    if r is not NotImplemented:
+        return r
     check_tensor(x1, "matmul", "x1")
     check_tensor(x2, "matmul", "x2")
     dev = check_same_device("matmul", x1, x2)
@@ -60,6 +70,11 @@ def matmul(x1, x2, /, *, out=None) -> Tensor:
     shape = batch + (s1[-2:-1] if len(s1) > 1 else ()) + (s2[-1:] if len(s2) > 1 else ())
     o = result(out, shape, dtype, dev, "matmul")
     launch(dev, K.matmul, (x1, x2), (o,))
+    if out is None and x1._dtype is dtype and x2._dtype is dtype:
+        native = _native(dev._client, K.matmul, (dtype, dtype), dtype, shape)
+        if native is not None:  # (no elision: elide 0; the entries only the Python path reads: None)
+            _store(_PLANS_MATMUL, (dtype, dtype, s1, s2, dev._client, dev._client),
+                   (dtype, shape, o._strides, None, dev, None, None, False, 0, native))
     return o
 
 

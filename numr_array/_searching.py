@@ -6,11 +6,13 @@ import numpy as np
 
 from . import _capture
 from . import _dtypes as dt
+from . import runtime as _rt
 from ._device import Device
 from ._checks import broadcast_shape, broadcast_to_shape, check_tensor, promote_on
 from ._launch import launch, new_tensor, result
 from ._transfer import to_numpy
 from ._statistical import REAL_NUMERIC_KINDS, check_kind, index_dtype, reduction, reduction_args
+from ._elementwise import _plans, _store
 from ._tensor import Tensor
 from .kernels import K, Kernel
 
@@ -113,9 +115,22 @@ def searchsorted(x1, x2, /, *, side: str = "left", sorter=None, out=None) -> Ten
     return o
 
 
+if _rt.speedups is not None:
+    _c_where = _rt.speedups.where
+else:
+    def _c_where(plans: dict, condition, x1, x2, out):
+        return NotImplemented
+
+#: where's plans of three arrays (see _speedups.c, ``where``): kept by the Python path below
+_PLANS_WHERE = _plans("search:where")
+
+
 def where(condition, x1=None, x2=None, /, *, out=None) -> Tensor | tuple[Tensor, ...]:
     """Elements of x1 where condition is true, else of x2; x1 or x2 may be Python (or NumPy) scalars. With the
     condition alone, NumPy's ``where(condition)``, which is :func:`nonzero` (the indices where it is true)."""
+    r = _c_where(_PLANS_WHERE, condition, x1, x2, out)
+    if r is not NotImplemented:
+        return r
     if x1 is None or x2 is None:
         if x1 is None and x2 is None and out is None:
             return nonzero(condition)
@@ -144,4 +159,12 @@ def where(condition, x1=None, x2=None, /, *, out=None) -> Tensor | tuple[Tensor,
     ins = [broadcast_to_shape(v, shape) if type(v) is Tensor else v for v in [condition] + values]
     o = result(out, shape, dtype, dev, "where")
     launch(dev, K.where, ins, (o,))
+    if out is None and len(arrays) == 2 and x1._dtype is dtype and x2._dtype is dtype:
+        launch_of = getattr(dev._client, "where_launch", None)
+        fn = launch_of() if launch_of is not None else None
+        if fn is not None:
+            allocator, native, _ = dev._client.host_parts()
+            _store(_PLANS_WHERE, (condition._dtype, dtype, dtype, condition._shape, x1._shape, x2._shape, dev._client),
+                   (dtype, shape, o._strides, dev, allocator, dtype.itemsize * o.size, fn, native,
+                    tuple(s * dtype.itemsize for s in o._strides)))
     return o

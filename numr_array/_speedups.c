@@ -2,14 +2,21 @@
 
 What it covers, and nothing else:
 
-* ``unary(op, plans, x, out)`` / ``binary(op, plans, x1, x2, out)``: the namespace's element-wise entry
+* ``unary(op, plans, x, out, held)`` / ``binary(op, plans, x1, x2, out, held)``: the namespace's element-wise entry
   (numr_array/_elementwise.py). A call whose plan is cached with a ``native`` part (a CPU plan whose kernel
   is a NumPy ufunc: made by the Python path, the one place where calls are validated and promoted) runs
   here: the plan is looked up by the same key, the ufunc runs on the operands' NumPy views, and the result
   Tensor is made here. Everything else (a new signature, a capture, a lost device, an ``out=`` not yet
-  accepted, an operand without a NumPy view, a plan that may reuse a dead temporary) returns NotImplemented,
+  accepted, an operand without a NumPy view, an operand that may be a dead temporary whose case C cannot
+  tell) returns NotImplemented,
   and the caller runs the Python path in its own frame (so that operands' reference counts are the Python
   path's), so every error is the Python path's, raised before any kernel runs.
+* ``reduce(plans, x, axis, keepdims, dtype, out)``: sum, prod, max, min and mean of a cached plan
+  (numr_array/_statistical.py), ``asarray(plans, obj, dtype, device, copy)`` of Python scalars and flat
+  lists (numr_array/_creation.py), and matmul through ``binary`` (numr_array/_linear_algebra_functions.py):
+  plans of the Python path, NotImplemented for everything else, as above.
+* Temporary elision of the element-wise call (``elide_target``), with the checks of numr_array._launch
+  (``reusable``, ``from_interpreter``; ``c_stack_check`` is the latter's C-stack check, also used there).
 * ``Ledger``: an allocator's byte accounting (the base class of runtime.Allocator), updated atomically
   under the GIL without a lock, so that a result's accounting costs no Python frame.
 
@@ -192,6 +199,99 @@ static PyTypeObject BufferBaseType = {
     .tp_finalize = BufferBase_finalize,
 };
 
+/* c_stack_check(): whether the C stack, from the evaluation loop running the caller's Python frames to the
+   next evaluation loop out, runs only in the interpreter's own library: numr_array._launch.from_interpreter's
+   check (the caller's operator was applied by the interpreter, not by C code holding a borrowed reference),
+   as NumPy's check_callers makes it, with glibc's backtrace and dladdr. Where those or the evaluation loop's
+   symbol cannot be found, the module has no c_stack_check (and _launch its ctypes form, which finds the
+   same). A return address's object and whether it is in the loop are looked up once (dladdr scans a symbol
+   table), in a table of the addresses met. */
+#if defined(__GLIBC__)
+#include <dlfcn.h>
+#include <execinfo.h>
+#define HAVE_C_STACK_CHECK 1
+
+static void *eval_loop, *libpython;
+#define KNOWN_SIZE 1024  /* (a power of two) */
+static struct { void *address; void *base; int loop; } known[KNOWN_SIZE];
+
+/* 1 when ``address`` is found (its object's base in *base, whether it is in the loop in *loop), 0 if not */
+static int
+where(void *address, void **base, int *loop)
+{
+    size_t h = ((uintptr_t)address >> 2) & (KNOWN_SIZE - 1);
+    for (size_t i = 0; i < 8; i++) {
+        size_t k = (h + i) & (KNOWN_SIZE - 1);
+        if (known[k].address == address) {
+            *base = known[k].base;
+            *loop = known[k].loop;
+            return 1;
+        }
+        if (known[k].address == NULL)
+            break;
+    }
+    Dl_info info;
+    if (!dladdr(address, &info))
+        return 0;
+    *base = info.dli_fbase;
+    *loop = info.dli_saddr == eval_loop;
+    for (size_t i = 0; i < 8; i++) {  /* (a full neighbourhood keeps nothing: found again next time) */
+        size_t k = (h + i) & (KNOWN_SIZE - 1);
+        if (known[k].address == NULL) {
+            known[k].address = address, known[k].base = *base, known[k].loop = *loop;
+            break;
+        }
+    }
+    return 1;
+}
+
+static int
+stack_ok(void)
+{
+    void *frames[32];  /* (the user's frame lies within about 12 C frames when only the interpreter is between) */
+    int n = backtrace(frames, 32), loops = 0;
+    for (int i = 0; i < n; i++) {
+        void *base;
+        int loop;
+        if (!where(frames[i], &base, &loop))
+            return 0;
+        if (loop) {
+            if (++loops == 2)  /* the user's frame, reached through the interpreter's code alone */
+                return 1;
+        }
+        else if (loops == 1 && base != libpython)
+            return 0;  /* foreign C code between the user's operator and ours */
+    }
+    return 0;
+}
+
+static PyObject *
+c_stack_check(PyObject *module, PyObject *Py_UNUSED(ignored))
+{
+    return PyBool_FromLong(stack_ok());
+}
+
+/* whether the evaluation loop is found by dladdr as itself (so that c_stack_check can tell it) */
+static int
+c_stack_check_works(void)
+{
+    Dl_info info;
+    eval_loop = (void *)&_PyEval_EvalFrameDefault;
+    if (!dladdr(eval_loop, &info) || info.dli_saddr != eval_loop) {
+        eval_loop = NULL;  /* (then no operator's operand is elided here: the Python path decides) */
+        return 0;
+    }
+    libpython = info.dli_fbase;
+    void *frames[4];
+    backtrace(frames, 4);  /* (the first backtrace loads the unwinder) */
+    return 1;
+}
+
+static PyMethodDef c_stack_check_def = {"c_stack_check", c_stack_check, METH_NOARGS,
+                                        "c_stack_check(): whether only the interpreter's own code lies between "
+                                        "the caller's evaluation loop and the next one out."};
+#endif
+
 /* --- the element-wise call ------------------------------------------------------------------------- */
 
 /* set by configure(): the types and slot offsets of the objects a call reads and makes */
@@ -281,12 +381,18 @@ is_scalar(PyObject *v)
 
 /* the NumPy view of tensor ``t`` (a new reference), made by the plan's view maker when ``t`` has none yet */
 static PyObject *
-view_of(PyObject *t, PyObject *native)
+view_by(PyObject *t, PyObject *maker)
 {
     PyObject *v = SLOT(t, T_view);
     if (v != NULL && v != Py_None)
         return Py_NewRef(v);
-    return PyObject_CallOneArg(PyTuple_GET_ITEM(native, N_NATIVE), t);
+    return PyObject_CallOneArg(maker, t);
+}
+
+static PyObject *
+view_of(PyObject *t, PyObject *native)
+{
+    return view_by(t, PyTuple_GET_ITEM(native, N_NATIVE));
 }
 
 /* A new Tensor over the fresh C-contiguous NumPy array ``arr``: the allocator's Buffer of it (``nbytes``
@@ -369,6 +475,20 @@ quiet_context(PyObject *errvar, PyObject *quiet)
     return ctx;  /* (the thread's dict holds it) */
 }
 
+/* Enter the calling thread's quiet context ``*ctx``: 1 when entered (leave it with PyContext_Exit), 0 when
+   the call runs inside it already (a ufunc calling back into numr: quiet already), -1 on an error. */
+static int
+enter_quiet(PyObject *errvar, PyObject *quiet, PyObject **ctx)
+{
+    *ctx = quiet_context(errvar, quiet);
+    if (*ctx != NULL && PyContext_Enter(*ctx) == 0)
+        return 1;
+    if (*ctx == NULL || !PyErr_ExceptionMatches(PyExc_RuntimeError))
+        return -1;
+    PyErr_Clear();
+    return 0;
+}
+
 /* Run the plan's ufunc on ``ins`` (NumPy views or scalars) into ``out`` (a Tensor whose signature the
    plan accepted) or a new result: the call itself, in the thread's quiet context, so that NumPy's
    floating-point warnings are off for its duration (as CuPy and WebGPU kernels, CPU kernels give inf/NaN
@@ -395,15 +515,12 @@ run(PyObject *plan, PyObject *native, PyObject **ins, Py_ssize_t n, PyObject *ou
             return NULL;
         args[n] = arr;
     }
-    PyObject *ctx = quiet_context(PyTuple_GET_ITEM(native, N_ERRVAR), PyTuple_GET_ITEM(native, N_QUIET));
-    int entered = ctx != NULL && PyContext_Enter(ctx) == 0;
-    if (!entered) {
-        if (ctx == NULL || !PyErr_ExceptionMatches(PyExc_RuntimeError)) {
-            Py_XDECREF(ov);
-            Py_XDECREF(arr);
-            return NULL;
-        }
-        PyErr_Clear();  /* already entered: quiet already */
+    PyObject *ctx;
+    int entered = enter_quiet(PyTuple_GET_ITEM(native, N_ERRVAR), PyTuple_GET_ITEM(native, N_QUIET), &ctx);
+    if (entered < 0) {
+        Py_XDECREF(ov);
+        Py_XDECREF(arr);
+        return NULL;
     }
     /* out= by keyword (a third positional argument of maximum and minimum is deprecated in NumPy) */
     PyObject *r = PyObject_Vectorcall(ufunc, args, n, out != Py_None || !fresh_ok ? out_kwnames : NULL);
@@ -435,7 +552,7 @@ run(PyObject *plan, PyObject *native, PyObject **ins, Py_ssize_t n, PyObject *ou
    another object while it is there; it may outlive its table's clearing at 512 plans (its plan is still
    right then); ``forget`` drops them all. */
 #define MEMO_SIZE 64
-#define KEY_MAX 6
+#define KEY_MAX 7
 typedef struct {
     PyObject *plans;
     PyObject *items[KEY_MAX];
@@ -475,10 +592,22 @@ forget(PyObject *module, PyObject *Py_UNUSED(ignored))
     Py_RETURN_NONE;
 }
 
-/* The plan of the key made of ``items`` in ``plans`` (a new reference) and its native part (borrowed from
-   it), or NULL (no error set) when the call is for the Python path. */
+/* whether ``plan`` is an element-wise plan with a native part (a CPU client's, never lost) */
+static int
+elementwise_plan_ok(PyObject *plan)
+{
+    if (!PyTuple_CheckExact(plan) || PyTuple_GET_SIZE(plan) < 6)
+        return 0;
+    PyObject *nat = PyTuple_GET_ITEM(plan, PyTuple_GET_SIZE(plan) - 1);
+    return PyTuple_CheckExact(nat) && PyTuple_GET_SIZE(nat) == N_LEN &&
+           PyObject_TypeCheck(PyTuple_GET_ITEM(nat, N_ALLOCATOR), &LedgerType) &&
+           PyContextVar_CheckExact(PyTuple_GET_ITEM(nat, N_ERRVAR));
+}
+
+/* The plan of the key made of ``items`` in ``plans`` (a new reference), or NULL (no error set) when the
+   call is for the Python path: none is cached, or ``ok`` says it is not one this module runs. */
 static PyObject *
-cached(PyObject *plans, PyObject *const *items, Py_ssize_t n, PyObject **native)
+cached(PyObject *plans, PyObject *const *items, Py_ssize_t n, int (*ok)(PyObject *))
 {
     Memo *m = &memo[((uintptr_t)plans >> 4) % MEMO_SIZE];
     PyObject *plan = NULL;
@@ -503,20 +632,20 @@ cached(PyObject *plans, PyObject *const *items, Py_ssize_t n, PyObject **native)
             PyErr_Clear();
             return NULL;
         }
-        if (!PyTuple_CheckExact(plan) || PyTuple_GET_SIZE(plan) < 6)
+        if (!ok(plan))  /* only plans this module runs are kept here */
             return NULL;
-        PyObject *nat = PyTuple_GET_ITEM(plan, PyTuple_GET_SIZE(plan) - 1);
-        if (!PyTuple_CheckExact(nat) || PyTuple_GET_SIZE(nat) != N_LEN ||
-            !PyObject_TypeCheck(PyTuple_GET_ITEM(nat, N_ALLOCATOR), &LedgerType) ||
-            !PyContextVar_CheckExact(PyTuple_GET_ITEM(nat, N_ERRVAR)))
-            return NULL;
-        /* only plans with a native part (a CPU client's, never lost) are kept here */
         Py_INCREF(plan);
         memo_store(m, plans, items, n, plan);
         Py_DECREF(plan);  /* (the table and the memo hold it) */
     }
-    *native = PyTuple_GET_ITEM(plan, PyTuple_GET_SIZE(plan) - 1);
     return Py_NewRef(plan);  /* (held for the call: code it runs may empty the table and the memo) */
+}
+
+/* an element-wise plan's native part (borrowed from it) */
+static inline PyObject *
+native_of(PyObject *plan)
+{
+    return PyTuple_GET_ITEM(plan, PyTuple_GET_SIZE(plan) - 1);
 }
 
 /* 1 when ``out`` is None or a tensor whose signature the Python path accepted for this plan */
@@ -565,6 +694,179 @@ fresh_ok(PyObject *plan, PyObject *const *tensors, Py_ssize_t n)
     return 1;
 }
 
+/* Whether the result of an element-wise ``plan`` may go into one of its array operands ``x1``, ``x2`` (NULL
+   for a scalar operand, or the one operand of a unary plan), as the Python path decides: the plan's
+   ``elide`` (its entry before the native part: a bool, or for two arrays 1 for x1, 2 for x2, 3 for either,
+   and for an array and a scalar that array) allows it, and the operand is held no more than ``held`` times
+   by the caller's frames and once as this call's argument. An operand held more is reachable elsewhere:
+   never reused, the result is a new array, here as there. */
+static int
+may_elide(PyObject *plan, PyObject *x1, PyObject *x2, PyObject *held)
+{
+    PyObject *e = PyTuple_GET_ITEM(plan, PyTuple_GET_SIZE(plan) - 2);
+    if (e == Py_False || e == zero)
+        return 0;
+    long which = PyLong_AsLong(e), h = PyLong_AsLong(held);
+    if ((which == -1 || h == -1) && PyErr_Occurred()) {
+        PyErr_Clear();
+        return 1;
+    }
+    if (x1 == NULL || x2 == NULL)  /* one array operand: any elide value is about it */
+        which = 3;
+    return ((which & 1) && x1 != NULL && Py_REFCNT(x1) <= h + 1) ||
+           ((which & 2) && x2 != NULL && Py_REFCNT(x2) <= h + 1);
+}
+
+/* Temporary elision in C (numr_array._launch.reusable and from_interpreter, the Python path's checks, made
+   alike): set by configure_elision once the interpreter's reference counts are found to be as expected for
+   this call's own frames (_elementwise._calibrate_compiled), with the opcodes of the operator instructions. */
+static int elision_calibrated;
+static unsigned char operator_opcode[256];
+#define OPERATOR_HELD 3  /* an operator's chain: the interpreter's stack slot, the method's frame, the operator function's */
+
+static PyObject *
+configure_elision(PyObject *module, PyObject *args)
+{
+    PyObject *opcodes;
+    int calibrated;
+    if (!PyArg_ParseTuple(args, "Op:configure_elision", &opcodes, &calibrated))
+        return NULL;
+    PyObject *it = PyObject_GetIter(opcodes), *item;
+    if (it == NULL)
+        return NULL;
+    memset(operator_opcode, 0, sizeof operator_opcode);
+    while ((item = PyIter_Next(it)) != NULL) {
+        long op = PyLong_AsLong(item);
+        Py_DECREF(item);
+        if (op >= 0 && op < 256)
+            operator_opcode[op] = 1;
+    }
+    Py_DECREF(it);
+    if (PyErr_Occurred())
+        return NULL;
+    elision_calibrated = calibrated;
+    Py_RETURN_NONE;
+}
+
+/* refs(x): x's reference count, as the compiled call sees an argument's (for the calibration) */
+static PyObject *
+refs(PyObject *module, PyObject *x)
+{
+    return PyLong_FromSsize_t(Py_REFCNT(x));
+}
+
+/* from_interpreter of the Python path for the calling operator function: whether the user's frame (two
+   frames above it: the Tensor method's, then the user's) is executing an operator instruction, and only the
+   interpreter's own code lies on the C stack between; -1 where that cannot be told here. */
+static int
+c_from_interpreter(void)
+{
+#ifdef HAVE_C_STACK_CHECK
+    if (eval_loop == NULL)
+        return -1;
+    PyFrameObject *f = PyEval_GetFrame();  /* (borrowed) the operator function's frame */
+    PyFrameObject *method = f == NULL ? NULL : PyFrame_GetBack(f);
+    PyFrameObject *user = method == NULL ? NULL : PyFrame_GetBack(method);
+    Py_XDECREF(method);
+    if (user == NULL)
+        return 0;
+    PyCodeObject *code = PyFrame_GetCode(user);
+    int lasti = PyFrame_GetLasti(user);
+    Py_DECREF(user);
+    PyObject *co = PyCode_GetCode(code);
+    Py_DECREF(code);
+    if (co == NULL) {
+        PyErr_Clear();
+        return -1;
+    }
+    int op = lasti >= 0 && lasti < PyBytes_GET_SIZE(co) ? (unsigned char)PyBytes_AS_STRING(co)[lasti] : -1;
+    Py_DECREF(co);
+    return op >= 0 && operator_opcode[op] && stack_ok();
+#else
+    return -1;
+#endif
+}
+
+/* Whether the operand ``x`` (of the result's dtype and shape: the plan's elide flag says so) is a dead
+   temporary the result may be written into: 1, 0, or -1 where the Python path must decide. As
+   _launch.reusable: held only by the caller's chain (``held``) and this call's argument; the only tensor of
+   its Buffer, an allocator's, never exported, and covering all of it (offset 0, the plan's contiguous
+   strides, the result's bytes); for an operator, applied by the interpreter itself. */
+static int
+dead(PyObject *plan, PyObject *native, PyObject *x, long held)
+{
+    if (!elision_calibrated || B_exported < 0)
+        return -1;
+    if (Py_REFCNT(x) != held + 1)
+        return 0;
+    PyObject *buf = SLOT(x, T_buf), *off = SLOT(x, T_offset), *st = SLOT(x, T_strides);
+    if (!Py_IS_TYPE(buf, Buffer_type) || Py_REFCNT(buf) != 1 || SLOT(buf, B_owner) == NULL ||
+        SLOT(buf, B_owner) == Py_None || SLOT(buf, B_exported) != Py_False)
+        return 0;
+    if (off != zero && (!PyLong_CheckExact(off) || PyLong_AsSsize_t(off) != 0))
+        return 0;
+    int same = PyObject_RichCompareBool(SLOT(buf, B_nbytes), PyTuple_GET_ITEM(native, N_NBYTES), Py_EQ);
+    if (same == 1 && st != PyTuple_GET_ITEM(plan, 2))
+        same = PyObject_RichCompareBool(st, PyTuple_GET_ITEM(plan, 2), Py_EQ);
+    if (same != 1) {
+        PyErr_Clear();
+        return same < 0 ? -1 : 0;
+    }
+    return held == OPERATOR_HELD ? c_from_interpreter() : 1;
+}
+
+/* The operand the result goes into (borrowed), NULL for a new result, or (PyObject *)-1 where the Python
+   path must decide; the operands in the Python path's order (x1 first), NULL for a scalar operand. */
+static PyObject *
+elide_target(PyObject *plan, PyObject *native, PyObject *x1, PyObject *x2, PyObject *held_obj)
+{
+    if (!may_elide(plan, x1, x2, held_obj))
+        return NULL;
+    PyObject *e = PyTuple_GET_ITEM(plan, PyTuple_GET_SIZE(plan) - 2);
+    long which = (x1 == NULL || x2 == NULL) ? 3 : PyLong_AsLong(e), held = PyLong_AsLong(held_obj);
+    PyObject *xs[2] = {x1, x2};
+    for (int i = 0; i < 2; i++) {
+        if (!(which & (1 << i)) || xs[i] == NULL)
+            continue;
+        int d = dead(plan, native, xs[i], held);
+        if (d != 0)
+            return d > 0 ? xs[i] : (PyObject *)-1;
+    }
+    return NULL;
+}
+
+/* Run the plan's ufunc on ``ins`` into the dead temporary ``target`` and return the result: a new tensor
+   over target's buffer (as the Python path's ``Tensor(x._buf, ..., x._view)``), no new buffer. */
+static PyObject *
+run_into(PyObject *plan, PyObject *native, PyObject **ins, Py_ssize_t n, PyObject *target)
+{
+    PyObject *args[4], *ctx;
+    PyObject *ov = view_of(target, native);
+    if (ov == NULL)
+        return NULL;
+    for (Py_ssize_t i = 0; i < n; i++)
+        args[i] = ins[i];
+    args[n] = ov;
+    int entered = enter_quiet(PyTuple_GET_ITEM(native, N_ERRVAR), PyTuple_GET_ITEM(native, N_QUIET), &ctx);
+    PyObject *r = entered < 0 ? NULL : PyObject_Vectorcall(PyTuple_GET_ITEM(native, N_UFUNC), args, n, out_kwnames);
+    if (entered == 1 && PyContext_Exit(ctx) < 0)
+        Py_CLEAR(r);
+    PyObject *t = r == NULL ? NULL : Tensor_type->tp_alloc(Tensor_type, 0);
+    Py_XDECREF(r);
+    if (t == NULL) {
+        Py_DECREF(ov);
+        return NULL;
+    }
+    SLOT(t, T_buf) = Py_NewRef(SLOT(target, T_buf));
+    SLOT(t, T_dtype) = Py_NewRef(PyTuple_GET_ITEM(plan, 0));
+    SLOT(t, T_shape) = Py_NewRef(PyTuple_GET_ITEM(plan, 1));
+    SLOT(t, T_strides) = Py_NewRef(PyTuple_GET_ITEM(plan, 2));
+    SLOT(t, T_offset) = Py_NewRef(zero);
+    SLOT(t, T_dev) = Py_NewRef(PyTuple_GET_ITEM(plan, 4));
+    SLOT(t, T_view) = ov;
+    return t;
+}
+
 static PyObject *
 client_of(PyObject *t)
 {
@@ -574,25 +876,28 @@ client_of(PyObject *t)
 static PyObject *
 unary(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (nargs != 4) {
-        PyErr_SetString(PyExc_TypeError, "unary(op, plans, x, out)");
+    if (nargs != 5) {
+        PyErr_SetString(PyExc_TypeError, "unary(op, plans, x, out, held)");
         return NULL;
     }
     PyObject *x = args[2], *out = args[3], *native = NULL, *plan;
     if (Tensor_type == NULL || !Py_IS_TYPE(x, Tensor_type) || busy())
         goto fallback;
     PyObject *items[3] = {SLOT(x, T_dtype), SLOT(x, T_shape), client_of(x)};
-    plan = cached(args[1], items, 3, &native);
+    plan = cached(args[1], items, 3, elementwise_plan_ok);
     if (plan == NULL)
         goto fallback;
-    if (!out_accepted(out, native)) {
+    native = native_of(plan);
+    PyObject *target = out == Py_None ? elide_target(plan, native, x, NULL, args[4]) : NULL;
+    if (!out_accepted(out, native) || target == (PyObject *)-1) {
         Py_DECREF(plan);
         goto fallback;
     }
     PyObject *r = NULL, *v = view_of(x, native);
     if (v != NULL) {
         PyObject *tensors[1] = {x};
-        r = run(plan, native, &v, 1, out, fresh_ok(plan, tensors, 1));
+        r = target != NULL ? run_into(plan, native, &v, 1, target)
+                           : run(plan, native, &v, 1, out, fresh_ok(plan, tensors, 1));
         Py_DECREF(v);
     }
     Py_DECREF(plan);
@@ -606,8 +911,8 @@ fallback:
 static PyObject *
 binary(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (nargs != 5) {
-        PyErr_SetString(PyExc_TypeError, "binary(op, plans, x1, x2, out)");
+    if (nargs != 6) {
+        PyErr_SetString(PyExc_TypeError, "binary(op, plans, x1, x2, out, held)");
         return NULL;
     }
     PyObject *x1 = args[2], *x2 = args[3], *out = args[4], *native = NULL, *plan;
@@ -639,10 +944,13 @@ binary(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     }
     else
         goto fallback;
-    plan = cached(args[1], items, n, &native);
+    plan = cached(args[1], items, n, elementwise_plan_ok);
     if (plan == NULL)
         goto fallback;
-    if (!out_accepted(out, native)) {
+    native = native_of(plan);
+    PyObject *target = out != Py_None ? NULL :
+        elide_target(plan, native, scalar == 0 ? NULL : x1, scalar == 1 ? NULL : x2, args[5]);
+    if (!out_accepted(out, native) || target == (PyObject *)-1) {
         Py_DECREF(plan);
         goto fallback;
     }
@@ -670,7 +978,8 @@ binary(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
             }
         }
     }
-    PyObject *r = run(plan, native, ins, 2, out, fresh_ok(plan, tensors, 2));
+    PyObject *r = target != NULL ? run_into(plan, native, ins, 2, target)
+                                 : run(plan, native, ins, 2, out, fresh_ok(plan, tensors, 2));
     Py_DECREF(ins[0]);
     Py_DECREF(ins[1]);
     Py_DECREF(plan);
@@ -679,6 +988,243 @@ fallback:
     if (PyErr_Occurred())
         return NULL;
     return Py_NewRef(Py_NotImplemented);  /* the caller runs the Python path (_binary_py) */
+}
+
+/* reduce(plans, x, axis, keepdims, dtype, out): ``sum``, ``prod``, ``max``, ``min`` or ``mean`` of a cached
+   plan (numr_array/_statistical.py, _reduce_plan), for ``dtype`` and ``out`` None, ``keepdims`` a bool and
+   ``axis`` None, an int or a tuple of ints (exact types: a key of True would find the plan of axis 1). The key
+   (x's dtype, shape and client, axis, keepdims) is the Python path's, which keeps a plan only for a call it
+   validated and ran; the plan (below) is the result's dtype, shape, strides and device, how to make it
+   (allocator, bytes, NumPy dtype, numpy.empty, view maker), NumPy's error state, and the kernel as the CPU
+   client describes it (CpuClient.reduce_launch): ``reduce(view, axes, acc, out, keepdims)`` of a ufunc,
+   where ``wide`` says the result is computed in ``acc`` and then assigned (rounded once) to the result, and
+   ``divide``, None or (true_divide, count) of a mean, divides the sum in place as numpy.mean does. Anything
+   else returns NotImplemented, and the caller runs the Python path. */
+enum { R_DTYPE, R_SHAPE, R_STRIDES, R_DEV, R_ALLOCATOR, R_NBYTES, R_NPDTYPE, R_EMPTY, R_NATIVE, R_ERRVAR, R_QUIET,
+       R_REDUCE, R_AXES, R_ACC, R_KEEPDIMS, R_WIDE, R_DIVIDE, R_LEN };
+
+static PyObject *divide_kwnames;  /* ("out", "casting") */
+static PyObject *str_unsafe;
+
+static int
+reduce_plan_ok(PyObject *plan)
+{
+    return PyTuple_CheckExact(plan) && PyTuple_GET_SIZE(plan) == R_LEN &&
+           PyObject_TypeCheck(PyTuple_GET_ITEM(plan, R_ALLOCATOR), &LedgerType) &&
+           PyContextVar_CheckExact(PyTuple_GET_ITEM(plan, R_ERRVAR));
+}
+
+static int
+axis_keyable(PyObject *axis)
+{
+    if (axis == Py_None || PyLong_CheckExact(axis))
+        return 1;
+    if (!PyTuple_CheckExact(axis))
+        return 0;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(axis); i++)
+        if (!PyLong_CheckExact(PyTuple_GET_ITEM(axis, i)))
+            return 0;
+    return 1;
+}
+
+#define P(i) PyTuple_GET_ITEM(plan, i)
+
+static PyObject *
+run_reduce(PyObject *plan, PyObject *x)
+{
+    PyObject *v = view_by(x, P(R_NATIVE)), *r = NULL, *ctx;
+    if (v == NULL)
+        return NULL;
+    PyObject *eargs[2] = {P(R_SHAPE), P(R_NPDTYPE)};
+    PyObject *arr = PyObject_Vectorcall(P(R_EMPTY), eargs, 2, NULL);
+    int entered = arr == NULL ? -1 : enter_quiet(P(R_ERRVAR), P(R_QUIET), &ctx);
+    if (entered >= 0) {
+        int wide = P(R_WIDE) == Py_True;
+        PyObject *rargs[5] = {v, P(R_AXES), P(R_ACC), wide ? Py_None : arr, P(R_KEEPDIMS)};
+        r = PyObject_Vectorcall(P(R_REDUCE), rargs, 5, NULL);
+        if (r != NULL && wide) {
+            int e = PyObject_SetItem(arr, Py_Ellipsis, r);
+            Py_SETREF(r, e < 0 ? NULL : Py_NewRef(arr));
+        }
+        PyObject *divide = P(R_DIVIDE);
+        if (r != NULL && divide != Py_None) {
+            PyObject *dargs[4] = {arr, PyTuple_GET_ITEM(divide, 1), arr, str_unsafe};
+            Py_SETREF(r, PyObject_Vectorcall(PyTuple_GET_ITEM(divide, 0), dargs, 2, divide_kwnames));
+        }
+        if (entered == 1 && PyContext_Exit(ctx) < 0)
+            Py_CLEAR(r);
+    }
+    Py_DECREF(v);
+    if (r == NULL) {
+        Py_XDECREF(arr);
+        return NULL;
+    }
+    Py_DECREF(r);
+    return make_result(P(R_DTYPE), P(R_SHAPE), P(R_STRIDES), P(R_DEV), P(R_ALLOCATOR), P(R_NBYTES), arr);
+}
+
+static PyObject *
+reduce(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 6) {
+        PyErr_SetString(PyExc_TypeError, "reduce(plans, x, axis, keepdims, dtype, out)");
+        return NULL;
+    }
+    PyObject *x = args[1], *axis = args[2], *keepdims = args[3];
+    if (Tensor_type == NULL || !Py_IS_TYPE(x, Tensor_type) || args[4] != Py_None || args[5] != Py_None ||
+        (keepdims != Py_True && keepdims != Py_False) || !axis_keyable(axis) || busy())
+        goto fallback;
+    PyObject *items[5] = {SLOT(x, T_dtype), SLOT(x, T_shape), client_of(x), axis, keepdims};
+    PyObject *plan = cached(args[0], items, 5, reduce_plan_ok);
+    if (plan == NULL)
+        goto fallback;
+    PyObject *r = run_reduce(plan, x);
+    Py_DECREF(plan);
+    return r;
+fallback:
+    if (PyErr_Occurred())
+        return NULL;
+    return Py_NewRef(Py_NotImplemented);
+}
+
+/* asarray(plans, obj, dtype, device, copy): ``numr_array.asarray`` of a Python scalar, or of a flat list or
+   tuple of them, with ``copy`` None or True, by a plan of the Python path (numr_array/_creation.py,
+   _asarray_plan) keyed on (obj's type, dtype, device's type, device), ``device`` the default device where
+   None was given (its type in the key: a Device equals its name, and hashes as it).
+   The plan: the dtype and device arguments it was made for (compared by identity, or both strings, which
+   the key compared: a key equal to another by value across types, such as a dtype's name beside the
+   DType, is the Python path's), the device, the client's allocator, numpy.asarray and the
+   NumPy dtype to convert to (None: NumPy's choice), and the accepted results: {NumPy dtype: (DType,
+   itemsize)} of the dtypes the Python path gave for the key unchanged. The value is converted as the Python
+   path converts it (numpy.asarray); a conversion that raises, or gives a dtype not accepted (a Python int
+   beyond int64, say), goes to the Python path, which raises its own error. */
+enum { A_DTYPEARG, A_DEVARG, A_DEV, A_ALLOCATOR, A_ASARRAY, A_NPDTYPE, A_ACCEPTED, A_LEN };
+
+static PyObject *str_dtype, *empty_tuple;
+
+static PyObject *
+asarray(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 5) {
+        PyErr_SetString(PyExc_TypeError, "asarray(plans, obj, dtype, device, copy)");
+        return NULL;
+    }
+    PyObject *obj = args[1], *dtype = args[2], *device = args[3], *copy = args[4];
+    Py_ssize_t n = -1;  /* the length of a list or tuple; -1 for a scalar */
+    if (Tensor_type == NULL || (copy != Py_None && copy != Py_True))
+        goto fallback;
+    if (!is_scalar(obj)) {
+        if (!PyList_CheckExact(obj) && !PyTuple_CheckExact(obj))
+            goto fallback;
+        n = PySequence_Fast_GET_SIZE(obj);
+        PyObject **items = PySequence_Fast_ITEMS(obj);
+        for (Py_ssize_t i = 0; i < n; i++)
+            if (!is_scalar(items[i]))
+                goto fallback;
+    }
+    if (busy())
+        goto fallback;
+    PyObject *key = PyTuple_Pack(4, (PyObject *)Py_TYPE(obj), dtype, (PyObject *)Py_TYPE(device), device);
+    if (key == NULL)
+        return NULL;
+    PyObject *plan = PyDict_GetItemWithError(args[0], key);
+    Py_DECREF(key);
+    if (plan == NULL)
+        PyErr_Clear();  /* (an unhashable dtype or device: the Python path reports it) */
+    if (plan == NULL || !PyTuple_CheckExact(plan) || PyTuple_GET_SIZE(plan) != A_LEN || P(A_DTYPEARG) != dtype ||
+        (P(A_DEVARG) != device && !(PyUnicode_CheckExact(device) && PyUnicode_CheckExact(P(A_DEVARG)))) ||
+        !PyObject_TypeCheck(P(A_ALLOCATOR), &LedgerType) || !PyDict_CheckExact(P(A_ACCEPTED)))
+        goto fallback;
+    Py_INCREF(plan);  /* (held for the call: code it runs may empty the table) */
+    PyObject *cargs[2] = {obj, P(A_NPDTYPE)};
+    PyObject *a = PyObject_Vectorcall(P(A_ASARRAY), cargs, 2, NULL), *r = NULL;
+    PyObject *npdtype = a == NULL ? NULL : PyObject_GetAttr(a, str_dtype);
+    PyObject *acc = npdtype == NULL ? NULL : PyDict_GetItemWithError(P(A_ACCEPTED), npdtype);
+    Py_XDECREF(npdtype);
+    if (acc == NULL || !PyTuple_CheckExact(acc) || PyTuple_GET_SIZE(acc) != 2) {
+        PyErr_Clear();  /* (the Python path raises its own error, or converts otherwise) */
+        Py_XDECREF(a);
+        Py_DECREF(plan);
+        goto fallback;
+    }
+    Py_ssize_t itemsize = PyLong_AsSsize_t(PyTuple_GET_ITEM(acc, 1));
+    PyObject *shape = n < 0 ? Py_NewRef(empty_tuple) : Py_BuildValue("(n)", n);
+    PyObject *strides = n < 0 ? Py_NewRef(empty_tuple) : Py_BuildValue("(i)", 1);
+    PyObject *nbytes = PyLong_FromSsize_t(itemsize * (n < 0 ? 1 : n));
+    if (shape == NULL || strides == NULL || nbytes == NULL || (itemsize == -1 && PyErr_Occurred()))
+        Py_DECREF(a);
+    else
+        r = make_result(PyTuple_GET_ITEM(acc, 0), shape, strides, P(A_DEV), P(A_ALLOCATOR), nbytes, a);
+    Py_XDECREF(shape);
+    Py_XDECREF(strides);
+    Py_XDECREF(nbytes);
+    Py_DECREF(plan);
+    return r;
+fallback:
+    if (PyErr_Occurred())
+        return NULL;
+    return Py_NewRef(Py_NotImplemented);
+}
+
+#undef P
+
+/* where(plans, condition, x1, x2, out): ``numr_array.where`` of three arrays on one client, for ``out`` None,
+   by a plan of the Python path (numr_array/_searching.py) keyed on (the three dtypes, the three shapes, the
+   client), kept where x1 and x2 have the result's dtype: numpy.where of their NumPy views, whose own result
+   becomes the tensor's buffer (the client's ``where_launch``; the kernel's copies into a result give the
+   same values). A result NumPy lays out otherwise than C order (operands all in another order) is dropped and
+   the call goes to the Python path, as does every other call. */
+enum { W_DTYPE, W_SHAPE, W_STRIDES, W_DEV, W_ALLOCATOR, W_NBYTES, W_WHERE, W_NATIVE, W_BYTE_STRIDES, W_LEN };
+
+static PyObject *str_strides;
+
+static int
+where_plan_ok(PyObject *plan)
+{
+    return PyTuple_CheckExact(plan) && PyTuple_GET_SIZE(plan) == W_LEN &&
+           PyObject_TypeCheck(PyTuple_GET_ITEM(plan, W_ALLOCATOR), &LedgerType);
+}
+
+static PyObject *
+where3(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 5) {
+        PyErr_SetString(PyExc_TypeError, "where(plans, condition, x1, x2, out)");
+        return NULL;
+    }
+    PyObject *c = args[1], *x1 = args[2], *x2 = args[3];
+    if (Tensor_type == NULL || args[4] != Py_None || !Py_IS_TYPE(c, Tensor_type) || !Py_IS_TYPE(x1, Tensor_type) ||
+        !Py_IS_TYPE(x2, Tensor_type) || client_of(x1) != client_of(c) || client_of(x2) != client_of(c) || busy())
+        goto fallback;
+    PyObject *items[7] = {SLOT(c, T_dtype), SLOT(x1, T_dtype), SLOT(x2, T_dtype), SLOT(c, T_shape),
+                          SLOT(x1, T_shape), SLOT(x2, T_shape), client_of(c)};
+    PyObject *plan = cached(args[0], items, 7, where_plan_ok), *views[3] = {NULL, NULL, NULL}, *arr = NULL;
+    if (plan == NULL)
+        goto fallback;
+    for (int i = 0; i < 3; i++)
+        if ((views[i] = view_by(args[1 + i], PyTuple_GET_ITEM(plan, W_NATIVE))) == NULL)
+            goto done;
+    arr = PyObject_Vectorcall(PyTuple_GET_ITEM(plan, W_WHERE), views, 3, NULL);
+    PyObject *st = arr == NULL ? NULL : PyObject_GetAttr(arr, str_strides);
+    int c_order = st == NULL ? -1 : PyObject_RichCompareBool(st, PyTuple_GET_ITEM(plan, W_BYTE_STRIDES), Py_EQ);
+    Py_XDECREF(st);
+    if (c_order != 1)
+        Py_CLEAR(arr);  /* (not C order: NotImplemented below, the Python path) */
+done:
+    for (int i = 0; i < 3; i++)
+        Py_XDECREF(views[i]);
+    PyObject *r = arr == NULL ? NULL :
+        make_result(PyTuple_GET_ITEM(plan, W_DTYPE), PyTuple_GET_ITEM(plan, W_SHAPE), PyTuple_GET_ITEM(plan, W_STRIDES),
+                    PyTuple_GET_ITEM(plan, W_DEV), PyTuple_GET_ITEM(plan, W_ALLOCATOR),
+                    PyTuple_GET_ITEM(plan, W_NBYTES), arr);
+    Py_DECREF(plan);
+    if (r == NULL && !PyErr_Occurred())
+        return Py_NewRef(Py_NotImplemented);
+    return r;
+fallback:
+    if (PyErr_Occurred())
+        return NULL;
+    return Py_NewRef(Py_NotImplemented);
 }
 
 /* concat(arrays, axis, plans, fallback): ``numr_array.concat`` of a cached plan (numr_array/_manipulation.py,
@@ -862,16 +1408,27 @@ getitem_method(PyObject *module, PyObject *args)
     return PyDescr_NewMethod(Tensor_type, &getitem_def);
 }
 
+
 static PyMethodDef module_methods[] = {
     {"configure", configure, METH_VARARGS,
      "configure(Tensor, Buffer, Device, _capture, runtime, unary fallback, binary fallback)"},
-    {"unary", (PyCFunction)(void (*)(void))unary, METH_FASTCALL, "unary(op, plans, x, out): an element-wise call."},
+    {"unary", (PyCFunction)(void (*)(void))unary, METH_FASTCALL,
+     "unary(op, plans, x, out, held): an element-wise call."},
     {"binary", (PyCFunction)(void (*)(void))binary, METH_FASTCALL,
-     "binary(op, plans, x1, x2, out): an element-wise call."},
+     "binary(op, plans, x1, x2, out, held): an element-wise call."},
+    {"configure_elision", configure_elision, METH_VARARGS,
+     "configure_elision(operator opcodes, calibrated): temporary elision in C, where calibrated."},
+    {"refs", refs, METH_O, "refs(x): x's reference count as the compiled call sees an argument's."},
     {"forget", forget, METH_NOARGS, "forget(): drop the plans kept by their key objects."},
     {"getitem_method", getitem_method, METH_VARARGS,
      "getitem_method(getitem, numpy.ndarray): Tensor.__getitem__ in C, handing all but plain slices to "
      "``getitem``."},
+    {"reduce", (PyCFunction)(void (*)(void))reduce, METH_FASTCALL,
+     "reduce(plans, x, axis, keepdims, dtype, out): sum, prod, max, min or mean of a cached plan."},
+    {"asarray", (PyCFunction)(void (*)(void))asarray, METH_FASTCALL,
+     "asarray(plans, obj, dtype, device, copy): asarray of Python scalars (or a flat sequence) by a cached plan."},
+    {"where", (PyCFunction)(void (*)(void))where3, METH_FASTCALL,
+     "where(plans, condition, x1, x2, out): where of three arrays by a cached plan."},
     {"concat", (PyCFunction)(void (*)(void))concat, METH_FASTCALL,
      "concat(arrays, axis, plans, fallback): numr_array.concat of a cached plan."},
     {NULL}
@@ -900,11 +1457,28 @@ PyInit__speedups(void)
     str_capturing = PyUnicode_InternFromString("capturing");
     str_lost_count = PyUnicode_InternFromString("lost_count");
     zero = PyLong_FromLong(0);
+    divide_kwnames = Py_BuildValue("(ss)", "out", "casting");
+    str_unsafe = PyUnicode_InternFromString("unsafe");
+    str_dtype = PyUnicode_InternFromString("dtype");
+    str_strides = PyUnicode_InternFromString("strides");
+    empty_tuple = PyTuple_New(0);
+    if (!divide_kwnames || !str_unsafe || !str_dtype || !str_strides || !empty_tuple)
+        return NULL;
     if (!str_owner || !str_nbytes || !str_deallocate || !str_quiet_context || !out_kwnames || !ledger_untrack || !str_capturing || !str_lost_count || !zero)
         return NULL;
     PyObject *m = PyModule_Create(&moduledef);
     if (m == NULL)
         return NULL;
+#ifdef HAVE_C_STACK_CHECK
+    if (c_stack_check_works()) {
+        PyObject *f = PyCFunction_NewEx(&c_stack_check_def, NULL, NULL);
+        if (f == NULL || PyModule_AddObject(m, "c_stack_check", f) < 0) {
+            Py_XDECREF(f);
+            Py_DECREF(m);
+            return NULL;
+        }
+    }
+#endif
     if (PyModule_AddObjectRef(m, "Ledger", (PyObject *)&LedgerType) < 0 ||
         PyModule_AddObjectRef(m, "BufferBase", (PyObject *)&BufferBaseType) < 0 ||
         PyModule_AddStringConstant(m, "SOURCE_SHA256", NUMR_SPEEDUPS_SOURCE_SHA256) < 0) {

@@ -12,7 +12,9 @@ from __future__ import annotations
 import math
 
 from . import _dtypes as dt
+from . import runtime as _rt
 from ._device import Device
+from ._elementwise import _plans, _store
 from ._checks import check_axes, check_axis, check_tensor
 from ._data_type_functions import astype
 from ._launch import launch, make_view, result
@@ -86,12 +88,62 @@ def _accumulation_dtype(x: Tensor, dtype, func: str) -> dt.DType:
 
 
 def reduction(kernel: Kernel, x: Tensor, axes: tuple[int, ...], keepdims: bool, dtype: dt.DType, out,
-              func: str, params: dict | None = None) -> Tensor:
-    """Run the reduction ``kernel`` of x over ``axes`` into ``out`` (checked) or a new tensor of ``dtype``."""
+              func: str, params: dict | None = None, plan: tuple | None = None) -> Tensor:
+    """Run the reduction ``kernel`` of x over ``axes`` into ``out`` (checked) or a new tensor of ``dtype``;
+    ``plan``: (table, key) where the call may be kept as a plan of the compiled call (see _reduce_key)."""
     o = result(out, reduced_shape(x._shape, axes, keepdims), dtype, x._dev, func)
     if o.size:
-        launch(x._dev, kernel, (x,), (o,), {"axis": axes, "keepdims": keepdims, **(params or {})})
+        p = {"axis": axes, "keepdims": keepdims, **(params or {})}
+        launch(x._dev, kernel, (x,), (o,), p)
+        if plan is not None:
+            _reduce_plan(plan, kernel, x, o, p)
     return o
+
+
+# --- per-signature plans of sum, prod, max, min and mean -----------------------------------------------
+# As for element-wise calls (numr_array/_elementwise.py): a call the Python path below validated and ran is
+# kept as a plan, keyed on what decides its checks and result (x's dtype, shape and client, the axis and
+# keepdims as given), where the client runs the kernel as one NumPy ufunc reduction (CpuClient.
+# reduce_launch); numr_array._speedups.reduce repeats such a call in C and hands every other call (a new
+# signature, dtype= or out= given, a capture, a lost device) to the Python path unchanged.
+
+if _rt.speedups is not None:
+    _c_reduce = _rt.speedups.reduce
+else:
+    def _c_reduce(plans: dict, x, axis, keepdims, dtype, out):
+        return NotImplemented
+
+_PLANS_SUM = _plans("reduce:sum")
+_PLANS_PROD = _plans("reduce:prod")
+_PLANS_MAX = _plans("reduce:max")
+_PLANS_MIN = _plans("reduce:min")
+_PLANS_MEAN = _plans("reduce:mean")
+
+
+def _reduce_key(plans: dict, x, axis, keepdims, dtype, out) -> tuple | None:
+    """(plans, the compiled call's key) of a reduction call, or None where it takes no plan: dtype= or out=
+    given, or an axis or keepdims not of the exact types the key compares (True would equal axis 1)."""
+    if (_rt.speedups is None or dtype is not None or out is not None or type(keepdims) is not bool
+            or type(x) is not Tensor):
+        return None
+    if axis is not None and type(axis) is not int and not (type(axis) is tuple and
+                                                           all(type(a) is int for a in axis)):
+        return None
+    return plans, (x._dtype, x._shape, x._dev._client, axis, keepdims)
+
+
+def _reduce_plan(plan: tuple, kernel: Kernel, x: Tensor, o: Tensor, params: dict) -> None:
+    """Keep the plan of the reduction just run into the new tensor ``o`` (the layout _speedups.c reads),
+    where its client runs the kernel as a ufunc reduction."""
+    client = o._dev._client
+    launch_of = getattr(client, "reduce_launch", None)
+    part = launch_of(kernel.name, params, o._dtype.np, x.size // o.size) if launch_of is not None else None
+    if part is None:
+        return
+    allocator, native, empty = client.host_parts()
+    plans, key = plan
+    _store(plans, key, (o._dtype, o._shape, o._strides, o._dev, allocator, o._dtype.itemsize * o.size,
+                        o._dtype.np, empty, native) + part)
 
 
 def _fill_nan(x: Tensor, axes: tuple[int, ...], keepdims: bool, out, func: str) -> Tensor:
@@ -103,26 +155,29 @@ def _fill_nan(x: Tensor, axes: tuple[int, ...], keepdims: bool, out, func: str) 
     return o
 
 
-def _extremum(k: Kernel, x, axis, keepdims, out) -> Tensor:
+def _extremum(k: Kernel, plans: dict, x, axis, keepdims, out) -> Tensor:
     kernel = k.name
+    plan = _reduce_key(plans, x, axis, keepdims, None, out)
     axes, keepdims, count = reduction_args(x, axis, keepdims, kernel)
     check_kind(x, REAL_NUMERIC_KINDS, "real numeric", kernel)
     if count == 0:
         raise ValueError(f"{kernel}: the reduction over axes {axes} of an array of shape {x._shape} has no "
                          "elements, and so no " + ("maximum" if kernel == "max" else "minimum"))
-    return reduction(k, x, axes, keepdims, x._dtype, out, kernel)
+    return reduction(k, x, axes, keepdims, x._dtype, out, kernel, plan=plan)
 
 
 def max(x, /, axis: Axis = None, out=None, keepdims: bool = False) -> Tensor:
     """The largest element of ``x`` over ``axis`` (NaN propagates); ValueError over zero elements. Also
     NumPy's positional ``(axis, out, keepdims)``."""
-    return _extremum(K.max, x, axis, keepdims, out)
+    r = _c_reduce(_PLANS_MAX, x, axis, keepdims, None, out)
+    return _extremum(K.max, _PLANS_MAX, x, axis, keepdims, out) if r is NotImplemented else r
 
 
 def min(x, /, axis: Axis = None, out=None, keepdims: bool = False) -> Tensor:
     """The smallest element of ``x`` over ``axis`` (NaN propagates); ValueError over zero elements. Also
     NumPy's positional ``(axis, out, keepdims)``."""
-    return _extremum(K.min, x, axis, keepdims, out)
+    r = _c_reduce(_PLANS_MIN, x, axis, keepdims, None, out)
+    return _extremum(K.min, _PLANS_MIN, x, axis, keepdims, out) if r is NotImplemented else r
 
 
 def _counts(x: Tensor) -> Tensor:
@@ -133,33 +188,41 @@ def _counts(x: Tensor) -> Tensor:
     return x
 
 
-def _accumulate(k: Kernel, x, axis, dtype, keepdims, out) -> Tensor:
+def _accumulate(k: Kernel, plans: dict, x, axis, dtype, keepdims, out) -> Tensor:
     kernel = k.name
+    plan = _reduce_key(plans, x, axis, keepdims, dtype, out)
     axes, keepdims, _ = reduction_args(x, axis, keepdims, kernel)
-    x = _counts(x)
-    check_kind(x, dt.NUMERIC_KINDS, "numeric", kernel)
-    return reduction(k, x, axes, keepdims, _accumulation_dtype(x, dtype, kernel), out, kernel)
+    counted = _counts(x)
+    check_kind(counted, dt.NUMERIC_KINDS, "numeric", kernel)
+    return reduction(k, counted, axes, keepdims, _accumulation_dtype(counted, dtype, kernel), out, kernel,
+                     plan=plan if counted is x else None)
 
 
 def sum(x, /, axis: Axis = None, dtype: dt.DType | None = None, out=None, keepdims: bool = False) -> Tensor:
     """The sum of ``x`` over ``axis``; integers accumulate in the default integer dtype of their signedness
     unless ``dtype`` says otherwise; the empty sum is 0. Also NumPy's positional ``(axis, dtype, out,
     keepdims)``."""
-    return _accumulate(K.sum, x, axis, dtype, keepdims, out)
+    r = _c_reduce(_PLANS_SUM, x, axis, keepdims, dtype, out)
+    return _accumulate(K.sum, _PLANS_SUM, x, axis, dtype, keepdims, out) if r is NotImplemented else r
 
 
 def prod(x, /, axis: Axis = None, dtype: dt.DType | None = None, out=None, keepdims: bool = False) -> Tensor:
     """The product of ``x`` over ``axis`` (dtype rules as :func:`sum`); the empty product is 1. Also NumPy's
     positional ``(axis, dtype, out, keepdims)``. float32 and complex64 products accumulate in float64 and
     complex128 where the device has them."""
+    r = _c_reduce(_PLANS_PROD, x, axis, keepdims, dtype, out)
+    if r is not NotImplemented:
+        return r
+    plan = _reduce_key(_PLANS_PROD, x, axis, keepdims, dtype, out)
     axes, keepdims, _ = reduction_args(x, axis, keepdims, "prod")
-    x = _counts(x)
-    check_kind(x, dt.NUMERIC_KINDS, "numeric", "prod")
-    dtype = _accumulation_dtype(x, dtype, "prod")
+    counted = _counts(x)
+    check_kind(counted, dt.NUMERIC_KINDS, "numeric", "prod")
+    dtype = _accumulation_dtype(counted, dtype, "prod")
     acc = _WIDER_PRODUCT.get(dtype, dtype)
-    if not x._dev.client.supports_dtype(acc):
+    if not counted._dev.client.supports_dtype(acc):
         acc = dtype
-    return reduction(K.prod, x, axes, keepdims, dtype, out, "prod", {"acc": acc})
+    return reduction(K.prod, counted, axes, keepdims, dtype, out, "prod", {"acc": acc},
+                     plan=plan if counted is x else None)
 
 
 def in_dtype(x, dtype, func: str) -> Tensor:
@@ -174,13 +237,17 @@ def mean(x, /, axis: Axis = None, dtype: dt.DType | None = None, out=None, keepd
     """The arithmetic mean of the floating-point array ``x`` over ``axis``; NaN over zero elements. Also
     NumPy's positional ``(axis, dtype, out, keepdims)``; ``dtype`` casts x first, so integer arrays need
     ``dtype=float64`` (NumPy does that cast implicitly)."""
+    r = _c_reduce(_PLANS_MEAN, x, axis, keepdims, dtype, out)
+    if r is not NotImplemented:
+        return r
+    plan = _reduce_key(_PLANS_MEAN, x, axis, keepdims, dtype, out)
     if dtype is not None:
         x = in_dtype(x, dtype, "mean")
     axes, keepdims, count = reduction_args(x, axis, keepdims, "mean")
     check_kind(x, dt.FLOAT_KINDS, "floating-point", "mean")
     if count == 0:
         return _fill_nan(x, axes, keepdims, out, "mean")
-    return reduction(K.mean, x, axes, keepdims, x._dtype, out, "mean")
+    return reduction(K.mean, x, axes, keepdims, x._dtype, out, "mean", plan=plan)
 
 
 def _moment(k: Kernel, x, axis, correction, keepdims, out) -> Tensor:

@@ -14,6 +14,7 @@ from types import ModuleType
 import numpy as np
 
 from . import _dtypes as dt
+from . import _manipulation
 from . import _namespace as ns
 from . import _numpy_protocols
 from . import _transfer
@@ -395,7 +396,7 @@ _package: ModuleType
 def T(self) -> Tensor:
     if len(self._shape) != 2:
         raise ValueError(f"Tensor.T: only defined for 2-D arrays (got {len(self._shape)}-D); use .mT or permute_dims")
-    return ns.permute_dims(self, (1, 0))
+    return _manipulation.transposed(self)
 
 
 def mT(self) -> Tensor:

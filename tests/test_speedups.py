@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import numr_array as xp
-from numr_array import _elementwise, _manipulation, runtime
+from numr_array import _creation, _elementwise, _launch, _manipulation, _statistical, runtime
 
 pytestmark = [
     pytest.mark.skipif(os.environ.get("NUMR_SPEEDUPS") == "0", reason="NUMR_SPEEDUPS=0: the Python path"),
@@ -31,9 +31,11 @@ def unchecked_launches(monkeypatch):
         monkeypatch.setattr(module, "CHECK_LAUNCHES", False)
     _elementwise.forget_plans()
     _manipulation._CONCAT_PLANS.clear()
+    _creation._ASARRAY_PLANS.clear()
     yield
     _elementwise.forget_plans()
     _manipulation._CONCAT_PLANS.clear()
+    _creation._ASARRAY_PLANS.clear()
 
 
 def _python_calls(fn) -> list[str]:
@@ -229,3 +231,222 @@ def test_out_goes_by_keyword():
             s = xp.maximum(xp.asarray(1.0), xp.asarray(2.0))  # 0-D: numpy.empty and out= too
     assert np.asarray(o).tolist() == [[2, 2, 2], [3, 4, 5]] and float(s) == 2.0
     np.testing.assert_array_equal(np.asarray(r), np.minimum(np.arange(6.0).reshape(2, 3), np.arange(6.0).reshape(2, 3)[:, ::-1]))
+
+
+# --- reductions, asarray of Python data, the operator elision check --------------------------------------
+
+_REDUCTIONS = {"sum": np.sum, "prod": np.prod, "max": np.max, "min": np.min, "mean": np.mean}
+
+
+@pytest.mark.parametrize("name", sorted(_REDUCTIONS))
+def test_reductions_run_in_c_and_match_the_python_path(name):
+    f, ref = getattr(xp, name), _REDUCTIONS[name]
+    rng = np.random.default_rng(0)
+    arrays = [rng.standard_normal((3, 4, 5)).astype(np.float32), rng.standard_normal(8),
+              (rng.standard_normal((2, 6)) + 1j * rng.standard_normal((2, 6))).astype(np.complex64),
+              rng.integers(-9, 9, (4, 3)).astype(np.int32), np.full(6, 1e30, np.float32)]
+    for a in arrays:
+        if a.dtype.kind == "c" and name in ("max", "min") or a.dtype.kind == "i" and name == "mean":
+            continue
+        x = xp.asarray(a)[::1]  # (a view without a NumPy view of its own: C makes it)
+        for axis in (None, 0, -1, (0,), tuple(range(a.ndim))):
+            for keepdims in (False, True):
+                first = f(x, axis=axis, keepdims=keepdims)  # the Python path, which keeps the plan
+                assert not {"reduction", "_accumulate", "_extremum"} & set(
+                    _python_calls(lambda: f(x, axis=axis, keepdims=keepdims)))
+                again = f(x, axis=axis, keepdims=keepdims)
+                axes = axis if axis is not None else tuple(range(a.ndim))
+                want = ref(a, axis=axes, keepdims=keepdims,
+                           **({"dtype": np.float64} if name == "prod" and a.dtype == np.float32 else {}))
+                for got in (first, again):
+                    g = np.asarray(got)
+                    assert got.dtype == first.dtype and got.shape == want.shape and g.flags.c_contiguous
+                    np.testing.assert_array_equal(g, np.asarray(first))
+                    with np.errstate(over="ignore"):  # (a float32 product of 1e30s: inf)
+                        np.testing.assert_allclose(g, want.astype(g.dtype), rtol=1e-6)
+
+
+def test_reduction_plans_keep_the_python_path_s_errors_and_accounting():
+    x = _f32(1, 2, 3, 4)
+    m = xp.asarray(np.arange(6.0).reshape(2, 3))
+    for _ in range(2):
+        xp.sum(x), xp.sum(m, axis=1), xp.max(m, axis=(0, 1))
+    with pytest.raises(TypeError, match="axis"):
+        xp.sum(m, axis=True)  # (True == 1 as a key: C must not take it for axis 1)
+    with pytest.raises(TypeError, match="keepdims must be a bool"):
+        xp.sum(x, keepdims=0)  # (0 == False)
+    with pytest.raises(TypeError, match="axis"):
+        xp.max(m, axis=(0, True))
+    with pytest.raises(ValueError, match="no elements"):
+        for _ in range(2):
+            xp.max(x[:0])
+    assert float(xp.sum(x, dtype=xp.float64)) == 10.0  # dtype= and out= go the Python path
+    o = xp.zeros((), dtype=xp.float32)
+    assert xp.sum(x, out=o) is o and float(o) == 10.0
+    for _ in range(2):  # bool counts as integers (a plan only of the array as given, never of the count's)
+        assert int(xp.sum(x > 1)) == 3 and xp.sum(x > 1).dtype == xp.int64
+    base = xp.memory_stats("cpu")
+    s = xp.sum(m, axis=0)
+    assert xp.memory_stats("cpu")["bytes_in_use"] == base["bytes_in_use"] + 24
+    del s
+    assert xp.memory_stats("cpu")["bytes_in_use"] == base["bytes_in_use"]
+
+
+def test_reductions_are_quiet_as_kernels_are():
+    x = xp.asarray(np.array([3e38, 3e38], np.float32))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for _ in range(2):
+            assert float(xp.sum(x)) == np.inf  # overflow: inf, no warning
+    assert np.geterr()["over"] == "warn"
+
+
+def test_a_wide_product_is_rounded_once():
+    a = np.array([1e20, 1e20, 1e-30], np.float32)  # 1e40 overflows float32 on the way: not in float64
+    x = xp.asarray(a)
+    for _ in range(2):
+        assert float(xp.prod(x)) == np.float32(np.prod(a, dtype=np.float64))
+
+
+def test_asarray_plans():
+    for _ in range(2):
+        for v, dtype in ((1.5, xp.float64), (2, xp.int64), (True, xp.bool), (1 + 2j, xp.complex128),
+                         ([1.0, 2.0], xp.float64), ((1, 2, 3), xp.int64), ([True, 2], xp.int64), ([], xp.float64)):
+            t = xp.asarray(v)
+            assert t.dtype == dtype and t.device == "cpu"
+            np.testing.assert_array_equal(np.asarray(t), np.asarray(v))
+            assert t.shape == np.asarray(v).shape and t.strides == ((1,) if t.ndim else ())
+        t = xp.asarray(3, dtype=xp.float32)
+        assert t.dtype == xp.float32 and float(t) == 3.0
+    assert not {"_host_array", "from_numpy"} & set(_python_calls(lambda: xp.asarray(1.5)))
+    assert not {"_host_array", "from_numpy"} & set(_python_calls(lambda: xp.asarray([1.0, 2.0, 3.0])))
+    # values the plan's conversion does not take go to the Python path and its errors
+    with pytest.raises(OverflowError, match="asarray: Python ints beyond int64 need dtype=uint64"):
+        xp.asarray(2 ** 63)
+    with pytest.raises(OverflowError, match="asarray: the Python int 18446744073709551616 in the list"):
+        xp.asarray([1, 2 ** 64])
+    xp.asarray(3, dtype=xp.int8)
+    with pytest.raises(OverflowError, match="asarray: 300 does not fit in int8"):
+        xp.asarray(300, dtype=xp.int8)
+    with pytest.raises(TypeError, match="asarray: a Python float cannot become a int32 array"):
+        xp.asarray(1.5, dtype=xp.int32)
+    with pytest.raises(ValueError, match="copy=False"):
+        xp.asarray(1.5, copy=False)
+    with pytest.raises(TypeError, match=r"asarray: dtype must be a data type .*, got \[1\]"):
+        xp.asarray(1.5, dtype=[1])  # (unhashable: no key, the Python path's error)
+    # arguments equal to a plan's by value but not the same objects: the Python path, the same result
+    assert xp.asarray(1.5, dtype="float32").dtype == xp.float32
+    for _ in range(2):  # a device's name is a key of its own
+        t = xp.asarray(1.5, device="".join(["cp", "u"]))
+        assert t.dtype == xp.float64 and t.device == "cpu" and float(t) == 1.5
+    assert not {"_host_array"} & set(_python_calls(lambda: xp.asarray(1.5, device="cpu")))
+    nested = xp.asarray([[1.0], [2.0]])
+    assert nested.shape == (2, 1)
+    base = xp.memory_stats("cpu")
+    pair = xp.asarray([1.0, 2.0])
+    assert xp.memory_stats("cpu")["bytes_in_use"] == base["bytes_in_use"] + 16
+    del pair
+    assert xp.memory_stats("cpu")["bytes_in_use"] == base["bytes_in_use"]
+
+
+def test_the_compiled_c_stack_check_agrees_with_the_ctypes_one():
+    if getattr(runtime.speedups, "c_stack_check", None) is None:
+        pytest.skip("no compiled C-stack check on this platform")
+    assert _launch._C_STACK is runtime.speedups.c_stack_check
+    by_ctypes = _launch._c_stack_check()
+    if by_ctypes is None:
+        pytest.skip("no ctypes C-stack check here to compare with")
+    seen = []
+
+    class Probe:
+        def __add__(self, other):
+            seen.append((runtime.speedups.c_stack_check(), by_ctypes()))
+            return self
+
+    Probe() + 1  # the interpreter's own operator
+    np.array([Probe()], dtype=object) + 1  # NumPy's object loop, C code between
+    assert seen == [(True, True), (False, False)]
+
+
+def test_dead_temporaries_are_still_reused_with_the_compiled_call():
+    n = 1 << 16  # 256 KiB of float32: large enough to elide
+    a, b = xp.ones(n, dtype=xp.float32), xp.ones(n, dtype=xp.float32)
+    for f in (lambda: (a * b) + a, lambda: xp.add(xp.multiply(a, b), a), lambda: xp.sqrt(a * b),
+              lambda: 2.0 * (a * b)):
+        f()
+        xp.reset_peak_memory_stats("cpu")
+        before = xp.memory_stats("cpu")["bytes_in_use"]
+        r = f()
+        assert xp.memory_stats("cpu")["peak_bytes_in_use"] - before == 4 * n  # one buffer: the temporary's
+        del r
+    for f in (lambda: (a * b) + a, lambda: xp.sqrt(a * b), lambda: -(a * b), lambda: 2.0 * (a * b)):
+        f()
+        assert not {"_binary_py", "_unary_py"} & set(_python_calls(f))  # the reuse itself made in C
+    t = a * b
+    for _ in range(2):  # a named operand: a new result, made in C
+        assert not {"_binary_py"} & set(_python_calls(lambda: t + a))
+        r = t + a
+        assert r._buf is not t._buf and float(r[0]) == 2.0 and float(t[0]) == 1.0
+    view = t[:]  # a tensor sharing its buffer with another: never reused
+    for _ in range(2):
+        r = (a * b)[:] + a
+        assert float(r[0]) == 2.0
+        r = view + a
+        assert r._buf is not t._buf and float(t[0]) == 1.0
+    objs = np.empty(1, dtype=object)
+    for _ in range(2):  # NumPy's object loop holds the only reference and applies the operator from C
+        objs[0] = a * b
+        r = objs + 1.0
+        assert r[0]._buf is not objs[0]._buf and float(objs[0][0]) == 1.0 and float(r[0][0]) == 2.0
+
+
+def test_matmul_plans_and_the_transpose_view():
+    rng = np.random.default_rng(0)
+    a, v = rng.standard_normal((50, 32)).astype(np.float32), rng.standard_normal(50).astype(np.float32)
+    A, V = xp.asarray(a), xp.asarray(v)
+    for x1, x2, want in ((A, A.T, a @ a.T), (A.T, V, a.T @ v), (V, A, v @ a), (A[::2], A.T[:, :3], a[::2] @ a.T[:, :3])):
+        first = x1 @ x2  # the Python path, which keeps the plan
+        assert not {"check_tensor", "result", "launch"} & set(_python_calls(lambda: x1 @ x2))
+        again = x1 @ x2
+        for got in (first, again):
+            assert got.dtype == xp.float32 and got.strides == tuple(s // 4 for s in want.strides) and np.asarray(got).flags.c_contiguous
+            np.testing.assert_array_equal(np.asarray(got), np.asarray(first))
+            np.testing.assert_allclose(np.asarray(got), want, rtol=1e-5)
+    i = xp.asarray(np.arange(32, dtype=np.int32))
+    for _ in range(2):  # mixed dtypes: no plan, the Python path promotes
+        assert (A @ i).dtype == xp.float64
+    with pytest.raises(ValueError, match="contracted dimensions differ"):
+        A @ V
+    t = A.T
+    assert (t.shape, t.strides, t._offset) == ((32, 50), (1, 32), 0) and t._view is not None
+    np.testing.assert_array_equal(np.asarray(A[1:, 2:].T), a[1:, 2:].T)
+    with pytest.raises(ValueError, match="only defined for 2-D arrays"):
+        V.T
+
+
+def test_where_plans():
+    rng = np.random.default_rng(0)
+    h = rng.standard_normal((6, 5)).astype(np.float32)
+    H = xp.asarray(h)
+    cases = [(H > 0, H, 0.01 * H), (H[:, :1] > 0, H, H[:1]),  # broadcast operands
+             (H.T > 0, H.T, H.T * 2.0)]  # all transposed: NumPy's result is not C order, the Python path
+    for c, a, b in cases:
+        first = xp.where(c, a, b)
+        again = xp.where(c, a, b)
+        want = np.where(np.asarray(c), np.asarray(a), np.asarray(b))
+        for got in (first, again):
+            g = np.asarray(got)
+            assert got.dtype == xp.float32 and g.flags.c_contiguous and got.strides == (got.shape[1], 1)
+            np.testing.assert_array_equal(g, want)
+    c, b = cases[0][0], cases[0][2]
+    assert not {"check_tensor", "launch"} & set(_python_calls(lambda: xp.where(c, H, b)))
+    for _ in range(2):  # mixed dtypes and scalars: no plan, the Python path
+        assert xp.where(c, H, xp.zeros((6, 5), dtype=xp.float64)).dtype == xp.float64
+        np.testing.assert_array_equal(np.asarray(xp.where(c, H, 0.0)), np.where(h > 0, h, 0))
+    with pytest.raises(TypeError, match="condition must be a bool array"):
+        xp.where(H, H, b)
+    base = xp.memory_stats("cpu")
+    r = xp.where(c, H, b)
+    assert xp.memory_stats("cpu")["bytes_in_use"] == base["bytes_in_use"] + 120
+    del r
+    assert xp.memory_stats("cpu")["bytes_in_use"] == base["bytes_in_use"]

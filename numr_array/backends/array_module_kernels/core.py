@@ -29,6 +29,7 @@ def kernels(m) -> dict:
 
     def matmul(ins, outs, p):
         m.matmul(ins[0], ins[1], out=outs[0])
+    matmul.fresh_ufunc = m.matmul  # (a gufunc: what the kernel is into a fresh result, CpuClient.ufunc_launch)
 
     def where(ins, outs, p):
         c, a, b = ins

@@ -14,6 +14,14 @@ import math
 import numpy as np
 
 
+def _as_ufunc(kernel, ufunc):
+    """Mark ``kernel`` as the array module's ``ufunc.reduce`` (sum, prod, max, min; mean as a sum divided
+    by the count, numpy.mean's own steps): where the client runs it so, numr_array._speedups repeats a
+    cached call of it in C (CpuClient.reduce_launch says how)."""
+    kernel.reduce_ufunc = ufunc
+    return kernel
+
+
 def kernels(m) -> dict:
     def reduction(f, accumulate: bool = False):
         def kernel(ins, outs, p):
@@ -69,8 +77,9 @@ def kernels(m) -> dict:
         m.copyto(o, m.diff(x, n=p["n"], axis=axis))
 
     return {
-        "sum": reduction(m.sum, True), "prod": prod,
-        "max": extremum(m.max), "min": extremum(m.min), "mean": reduction(m.mean),
+        "sum": _as_ufunc(reduction(m.sum, True), m.add), "prod": _as_ufunc(prod, m.multiply),
+        "max": _as_ufunc(extremum(m.max), m.maximum), "min": _as_ufunc(extremum(m.min), m.minimum),
+        "mean": _as_ufunc(reduction(m.mean), m.add),
         "all": reduction(m.all), "any": reduction(m.any),
         "var": moment(m.var, False), "std": moment(m.std, True),
         "cumulative_sum": cumulative(m.cumsum, m.add), "cumulative_prod": cumulative(m.cumprod, m.multiply),

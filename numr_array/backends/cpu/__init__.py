@@ -211,6 +211,33 @@ class CpuClient(Client, HostInterop):
         allocator, native, empty = self.host_parts()
         return ufunc, allocator, native, _NP_ERRSTATE, _IGNORE, empty
 
+    def reduce_launch(self, kernel: str, params: dict, result: np.dtype, count: int) -> tuple | None:
+        """The eager launch of the reduction ``kernel`` (sum, prod, max, min, mean) with ``params`` into a
+        new result of NumPy dtype ``result``, reducing ``count`` elements per result element, as
+        numr_array._speedups runs it: (NumPy's error-state context variable, its "ignore all" value,
+        ``ufunc.reduce``, the axes, the accumulation dtype (None: NumPy's default), keepdims, whether the
+        result is accumulated in that dtype and then rounded once to ``result`` (a wider product), and None
+        or (numpy.true_divide, the count as numpy.intp) to divide a mean's sum by in place): the steps of the
+        NumPy functions the kernels call. None where the kernel is not one of those, or launches are
+        checked."""
+        ufunc = getattr(self.kernels[kernel], "reduce_ufunc", None)
+        if ufunc is None or _NP_ERRSTATE is None or CHECK_LAUNCHES:
+            return None
+        acc = None
+        if kernel == "sum":
+            acc = result
+        elif kernel == "prod":
+            acc = params["acc"].np
+        divide = (np.true_divide, np.intp(count)) if kernel == "mean" else None
+        return (_NP_ERRSTATE, _IGNORE, ufunc.reduce, params["axis"], acc, params["keepdims"],
+                acc is not None and acc != result, divide)
+
+    def where_launch(self):
+        """The eager launch of the where kernel on a condition and two arrays of the result's dtype, as
+        numr_array._speedups runs it: numpy.where, whose own result becomes the tensor (the kernel's copies
+        into a result give its values); None where launches are checked."""
+        return None if CHECK_LAUNCHES else np.where
+
     def host_parts(self) -> tuple:
         """(allocator, view maker, numpy.empty): what numr_array._speedups needs to make a result of this
         client as ``alloc_tensor`` does (outside a capture): a NumPy array, accounted by the allocator."""
