@@ -27,15 +27,20 @@ def kernels(m) -> dict:
         m.copyto(outs[0], m.searchsorted(x1, x2, side=p["side"], sorter=sorter), casting="unsafe")
 
     in_place_views = m.__name__ == "numpy"  # NumPy sorts a strided view in place; CuPy's sort takes none
+    radix = m.__name__ != "numpy"  # CuPy: radix sorts, which order floats by their bits (see nan_last)
 
     def sort(ins, outs, p):
         x = ins[0]
         axis = p["axis"]
+        o = outs[0]
+        if radix and x.dtype.kind == "f" and x.ndim:
+            # NaNs last whatever their sign, each NaN's bits kept: x taken in the order of its NaN-last key
+            m.copyto(o, m.take_along_axis(x, order(x, axis, p["descending"]), axis))
+            return
         # kind=None is NumPy's fastest sort (CuPy's only sort is stable). A stable sort of values differs
         # from it only in the order of equal elements that can be told apart: none in integers and bools,
         # signed zeros and NaNs in floats; without them, NumPy's fast sort gives the stable sort's bits.
         kind = "stable" if p["stable"] and not _indistinct_equals(x) else None
-        o = outs[0]
         if p["descending"] and in_place_views:
             # x copied into the result and its reversed view sorted ascending there (equal elements keep
             # their order): no second result-sized array
@@ -62,17 +67,25 @@ def kernels(m) -> dict:
         # 0.46 ms on 800k float32)
         return not m.isnan(m.min(x)) and bool(m.all(x))
 
+    def nan_last(x):
+        """The sort key of x: on CuPy, a float x with its NaNs made positive (abs keeps the payload). CuPy's
+        radix sorts order floats by their bits, which puts -NaN before -inf; NumPy and the standard put
+        every NaN last."""
+        return m.where(m.isnan(x), m.abs(x), x) if radix and x.dtype.kind == "f" else x
+
+    def order(x, axis: int, descending: bool, kind=None):
+        """The permutation that sorts x along axis, equal elements in their order (stably) where kind is
+        "stable" (CuPy's sorts always are)."""
+        key = nan_last(x)
+        if not descending:
+            return m.argsort(key, axis=axis, kind=kind)
+        # the indices of the reversed array, reversed and mapped back to x's positions
+        r = m.flip(m.argsort(m.flip(key, axis), axis=axis, kind=kind), axis)
+        return m.subtract(x.shape[axis] - 1, r)
+
     def argsort(ins, outs, p):
-        x = ins[0]
-        o = outs[0]
-        axis = p["axis"]
-        kind = "stable" if p["stable"] else None
-        if p["descending"]:
-            # as in sort: the indices of the reversed array, reversed and mapped back to x's positions
-            r = m.flip(m.argsort(m.flip(x, axis), axis=axis, kind=kind), axis)
-            m.subtract(x.shape[axis] - 1, r, out=o, casting="unsafe")
-        else:
-            m.copyto(o, m.argsort(x, axis=axis, kind=kind), casting="unsafe")
+        m.copyto(outs[0], order(ins[0], p["axis"], p["descending"], "stable" if p["stable"] else None),
+                 casting="unsafe")
 
     def unique_sort(ins, outs, p):
         # outs: the permutation that sorts the flattened x (stably, so that a run's first element is its
@@ -82,10 +95,10 @@ def kernels(m) -> dict:
         perm, starts, count = outs
         keys = m.reshape(ins[0], (-1,))
         if keys.dtype.kind in "fc":
-            keys = keys + keys.dtype.type(0)
-        order = m.argsort(keys, kind="stable")
-        m.copyto(perm, order, casting="unsafe")
-        ordered = keys[order]
+            keys = nan_last(keys + keys.dtype.type(0))
+        perm_ = m.argsort(keys, kind="stable")
+        m.copyto(perm, perm_, casting="unsafe")
+        ordered = keys[perm_]
         starts[0] = True
         m.not_equal(ordered[1:], ordered[:-1], out=starts[1:])
         m.sum(starts, dtype=count.dtype, out=count)

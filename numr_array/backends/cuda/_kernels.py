@@ -183,7 +183,8 @@ def kernels(m, direct) -> dict:
 
     def sort(ins, outs, p):
         # CuPy's sorts are all stable (equal values keep their order, as NumPy's stable sort); ndarray.sort takes
-        # no kind before CuPy 14
+        # no kind before CuPy 14. Its radix sort orders floats by their bits (-NaN before -inf): floats are
+        # taken in the order of a key whose NaNs are positive (shared_sort's nan_last), so every NaN goes last.
         x, o = ins[0], outs[0]
         axis = p["axis"]
         if p["descending"] or x.ndim == 0 or not o.flags.c_contiguous:
@@ -191,20 +192,30 @@ def kernels(m, direct) -> dict:
         n = x.shape[axis]
         rows = x.size // n if n else 0
         if x.ndim < 2 or x.dtype.kind not in "iuf" or not 0 < rows <= SORT_ROWS_MAX or n < SORT_ROW_MIN:
+            if x.dtype.kind == "f":
+                return shared_sort(ins, outs, p)
             m.copyto(o, x)  # sorted in place in the output: no temporary of x's size
             o.sort(axis=axis)
             return
-        # a few long rows (sort(X, axis=0) of a tall X): one 1-D sort of each, in place in a contiguous copy;
-        # CuPy sorts a stack of rows as one keyed sort, several passes with an int64 key per element
+        # a few long rows (sort(X, axis=0) of a tall X): one 1-D sort of each, in a contiguous copy; CuPy sorts
+        # a stack of rows as one keyed sort, several passes with an int64 key per element
         last = axis == x.ndim - 1
-        if last:
+        if last and x.dtype.kind != "f":
             m.copyto(o, x)
             work = o
         else:
             work = m.ascontiguousarray(m.moveaxis(x, axis, -1))
         flat = work.reshape(rows, n)
-        for r in range(rows):
-            flat[r].sort()
+        if x.dtype.kind == "f":
+            done = o if last else m.empty_like(work)
+            sorted_rows = done.reshape(rows, n)
+            for r in range(rows):
+                row = flat[r]
+                m.take(row, m.argsort(m.where(m.isnan(row), m.abs(row), row)), out=sorted_rows[r])
+            work = done
+        else:
+            for r in range(rows):
+                flat[r].sort()
         if not last:
             m.copyto(o, m.moveaxis(work, -1, axis))
 
