@@ -68,10 +68,10 @@ def kernels(m) -> dict:
         return not m.isnan(m.min(x)) and bool(m.all(x))
 
     def nan_last(x):
-        """The sort key of x: on CuPy, a float x with its NaNs made positive (abs keeps the payload). CuPy's
-        radix sorts order floats by their bits, which puts -NaN before -inf; NumPy and the standard put
-        every NaN last."""
-        return m.where(m.isnan(x), m.abs(x), x) if radix and x.dtype.kind == "f" else x
+        """The sort key of x: on CuPy, a float x with every NaN replaced by the one positive NaN. CuPy's
+        radix sorts order floats by their bits, which puts -NaN before -inf (and NaNs by payload); NumPy and
+        the standard put every NaN last, in their order. (CuPy's abs keeps a float64 NaN's sign.)"""
+        return m.where(m.isnan(x), x.dtype.type("nan"), x) if radix and x.dtype.kind == "f" else x
 
     def order(x, axis: int, descending: bool, kind=None):
         """The permutation that sorts x along axis, equal elements in their order (stably) where kind is

@@ -184,7 +184,7 @@ def kernels(m, direct) -> dict:
     def sort(ins, outs, p):
         # CuPy's sorts are all stable (equal values keep their order, as NumPy's stable sort); ndarray.sort takes
         # no kind before CuPy 14. Its radix sort orders floats by their bits (-NaN before -inf): floats are
-        # taken in the order of a key whose NaNs are positive (shared_sort's nan_last), so every NaN goes last.
+        # taken in the order of a key whose NaNs are the one positive NaN (shared_sort's nan_last), so every NaN goes last.
         x, o = ins[0], outs[0]
         axis = p["axis"]
         if p["descending"] or x.ndim == 0 or not o.flags.c_contiguous:
@@ -211,7 +211,7 @@ def kernels(m, direct) -> dict:
             sorted_rows = done.reshape(rows, n)
             for r in range(rows):
                 row = flat[r]
-                m.take(row, m.argsort(m.where(m.isnan(row), m.abs(row), row)), out=sorted_rows[r])
+                m.take(row, m.argsort(m.where(m.isnan(row), row.dtype.type("nan"), row)), out=sorted_rows[r])
             work = done
         else:
             for r in range(rows):
