@@ -183,8 +183,8 @@ def kernels(m, direct) -> dict:
 
     def sort(ins, outs, p):
         # CuPy's sorts are all stable (equal values keep their order, as NumPy's stable sort); ndarray.sort takes
-        # no kind before CuPy 14. Its radix sort orders floats by their bits (-NaN before -inf): floats are
-        # taken in the order of a key whose NaNs are the one positive NaN (shared_sort's nan_last), so every NaN goes last.
+        # no kind before CuPy 14. Its radix sort orders floats by their bits (-NaN before -inf): floats are taken
+        # in the order of a key whose NaNs are the one positive NaN (shared_sort's nan_last), so NaNs go last.
         x, o = ins[0], outs[0]
         axis = p["axis"]
         if p["descending"] or x.ndim == 0 or not o.flags.c_contiguous:
