@@ -6,11 +6,11 @@ own peer copy of the same bytes, checks the bits, and prints PASS or FAIL with t
 """
 
 import sys
-import time
 
 import numpy as np
 
 import numr_array as xp
+from benchmarks._timing import runs
 from numr_array import _transfer
 from numr_array.backends import get_runtime
 
@@ -19,16 +19,8 @@ REPEATS = 5
 
 
 def best(f, sync) -> float:
-    """The fastest of REPEATS runs of ``f`` (synchronised by ``sync``), in seconds."""
-    f()
-    sync()
-    times = []
-    for _ in range(REPEATS):
-        t0 = time.perf_counter()
-        f()
-        sync()
-        times.append(time.perf_counter() - t0)
-    return min(times)
+    """The fastest of REPEATS runs of ``f`` (synchronised by ``sync``) after one untimed, in seconds."""
+    return min(runs(f, sync, repeat=REPEATS))
 
 
 def main() -> int:

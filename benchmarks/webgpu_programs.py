@@ -38,6 +38,7 @@ import traceback
 
 import numpy as np
 
+from benchmarks._timing import runs
 from benchmarks.workloads import PROGRAMS, _reference, check
 
 DEV = "webgpu:0"
@@ -71,14 +72,8 @@ def _waits(client) -> dict:
     return {"spin": setter(read, spin), "block": setter(read, 0.0), "wgpu-py": setter(_wgpu_py_read, 0.0)}
 
 
-def _times(fn, sync, repeat: int) -> list[float]:
-    out = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        sync()
-        out.append(time.perf_counter() - t0)
-    return out
+def _runs(fn, sync, repeat: int) -> list[float]:
+    return runs(fn, sync, repeat=repeat, warmup=0)
 
 
 def _summary(ts: list[float]) -> tuple[str, float, int]:
@@ -151,7 +146,7 @@ def main(argv: list[str] | None = None) -> int:
         ts = []
         try:
             for _ in range(100):
-                y = small + small
+                small + small  # work queued for the timed wait
                 t0 = time.perf_counter()
                 client.synchronize()
                 ts.append(time.perf_counter() - t0)
@@ -166,7 +161,7 @@ def main(argv: list[str] | None = None) -> int:
         print("FAIL: the client's own readback raised")
         return 1
     waits["spin"]()
-    empty = statistics.median(_times(lambda: None, client.synchronize, 50))
+    empty = statistics.median(_runs(lambda: None, client.synchronize, 50))
 
     # 1. numr alone (CuPy not yet started): every wait, eager and jit
     progs = {}
@@ -194,7 +189,7 @@ def main(argv: list[str] | None = None) -> int:
         for wait, apply in waits.items():
             apply()
             for label, fn in ((wait, run), (wait + "+jit", jrun)):
-                _, slow = _row(label, _times(fn, client.synchronize, args.repeat), None)
+                _, slow = _row(label, _runs(fn, client.synchronize, args.repeat), None)
                 if label == "spin" and slow:
                     ok = False
         waits["spin"]()
@@ -205,7 +200,7 @@ def main(argv: list[str] | None = None) -> int:
                 for threads in (256, 1024):
                     k_fft.PASS_THREADS = threads
                     run()
-                    _row(f"threads {threads}", _times(run, client.synchronize, args.repeat), None)
+                    _row(f"threads {threads}", _runs(run, client.synchronize, args.repeat), None)
             finally:
                 k_fft.PASS_THREADS = default
         if name == "mlp":  # X.T @ dH in 8 x 8 blocks over 4 parts of k, or 4 x 4 blocks (k_contract.SPLIT_LARGE_BLOCKS)
@@ -218,9 +213,9 @@ def main(argv: list[str] | None = None) -> int:
                     label = "8x8 in parts" if split else "4x4 blocks"
                     product = lambda: X.T @ dH
                     product()
-                    _row(f"X.T@dH {label}", _times(product, client.synchronize, args.repeat), None)
+                    _row(f"X.T@dH {label}", _runs(product, client.synchronize, args.repeat), None)
                     run()
-                    _row(f"mlp, {label}", _times(run, client.synchronize, args.repeat), None)
+                    _row(f"mlp, {label}", _runs(run, client.synchronize, args.repeat), None)
             finally:
                 k_contract.SPLIT_LARGE_BLOCKS = default
 
@@ -235,11 +230,11 @@ def main(argv: list[str] | None = None) -> int:
         prun = lambda: program.run(pxp, **parrays, **params)
         prun()
         psync()
-        _, _ = _row("CuPy alone", _times(prun, psync, args.repeat), None)
+        _, _ = _row("CuPy alone", _runs(prun, psync, args.repeat), None)
         mine, theirs = [], []
         for _ in range(args.repeat):
-            theirs += _times(prun, psync, 1)
-            mine += _times(run, client.synchronize, 1)
+            theirs += _runs(prun, psync, 1)
+            mine += _runs(run, client.synchronize, 1)
         base, _ = _row("CuPy, in turn", theirs, None)
         med, slow = _row("spin, in turn", mine, base)
         if slow or med > 2 * base:
