@@ -370,6 +370,8 @@ class WebGPUClient(Client):
         self._pipelines: dict[Any, Pipeline] = {}
         #: eager map launches' plans by signature (_map_template._eager)
         self.map_plans: dict[tuple, Any] = {}
+        #: eager one-dispatch reductions' plans by signature (k_reduce.reduce)
+        self.reduce_plans: dict[tuple, Any] = {}
         self._layouts: dict[int, tuple[Any, Any]] = {}
         self._bind_groups: dict[tuple, Any] = {}
         self._bg_keys_of: dict[int, list[tuple]] = {}
