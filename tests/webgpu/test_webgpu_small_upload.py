@@ -67,3 +67,35 @@ def test_a_scalar_made_inside_a_capture_is_a_constant_of_the_graph():
     x[...] = xp.asarray(np.array([5.0, 6.0], np.float32), device=DEV)
     g.replay()
     assert to_np(y).tolist() == [15.0, 18.0]
+
+
+@pytest.mark.parametrize("value, dtype", [(1.5, None), (2, None), (True, None), (1 - 2j, None), (3, xp.uint8),
+                                          (0.5, xp.float32)])
+def test_a_repeated_scalar_signature_skips_the_python_path(monkeypatch, value, dtype):
+    from numr_array import _creation
+    xp.asarray(value, dtype=dtype, device=DEV)  # the plan is made
+    calls = []
+    real = _creation._host_array
+    monkeypatch.setattr(_creation, "_host_array", lambda *a: (calls.append(1), real(*a))[1])
+    for v in (value, value * 2):
+        s = xp.asarray(v, dtype=dtype, device=DEV)
+        assert to_np(s) == np.asarray(v, dtype=None if dtype is None else np.dtype(dtype))
+    assert calls == []
+
+
+def test_a_planned_scalar_signature_raises_what_the_python_path_raises():
+    xp.asarray(2, device=DEV)
+    xp.asarray(3, dtype=xp.uint8, device=DEV)
+    for _ in range(2):
+        with pytest.raises(OverflowError, match="asarray: the Python int 1180591620717411303424 does not fit"):
+            xp.asarray(2 ** 70, device=DEV)
+        with pytest.raises(OverflowError, match="asarray: 300 does not fit in uint8"):
+            xp.asarray(300, dtype=xp.uint8, device=DEV)
+        with pytest.raises(OverflowError, match="asarray: Python ints beyond int64 need dtype=uint64"):
+            xp.asarray(2 ** 63, device=DEV)
+        with pytest.raises(ValueError, match="asarray: copy=False"):
+            xp.asarray(2, copy=False, device=DEV)
+        with pytest.raises(ValueError, match="asarray: copy must be"):
+            xp.asarray(2, copy=1, device=DEV)
+        with pytest.raises(TypeError, match="asarray: a Python float cannot become a int8 array"):
+            xp.asarray(1.5, dtype=xp.int8, device=DEV)

@@ -697,12 +697,10 @@ class WebGPUClient(Client):
         size = max(16, end - b0 + 3 & ~3)
         if end & 3 and end < dst.nbytes or b0 + size > dst.handle.size:
             return False
-        words = np.zeros(4, np.uint32)
-        words.view(np.uint8)[:n] = data
         pipe = self._pipelines.get("upload")
         if pipe is None:
             pipe = self.pipeline("upload", lambda: _UPLOAD_WGSL, 1, 32)
-        self.dispatch(pipe, pack_words([(n + 3) >> 2, 1, 0, (dst_offset - b0) >> 2]) + words.tobytes(),
+        self.dispatch(pipe, pack_words([(n + 3) >> 2, 1, 0, (dst_offset - b0) >> 2]) + data.tobytes() + bytes(16 - n),
                       (dst.handle, b0, size), (1, 1, 1))
         return True
 
