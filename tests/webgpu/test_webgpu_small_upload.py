@@ -99,3 +99,18 @@ def test_a_planned_scalar_signature_raises_what_the_python_path_raises():
             xp.asarray(2, copy=1, device=DEV)
         with pytest.raises(TypeError, match="asarray: a Python float cannot become a int8 array"):
             xp.asarray(1.5, dtype=xp.int8, device=DEV)
+
+
+def test_a_planned_scalar_in_the_devices_default_dtypes():
+    """Python ints and floats become the device's default dtypes (int32 and float32 on an adapter without
+    64-bit types): a planned signature narrows as the Python path does, and an int beyond the default
+    integer dtype still raises."""
+    info = xp.__array_namespace_info__().default_dtypes(device=xp.asarray(0, device=DEV).device)
+    ints, floats = np.dtype(info["integral"]), np.dtype(info["real floating"])
+    for _ in range(2):
+        assert to_np(xp.asarray(-5, device=DEV)).dtype == ints and to_np(xp.asarray(-5, device=DEV)) == -5
+        got = to_np(xp.asarray(0.1, device=DEV))
+        assert got.dtype == floats and got == np.asarray(0.1).astype(floats)
+        for big in (int(np.iinfo(ints).max) + 1, int(np.iinfo(ints).min) - 1):
+            with pytest.raises(OverflowError, match="asarray"):
+                xp.asarray(big, device=DEV)
