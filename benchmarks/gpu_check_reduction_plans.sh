@@ -9,7 +9,8 @@ step "webgpu plan tests" python3 -m pytest -x -q tests/webgpu/test_webgpu_reduct
      tests/webgpu/test_webgpu_small_upload.py tests/webgpu/test_webgpu_launch_plans.py
 for dev in webgpu:0 cuda:0; do
   step "$dev statistics/creation/plans/capture" env NUMR_TEST_DEVICE=$dev python3 -m pytest -x -q \
-       tests/test_statistical.py tests/test_creation.py tests/test_call_plans.py tests/test_capture.py
+       tests/test_statistical.py tests/test_creation.py tests/test_call_plans.py tests/test_capture.py \
+       tests/test_reduction_scalar_plans.py
 done
 timeout 240 python3 -m benchmarks.call_cost --backends numr:webgpu:0,numr:cuda:0,cupy,torch --repeat 5 \
   --gpu-time 0.05 || { echo "FAIL call_cost"; status=1; }
