@@ -160,6 +160,51 @@ else:
         return NotImplemented
 
 
+#: the same for a Python scalar on a device whose client has no host parts (a GPU): (type of obj, dtype
+#: argument, type of device, device) -> (NumPy dtype of the conversion, dtype, device); asarray then converts a
+#: repeated call's value as the Python path does (to the device's narrower default dtype too) and uploads it,
+#: and any other outcome (an error, another NumPy dtype, an int beyond that default) goes to the Python path
+_SCALAR_PLANS: dict = {}
+
+
+def _scalar_by_plan(obj, dtype, device, copy):
+    """``asarray`` of the Python scalar ``obj`` by its plan, or NotImplemented."""
+    if (type(obj) not in _SCALARS or (copy is not None and copy is not True) or _rt.lost_count
+            or not (dtype is None or type(dtype) is dt.DType or isinstance(dtype, np.dtype))
+            or type(device) not in (Device, str)):
+        return NotImplemented
+    plan = _SCALAR_PLANS.get((type(obj), dtype, type(device), device))
+    if plan is None:
+        return NotImplemented
+    npdtype, rdtype, dev = plan
+    try:
+        a = np.asarray(obj, dtype=npdtype if dtype is not None else None)
+    except Exception:  # (the Python path raises its own error for it)
+        return NotImplemented
+    if a.dtype != npdtype:
+        return NotImplemented
+    if rdtype.np != npdtype:  # the device's default dtype is narrower than NumPy's (as _device_defaults)
+        if rdtype.kind in dt.INTEGER_KINDS:
+            info = np.iinfo(rdtype.np)
+            if not info.min <= obj <= info.max:
+                return NotImplemented
+        a = a.astype(rdtype.np)
+    client = dev._client or dev.client
+    buf, view = client.alloc_tensor((), rdtype)
+    t = Tensor(buf, rdtype, (), (), 0, dev, view)
+    client.copy_to_device(a, buf, 0)
+    return t
+
+
+def _scalar_plan(obj, dtype, device, converted: np.ndarray, t: Tensor) -> None:
+    """Keep the plan of ``asarray(obj, dtype=dtype, device=device)`` for the Python scalar ``obj`` on a device
+    without host parts, whose Python path converted it to ``converted`` and made ``t`` from that."""
+    if type(device) in (Device, str) and (dtype is None or type(dtype) is dt.DType or isinstance(dtype, np.dtype)):
+        if len(_SCALAR_PLANS) >= _PLANS_MAX:
+            _SCALAR_PLANS.clear()
+        _SCALAR_PLANS[(type(obj), dtype, type(device), device)] = (converted.dtype, t._dtype, t._dev)
+
+
 def _asarray_plan(obj, dtype, device, dev: Device, a: np.ndarray, t: Tensor) -> None:
     """Keep (or extend) the plan of ``asarray(obj, dtype=dtype, device=device)`` (``device``: as given, or
     ``dev``, the default device, for None), whose Python path converted ``obj`` to the host array ``a`` and
@@ -184,6 +229,8 @@ def asarray(obj: Any, /, *, dtype=None, device=None, copy: bool | None = None) -
     """An array from ``obj``: an array, a Python scalar, a nested sequence, or an object with the buffer
     protocol, ``__array__`` or ``__dlpack__``. ``copy=False`` never copies (ValueError where it must)."""
     r = _c_asarray(_ASARRAY_PLANS, obj, dtype, _device._default if device is None else device, copy)
+    if r is NotImplemented:
+        r = _scalar_by_plan(obj, dtype, _device._default if device is None else device, copy)
     if r is not NotImplemented:
         return r
     given = dtype
@@ -218,7 +265,9 @@ def asarray(obj: Any, /, *, dtype=None, device=None, copy: bool | None = None) -
         a = _device_defaults(a, dev, "asarray")
     _check_dtype_on(dev, dtype or dt.from_numpy(a.dtype), "asarray")
     t = from_numpy(a, dev)
-    if a is converted:
+    if type(obj) in _SCALARS and getattr(dev._client or dev.client, "host_parts", None) is None:
+        _scalar_plan(obj, given, dev if device is None else device, converted, t)
+    elif a is converted:
         _asarray_plan(obj, given, dev if device is None else device, dev, a, t)
     return t
 

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import math
 
+from . import _capture
 from . import _dtypes as dt
 from . import runtime as _rt
 from ._device import Device
-from ._elementwise import _plans, _store
+from ._elementwise import _bound, _plans, _store
 from ._checks import check_axes, check_axis, check_tensor
 from ._data_type_functions import astype
 from ._launch import launch, make_view, result
@@ -120,6 +121,32 @@ _PLANS_MIN = _plans("reduce:min")
 _PLANS_MEAN = _plans("reduce:mean")
 
 
+# On a client whose reductions are not ufunc calls (a GPU's), the plan is kept in a second table, the
+# function's "bound" one, as the client's bound kernel: a repeated call is then a lookup, an allocation and
+# that kernel's launch (the client's own per-signature launch plan, on WebGPU), in _bound_reduce below.
+_BOUND = {name: _plans("reduce-bound:" + name) for name in ("sum", "prod", "max", "min", "mean")}
+
+
+def _bound_reduce(table: dict, x, axis, keepdims, dtype, out):
+    """The reduction of a signature kept in the bound plan ``table``, into a new tensor; NotImplemented where
+    the Python path must run: no plan, dtype= or out= given, an axis or keepdims not of the types a key
+    compares, a capture (its bookkeeping) or a lost device (its checks)."""
+    if (dtype is not None or out is not None or type(keepdims) is not bool or type(x) is not Tensor
+            or _capture.capturing or _rt.lost_count):
+        return NotImplemented
+    if axis is not None and type(axis) is not int and not (type(axis) is tuple and
+                                                           all(type(a) is int for a in axis)):
+        return NotImplemented
+    plan = table.get((x._dtype, x._shape, x._dev._client, axis, keepdims))
+    if plan is None:
+        return NotImplemented
+    rdtype, shape, strides, dev, alloc, run = plan
+    buf, view = alloc(shape, rdtype)
+    o = Tensor(buf, rdtype, shape, strides, 0, dev, view)
+    run((x,), (o,))
+    return o
+
+
 def _reduce_key(plans: dict, x, axis, keepdims, dtype, out) -> tuple | None:
     """(plans, the compiled call's key) of a reduction call, or None where it takes no plan: dtype= or out=
     given, or an axis or keepdims not of the exact types the key compares (True would equal axis 1)."""
@@ -134,11 +161,14 @@ def _reduce_key(plans: dict, x, axis, keepdims, dtype, out) -> tuple | None:
 
 def _reduce_plan(plan: tuple, kernel: Kernel, x: Tensor, o: Tensor, params: dict) -> None:
     """Keep the plan of the reduction just run into the new tensor ``o`` (the layout _speedups.c reads),
-    where its client runs the kernel as a ufunc reduction."""
+    where its client runs the kernel as a ufunc reduction; else its bound plan (_bound_reduce)."""
     client = o._dev._client
     launch_of = getattr(client, "reduce_launch", None)
     part = launch_of(kernel.name, params, o._dtype.np, x.size // o.size) if launch_of is not None else None
     if part is None:
+        if launch_of is None and hasattr(client, "bind"):
+            run = _bound(client, o._dev, kernel, params)
+            _store(_BOUND[kernel.name], plan[1], (o._dtype, o._shape, o._strides, o._dev, client.alloc_tensor, run))
         return
     allocator, native, empty = client.host_parts()
     plans, key = plan
@@ -170,6 +200,8 @@ def max(x, /, axis: Axis = None, out=None, keepdims: bool = False) -> Tensor:
     """The largest element of ``x`` over ``axis`` (NaN propagates); ValueError over zero elements. Also
     NumPy's positional ``(axis, out, keepdims)``."""
     r = _c_reduce(_PLANS_MAX, x, axis, keepdims, None, out)
+    if r is NotImplemented:
+        r = _bound_reduce(_BOUND["max"], x, axis, keepdims, None, out)
     return _extremum(K.max, _PLANS_MAX, x, axis, keepdims, out) if r is NotImplemented else r
 
 
@@ -177,6 +209,8 @@ def min(x, /, axis: Axis = None, out=None, keepdims: bool = False) -> Tensor:
     """The smallest element of ``x`` over ``axis`` (NaN propagates); ValueError over zero elements. Also
     NumPy's positional ``(axis, out, keepdims)``."""
     r = _c_reduce(_PLANS_MIN, x, axis, keepdims, None, out)
+    if r is NotImplemented:
+        r = _bound_reduce(_BOUND["min"], x, axis, keepdims, None, out)
     return _extremum(K.min, _PLANS_MIN, x, axis, keepdims, out) if r is NotImplemented else r
 
 
@@ -203,6 +237,8 @@ def sum(x, /, axis: Axis = None, dtype: dt.DType | None = None, out=None, keepdi
     unless ``dtype`` says otherwise; the empty sum is 0. Also NumPy's positional ``(axis, dtype, out,
     keepdims)``."""
     r = _c_reduce(_PLANS_SUM, x, axis, keepdims, dtype, out)
+    if r is NotImplemented:
+        r = _bound_reduce(_BOUND["sum"], x, axis, keepdims, dtype, out)
     return _accumulate(K.sum, _PLANS_SUM, x, axis, dtype, keepdims, out) if r is NotImplemented else r
 
 
@@ -211,6 +247,8 @@ def prod(x, /, axis: Axis = None, dtype: dt.DType | None = None, out=None, keepd
     positional ``(axis, dtype, out, keepdims)``. float32 and complex64 products accumulate in float64 and
     complex128 where the device has them."""
     r = _c_reduce(_PLANS_PROD, x, axis, keepdims, dtype, out)
+    if r is NotImplemented:
+        r = _bound_reduce(_BOUND["prod"], x, axis, keepdims, dtype, out)
     if r is not NotImplemented:
         return r
     plan = _reduce_key(_PLANS_PROD, x, axis, keepdims, dtype, out)
@@ -238,6 +276,8 @@ def mean(x, /, axis: Axis = None, dtype: dt.DType | None = None, out=None, keepd
     NumPy's positional ``(axis, dtype, out, keepdims)``; ``dtype`` casts x first, so integer arrays need
     ``dtype=float64`` (NumPy does that cast implicitly)."""
     r = _c_reduce(_PLANS_MEAN, x, axis, keepdims, dtype, out)
+    if r is NotImplemented:
+        r = _bound_reduce(_BOUND["mean"], x, axis, keepdims, dtype, out)
     if r is not NotImplemented:
         return r
     plan = _reduce_key(_PLANS_MEAN, x, axis, keepdims, dtype, out)

@@ -50,6 +50,7 @@ import wgpu
 from ...errors import DeviceLostError
 from ...runtime import Allocator, Buffer, Client, Graph, entry_point, renewed
 from ..._tensor import Tensor
+from ._shader import pack_words
 from ... import _dtypes as dt
 
 _USAGE = wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_SRC | wgpu.BufferUsage.COPY_DST
@@ -263,6 +264,18 @@ class Pipeline(NamedTuple):
     handle: Any   # wgpu-native's handle, for the direct encoding calls
 
 
+#: the small upload's kernel (WebGPUClient._upload_small): word 0 the number of words, word 3 where the first
+#: goes in the window, words 4-7 the data
+_UPLOAD_WGSL = """struct U { w: array<vec4<u32>, 2> }
+@group(0) @binding(0) var<uniform> u: U;
+@group(0) @binding(1) var<storage, read_write> b1: array<u32>;
+@compute @workgroup_size(1)
+fn main() {
+  for (var i = 0u; i < u.w[0].x; i = i + 1u) { b1[u.w[0].w + i] = u.w[1][i]; }
+}
+"""
+
+
 class _Direct:
     """wgpu-native's compute-pass encoding functions called directly, without wgpu-py's per-call error
     capture (which costs more than the call itself on the eager path and in every replayed dispatch), and
@@ -370,6 +383,8 @@ class WebGPUClient(Client):
         self._pipelines: dict[Any, Pipeline] = {}
         #: eager map launches' plans by signature (_map_template._eager)
         self.map_plans: dict[tuple, Any] = {}
+        #: eager one-dispatch reductions' plans by signature (k_reduce.reduce)
+        self.reduce_plans: dict[tuple, Any] = {}
         self._layouts: dict[int, tuple[Any, Any]] = {}
         self._bind_groups: dict[tuple, Any] = {}
         self._bg_keys_of: dict[int, list[tuple]] = {}
@@ -669,7 +684,25 @@ class WebGPUClient(Client):
             return
         dst.mark_constant()  # a queue write, not recorded: inside a capture these bytes are a constant of the graph
         with self._lock:
-            self._copy_to_device(data, n, dst, dst_offset)
+            if n > 16 or dst_offset & 3 or self._steps is not None or not self._upload_small(data, n, dst, dst_offset):
+                self._copy_to_device(data, n, dst, dst_offset)
+
+    def _upload_small(self, data: np.ndarray, n: int, dst: Buffer, dst_offset: int) -> bool:
+        """Write up to 16 bytes (a scalar) at the word-aligned ``dst_offset`` with a dispatch that copies them
+        from its uniform words, encoded after the pending work: no submission first and no queue write, which
+        cost more than the launch (an ``asarray`` of a Python scalar in a batch of calls). False where the
+        last word would be partial short of the buffer's end (its other bytes must be kept)."""
+        end = dst_offset + n
+        b0 = dst_offset - dst_offset % self.storage_align
+        size = max(16, end - b0 + 3 & ~3)
+        if end & 3 and end < dst.nbytes or b0 + size > dst.handle.size:
+            return False
+        pipe = self._pipelines.get("upload")
+        if pipe is None:
+            pipe = self.pipeline("upload", lambda: _UPLOAD_WGSL, 1, 32)
+        self.dispatch(pipe, pack_words([(n + 3) >> 2, 1, 0, (dst_offset - b0) >> 2]) + data.tobytes() + bytes(16 - n),
+                      (dst.handle, b0, size), (1, 1, 1))
+        return True
 
     def _copy_to_device(self, data: np.ndarray, n: int, dst: Buffer, dst_offset: int) -> None:
         self.flush()  # queue writes run before the pending encoder's work: submit that first

@@ -136,6 +136,18 @@ def reduce(client: WebGPUClient, kind: str, x: Tensor, axes: tuple[int, ...], o:
     ``mean`` (dev and sqdev only): per-output values subtracted from x (before squaring, for sqdev), shaped
     like o. ``arg`` (argmax and argmin only): where indices come from and where the extremum's value goes
     besides its index in o."""
+    key = None
+    if mean is None and arg is None and client._steps is None:
+        # a signature seen before, outside a capture: its one dispatch from the plan the general path below
+        # kept (everything its uniform words and windows depend on is in the key; the client's alignment
+        # and binding limit are fixed)
+        key = (kind, x._dtype, x._shape, x._strides, x._offset, axes, o._dtype, o._shape, o._strides, o._offset,
+               acc_dtype)
+        plan = client.reduce_plans.get(key)
+        if plan is not None:
+            pipe, uniform, ob, os_, xb, xs, grid = plan
+            client.dispatch(pipe, uniform, (o._buf.handle, ob, os_, x._buf.handle, xb, xs), grid)
+            return
     kept = [d for d in range(len(x._shape)) if d not in axes]
     oshape = [x._shape[d] for d in kept]
     ostr = _kept_strides(o, kept)
@@ -158,12 +170,15 @@ def reduce(client: WebGPUClient, kind: str, x: Tensor, axes: tuple[int, ...], o:
         return
     kshape, (kx, ko, km) = collapse(oshape, [[x._strides[d] for d in kept], ostr, mstr or [0] * len(kept)])
     rshape, (rx,) = collapse([x._shape[d] for d in axes], [[x._strides[d] for d in axes]])
-    if K <= 32 or M >= 16384:
-        _launch(client, kind, "thread", x, o, mean, acc, kshape, kx, ko, km, rshape, rx, M, K, 1, 0, arg)
-        return
-    parts = 1 if M >= 512 else max(1, min(-(-K // (WG * 64)), PARTS_TOTAL // M, MAX_GROUPS))
+    parts = 1 if K <= 32 or M >= 512 else max(1, min(-(-K // (WG * 64)), PARTS_TOTAL // M, MAX_GROUPS))
     if parts == 1:
-        _launch(client, kind, "group", x, o, mean, acc, kshape, kx, ko, km, rshape, rx, M, K, 1, 0, arg)
+        variant = "thread" if K <= 32 or M >= 16384 else "group"
+        plan = _launch(client, kind, variant, x, o, mean, acc, kshape, kx, ko, km, rshape, rx, M, K, 1, 0, arg)
+        if key is not None:
+            plans = client.reduce_plans
+            if len(plans) >= 4096:
+                plans.clear()
+            plans[key] = plan
         return
     # partial results per (output, part), contiguous as (M, parts), then reduced over the parts
     pk = contiguous_strides(tuple(kshape))
@@ -234,7 +249,9 @@ def _narrow(t: Tensor, d: int, start: int, length: int) -> Tensor:
 
 
 def _launch(client, kind, variant, x, o, mean, acc, kshape, kx, ko, km, rshape, rx, M, K, parts, opart,
-            arg) -> None:
+            arg) -> tuple:
+    """Dispatch one pass; (pipeline, uniform bytes, o's and x's window offsets and sizes, grid): the plan of a
+    reduction that is this one pass (without mean or arg, whose windows it leaves out)."""
     nk, nr = len(kshape), len(rshape)
     has_mean = mean is not None
     pair = (arg.index is not None, arg.value is not None) if arg is not None else None
@@ -267,7 +284,9 @@ def _launch(client, kind, variant, x, o, mean, acc, kshape, kx, ko, km, rshape, 
             if t is not None:
                 binds += (t._buf.handle, tb, ts)
             words.append(te)
-    client.dispatch(pipe, pack_words(words), binds, (gx, gy, 1))
+    uniform = pack_words(words)
+    client.dispatch(pipe, uniform, binds, (gx, gy, 1))
+    return pipe, uniform, ob, os_, xb, xs, (gx, gy, 1)
 
 
 def _build(client, key, kind, variant, xw: WgslType, ow: WgslType, acc: WgslType, nk: int, nr: int, has_mean: bool,

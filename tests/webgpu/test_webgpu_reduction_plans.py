@@ -1,0 +1,100 @@
+"""Per-signature plans of reductions on WebGPU: the namespace's bound plan (numr_array/_statistical.py,
+``_bound_reduce``) and the client's one-dispatch launch plan (``k_reduce.reduce``). A repeated call skips
+the checks and the general path's steps, yet gives the general path's results for views at other offsets
+and strides, raises what a first call raises, and stays correct inside a capture."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import numr_array as xp
+from numr_array import _statistical
+from numr_array.backends import get_runtime
+
+from ..strategies import to_np
+
+pytestmark = [pytest.mark.webgpu]
+if get_runtime("webgpu") is None:
+    pytest.skip("no WebGPU adapter (wgpu missing or no adapter found)", allow_module_level=True)
+
+from numr_array.backends.webgpu import k_reduce  # noqa: E402
+
+DEV = "webgpu:0"
+FUNCS = ["sum", "prod", "max", "min", "mean"]
+
+
+@pytest.fixture
+def general(monkeypatch):
+    """Which general paths ran: the namespace's checks ("checks") and the kernel's dimension merging
+    ("collapse")."""
+    calls = []
+    args, collapse = _statistical.reduction_args, k_reduce.collapse
+    monkeypatch.setattr(_statistical, "reduction_args", lambda *a: (calls.append("checks"), args(*a))[1])
+    monkeypatch.setattr(k_reduce, "collapse", lambda *a: (calls.append("collapse"), collapse(*a))[1])
+    return calls
+
+
+@pytest.mark.parametrize("axis", [None, 1, -1, (0, 1)])
+@pytest.mark.parametrize("name", FUNCS)
+def test_a_repeated_reduction_skips_the_general_path(general, name, axis):
+    host = (np.arange(12, dtype=np.float32).reshape(3, 4) + 1) / 4
+    x = xp.asarray(host, device=DEV)
+    f = getattr(xp, name)
+    f(x, axis=axis)  # the plans are made
+    general.clear()
+    for _ in range(3):
+        r = f(x, axis=axis)
+    assert general == []
+    np.testing.assert_allclose(to_np(r), getattr(np, name)(host, axis=axis), rtol=1e-6)
+
+
+@pytest.mark.parametrize("name", FUNCS)
+def test_reduction_plans_follow_offsets_buffers_and_strides(name):
+    """One signature (dtype, shape) over views at other offsets and strides and over other buffers: every
+    call reads its own operand (the launch plan is keyed on the view's layout)."""
+    host = np.linspace(0.5, 2.0, 300, dtype=np.float32)
+    f, g = getattr(xp, name), getattr(np, name)
+    bufs = [(xp.asarray(host, device=DEV), host), (xp.asarray(host[::-1].copy(), device=DEV), host[::-1])]
+    for _ in range(2):
+        for start in (0, 1, 5, 99):
+            for x, h in bufs:
+                np.testing.assert_allclose(to_np(f(x[start:start + 40])), g(h[start:start + 40]), rtol=1e-5)
+                np.testing.assert_allclose(to_np(f(x[start:start + 80:2])), g(h[start:start + 80:2]), rtol=1e-5)
+                m, hm = x[start:start + 40].reshape((4, 10)), h[start:start + 40].reshape(4, 10)
+                np.testing.assert_allclose(to_np(f(m, axis=0)), g(hm, axis=0), rtol=1e-5)
+                np.testing.assert_allclose(to_np(f(m.T, axis=1, keepdims=True)), g(hm.T, axis=1, keepdims=True),
+                                           rtol=1e-5)
+
+
+def test_a_planned_reduction_still_raises_what_the_first_call_raises():
+    x = xp.asarray(np.ones((2, 3), np.float32), device=DEV)
+    for _ in range(2):
+        xp.sum(x, axis=1)
+        xp.sum(x, axis=1, keepdims=False)
+    with pytest.raises(TypeError, match="sum"):
+        xp.sum(x, axis=True)  # (True == 1: a key that compared values alone would take axis 1's plan)
+    with pytest.raises(TypeError, match="keepdims"):
+        xp.sum(x, axis=1, keepdims=0)
+    out = xp.asarray(np.full(2, 7, np.int32), device=DEV)
+    with pytest.raises(TypeError, match="out"):
+        xp.sum(x, axis=1, out=out)
+    assert to_np(out).tolist() == [7, 7]
+    empty = xp.asarray(np.ones((0, 3), np.float32), device=DEV)
+    for _ in range(2):
+        with pytest.raises(ValueError, match="max"):
+            xp.max(empty, axis=0)
+
+
+@pytest.mark.parametrize("name", FUNCS)
+def test_a_reduction_first_seen_eagerly_is_recorded_in_a_capture(name):
+    x = xp.asarray(np.array([1.0, 2.0, 4.0], np.float32), device=DEV)
+    f = getattr(xp, name)
+    f(x)
+    f(x)  # both plans exist before the capture
+    with xp.capture(DEV) as g:
+        y = f(x)
+    x[...] = xp.asarray(np.array([3.0, 5.0, 8.0], np.float32), device=DEV)
+    g.replay()
+    np.testing.assert_allclose(to_np(y), getattr(np, name)(np.array([3.0, 5.0, 8.0], np.float32)), rtol=1e-6)
+    assert to_np(f(x)) == to_np(y)  # and eagerly after it
