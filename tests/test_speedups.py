@@ -3,10 +3,12 @@ from the Python path it hands everything else to (results, errors, accounting, N
 
 from __future__ import annotations
 
+import operator
 import os
 import sys
 import threading
 import warnings
+import weakref
 
 import numpy as np
 import pytest
@@ -72,6 +74,25 @@ def test_a_repeated_call_runs_no_python_path():
         call()  # the first call of a signature makes its plan (Python)
         assert not {"_binary_py", "_unary_py", "_concat", "getitem"} & set(_python_calls(call))
 
+
+
+def test_operators_are_compiled_slots_that_run_no_python_frame():
+    # Tensor's operators are its compiled base's number slots and rich comparison: the interpreter calls the C
+    # slot, which runs a cached plan itself (no Tensor method, no operator function in Python)
+    assert xp.Tensor.__mro__[1] is runtime.speedups.TensorBase and "__add__" not in vars(xp.Tensor)
+    x, y = _f32(1, 2, 3), _f32(4, 5, 6)
+    m = xp.asarray(np.eye(3, dtype=np.float32))
+    for call in (lambda: x + y, lambda: x - 1.0, lambda: 2.0 * x, lambda: 1.0 / x, lambda: x / y, lambda: -x,
+                 lambda: abs(x), lambda: x < y, lambda: 0.5 >= x, lambda: x == y, lambda: x @ m, lambda: x % 2.0):
+        first = call()  # (the Python path, which makes the plan)
+        assert _python_calls(call) == []
+        np.testing.assert_array_equal(np.asarray(call()), np.asarray(first))
+    for call in (lambda: x ** 2, lambda: 2 ** x, lambda: x // 2.0):  # kernels that are no single ufunc call
+        call()
+        assert _python_calls(call)[0] == "_binary_py"  # the slot calls the Python path itself
+    i = xp.asarray(np.array([1, 2, 3], np.int32))
+    for _ in range(2):  # an integer quotient is converted by the Python path, each time
+        assert (i / 2).dtype == xp.float64 and "_divide_python" in _python_calls(lambda: i / 2)
 
 def test_results_match_the_python_path_bit_for_bit():
     rng = np.random.default_rng(0)
@@ -393,6 +414,19 @@ def test_dead_temporaries_are_still_reused_with_the_compiled_call():
         assert float(r[0]) == 2.0
         r = view + a
         assert r._buf is not t._buf and float(t[0]) == 1.0
+    bufs = []
+
+    def temp():
+        r = a * b
+        bufs.append(weakref.ref(r._buf))
+        return r
+
+    for _ in range(2):  # the interpreter's operator takes a temporary; C code applying it (operator.add, the
+        # builtin sum), which holds a reference the count cannot tell from the stack's, never does
+        r = temp() + a
+        assert r._buf is bufs[-1]()
+        for r in (operator.add(temp(), a), sum([temp()], a), temp().__add__(a)):
+            assert bufs[-1]() is None and float(r[0]) == 2.0
     objs = np.empty(1, dtype=object)
     for _ in range(2):  # NumPy's object loop holds the only reference and applies the operator from C
         objs[0] = a * b
