@@ -1443,6 +1443,54 @@ fallback:
     return Py_NewRef(Py_NotImplemented);
 }
 
+/* like(plans, x, dtype, device, shape): ``zeros_like``, ``ones_like`` or ``empty_like`` of a tensor ``x``, the
+   other arguments None, by a plan of the Python path (numr_array/_creation.py, _like_plan) keyed on (x's dtype,
+   shape and client): the result's dtype, shape, strides, device, allocator, bytes and NumPy dtype, the
+   function making its array (numpy.zeros or numpy.empty) and None or the NumPy scalar to fill it with. */
+enum { L_DTYPE, L_SHAPE, L_STRIDES, L_DEV, L_ALLOCATOR, L_NBYTES, L_NPDTYPE, L_MAKE, L_FILL, L_LEN };
+
+static PyObject *str_fill;
+
+static int
+like_plan_ok(PyObject *plan)
+{
+    return PyTuple_CheckExact(plan) && PyTuple_GET_SIZE(plan) == L_LEN &&
+           PyObject_TypeCheck(PyTuple_GET_ITEM(plan, L_ALLOCATOR), &LedgerType);
+}
+
+static PyObject *
+like(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 5) {
+        PyErr_SetString(PyExc_TypeError, "like(plans, x, dtype, device, shape)");
+        return NULL;
+    }
+    PyObject *x = args[1];
+    if (Tensor_type == NULL || !Py_IS_TYPE(x, Tensor_type) || args[2] != Py_None || args[3] != Py_None ||
+        args[4] != Py_None || busy())
+        goto fallback;
+    PyObject *items[3] = {SLOT(x, T_dtype), SLOT(x, T_shape), client_of(x)};
+    PyObject *plan = cached(args[0], items, 3, like_plan_ok);
+    if (plan == NULL)
+        goto fallback;
+    PyObject *margs[2] = {P(L_SHAPE), P(L_NPDTYPE)};
+    PyObject *arr = PyObject_Vectorcall(P(L_MAKE), margs, 2, NULL), *r = NULL;
+    if (arr != NULL && P(L_FILL) != Py_None) {
+        PyObject *f = PyObject_CallMethodOneArg(arr, str_fill, P(L_FILL));
+        if (f == NULL)
+            Py_CLEAR(arr);
+        Py_XDECREF(f);
+    }
+    if (arr != NULL)
+        r = make_result(P(L_DTYPE), P(L_SHAPE), P(L_STRIDES), P(L_DEV), P(L_ALLOCATOR), P(L_NBYTES), arr);
+    Py_DECREF(plan);
+    return r;
+fallback:
+    if (PyErr_Occurred())
+        return NULL;
+    return Py_NewRef(Py_NotImplemented);
+}
+
 #undef P
 
 /* where(plans, condition, x1, x2, out): ``numr_array.where`` of three arrays on one client, for ``out`` None,
@@ -1706,6 +1754,8 @@ static PyMethodDef module_methods[] = {
      "reduce(plans, x, axis, keepdims, dtype, out): sum, prod, max, min or mean of a cached plan."},
     {"asarray", (PyCFunction)(void (*)(void))asarray, METH_FASTCALL,
      "asarray(plans, obj, dtype, device, copy): asarray of Python scalars (or a flat sequence) by a cached plan."},
+    {"like", (PyCFunction)(void (*)(void))like, METH_FASTCALL,
+     "like(plans, x, dtype, device, shape): zeros_like, ones_like or empty_like of a tensor by a cached plan."},
     {"where", (PyCFunction)(void (*)(void))where3, METH_FASTCALL,
      "where(plans, condition, x1, x2, out): where of three arrays by a cached plan."},
     {"concat", (PyCFunction)(void (*)(void))concat, METH_FASTCALL,
@@ -1746,8 +1796,9 @@ PyInit__speedups(void)
     str_unsafe = PyUnicode_InternFromString("unsafe");
     str_dtype = PyUnicode_InternFromString("dtype");
     str_strides = PyUnicode_InternFromString("strides");
+    str_fill = PyUnicode_InternFromString("fill");
     empty_tuple = PyTuple_New(0);
-    if (!divide_kwnames || !str_unsafe || !str_dtype || !str_strides || !empty_tuple)
+    if (!divide_kwnames || !str_unsafe || !str_dtype || !str_strides || !str_fill || !empty_tuple)
         return NULL;
     if (!str_owner || !str_nbytes || !str_deallocate || !str_quiet_context || !out_kwnames || !ledger_untrack || !str_capturing || !str_lost_count || !zero)
         return NULL;

@@ -29,15 +29,17 @@ def unchecked_launches(monkeypatch):
     """Plans made as outside the suite: tests/conftest.py checks every launch against the contract, and
     checked launches never take the compiled call (no plan then has a native part)."""
     import numr_array.backends.cpu as cpu
-    for module in (cpu, _elementwise, _manipulation):
+    for module in (cpu, _elementwise, _manipulation, _creation):
         monkeypatch.setattr(module, "CHECK_LAUNCHES", False)
+    tables = (_manipulation._CONCAT_PLANS, _creation._ASARRAY_PLANS, _creation._ZEROS_LIKE_PLANS,
+              _creation._ONES_LIKE_PLANS, _creation._EMPTY_LIKE_PLANS)
     _elementwise.forget_plans()
-    _manipulation._CONCAT_PLANS.clear()
-    _creation._ASARRAY_PLANS.clear()
+    for table in tables:
+        table.clear()
     yield
     _elementwise.forget_plans()
-    _manipulation._CONCAT_PLANS.clear()
-    _creation._ASARRAY_PLANS.clear()
+    for table in tables:
+        table.clear()
 
 
 def _python_calls(fn) -> list[str]:
@@ -327,6 +329,35 @@ def test_a_wide_product_is_rounded_once():
     x = xp.asarray(a)
     for _ in range(2):
         assert float(xp.prod(x)) == np.float32(np.prod(a, dtype=np.float64))
+
+
+def test_like_plans():
+    x = xp.asarray(np.arange(6, dtype=np.int16).reshape(2, 3)[:, ::-1])  # (a strided tensor: C-order results)
+    c = xp.asarray(np.array([1 + 2j], np.complex64))
+    s = xp.asarray(np.float64(2.0))
+    for _ in range(2):  # the second round runs in C
+        for t in (x, c, s, xp.asarray(np.zeros(0, np.bool_))):
+            for f, want in ((xp.zeros_like, np.zeros_like), (xp.ones_like, np.ones_like), (xp.empty_like, None)):
+                r = f(t)
+                assert (r.dtype, r.shape, r.strides, r.device) == (t.dtype, t.shape, xp.zeros(t.shape).strides, t.device)
+                assert np.asarray(r).flags.c_contiguous and r._buf is not t._buf
+                if want is not None:
+                    np.testing.assert_array_equal(np.asarray(r), want(np.asarray(t)))
+    for f in (xp.zeros_like, xp.ones_like, xp.empty_like):
+        assert _python_calls(lambda: f(x)) == [f.__name__]  # (the function alone: its result made in C)
+        # any other argument: the Python path, which checks it
+        assert f(x, dtype=xp.float32).dtype == xp.float32 and f(x, shape=(4,)).shape == (4,)
+        with pytest.raises(TypeError, match=f"{f.__name__}: x must be a numr_array array"):
+            f(np.zeros(3))
+    base = xp.memory_stats("cpu")
+    r = xp.ones_like(x)
+    assert xp.memory_stats("cpu")["bytes_in_use"] == base["bytes_in_use"] + 12
+    del r
+    assert xp.memory_stats("cpu")["bytes_in_use"] == base["bytes_in_use"]
+    with xp.capture("cpu") as g:  # a capture: the Python path (its arena)
+        z = xp.zeros_like(x)
+    g.replay()
+    np.testing.assert_array_equal(np.asarray(z), np.zeros((2, 3), np.int16))
 
 
 def test_asarray_plans():
