@@ -11,6 +11,10 @@ What it covers, and nothing else:
   tell) returns NotImplemented,
   and the caller runs the Python path in its own frame (so that operands' reference counts are the Python
   path's), so every error is the Python path's, raised before any kernel runs.
+* ``TensorBase``: the base class of numr_array.Tensor, whose number slots and rich comparison are its operators:
+  the same call as ``unary``/``binary`` with no Python frame between, the Python path called from the slot
+  otherwise (see there).
+* ``like(plans, x, ...)``: zeros_like, ones_like and empty_like of a tensor alone, by a cached plan.
 * ``reduce(plans, x, axis, keepdims, dtype, out)``: sum, prod, max, min and mean of a cached plan
   (numr_array/_statistical.py), ``asarray(plans, obj, dtype, device, copy)`` of Python scalars and flat
   lists (numr_array/_creation.py), and matmul through ``binary`` (numr_array/_linear_algebra_functions.py):
