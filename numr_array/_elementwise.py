@@ -87,7 +87,7 @@ def _with_scalar(op: Op, dtype: dt.DType, value) -> tuple[dt.DType, object]:
 # A plan's last entry, ``native``, is for the compiled call (numr_array/_speedups.c): where the client runs the
 # launch as one NumPy ufunc call (CpuClient.ufunc_launch), ``_speedups.unary``/``binary`` serve a repeated call
 # of the signature in C, from the same table and key, and hand everything else to ``_unary_py``/``_binary_py``
-# below unchanged. Its ``outs`` are the ``out=`` signatures (dtype, shape, strides, device) that check_out
+# below unchanged. Its ``outs`` are the ``out=`` signatures (dtype, shape, strides; on the plan's device) that check_out
 # accepted for the plan and the client writes directly: C looks them up, it never checks an ``out=`` itself.
 
 #: the per-op plan tables (cleared together when a device is lost, or one when it reaches _PLANS_MAX)
@@ -142,9 +142,10 @@ def _native(client, op: Op, dtypes: tuple, rdtype: dt.DType, shape: tuple, scala
 
 
 def _accept_out(client, native, o: Tensor) -> None:
-    """Record that check_out accepted ``o`` for a plan with ``native``, where the client writes it directly."""
+    """Record that check_out accepted ``o`` (on the plan's device) for a plan with ``native``, where the client
+    writes it directly."""
     if native is not None and client.writes_directly(o._shape, o._strides, o._dtype):
-        native[-2][o._dtype, o._shape, o._strides, o._dev] = None
+        native[-2][o._dtype, o._shape, o._strides] = None
 
 
 def forget_plans() -> None:

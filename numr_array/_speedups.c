@@ -599,9 +599,16 @@ memo_store(Memo *m, PyObject *plans, PyObject *const *items, Py_ssize_t n, PyObj
 
 /* forget(): drop every kept plan (called where the plan tables are emptied for a lost device, and by tests
    that change how plans are made) */
+static PyObject *last_out[5];
+
 static PyObject *
 forget(PyObject *module, PyObject *Py_UNUSED(ignored))
 {
+    PyObject *old_out[5];
+    memcpy(old_out, last_out, sizeof old_out);
+    memset(last_out, 0, sizeof last_out);
+    for (int i = 0; i < 5; i++)
+        Py_XDECREF(old_out[i]);
     for (int i = 0; i < MEMO_SIZE; i++) {
         Memo old = memo[i];
         memo[i] = (Memo){NULL, {NULL}, 0, NULL};
@@ -669,16 +676,23 @@ native_of(PyObject *plan)
     return PyTuple_GET_ITEM(plan, PyTuple_GET_SIZE(plan) - 1);
 }
 
-/* 1 when ``out`` is None or a tensor whose signature the Python path accepted for this plan */
+/* the last accepted ``out=`` signature: (native part, dtype, shape, strides, device), held (so that no address
+   is reused while it is here: the same objects are the same signature, whose acceptance a plan never drops);
+   forget() drops it */
+
+/* 1 when ``out`` is None or a tensor whose signature the Python path accepted for this plan: on the plan's
+   device (check_out's condition), its (dtype, shape, strides) among the accepted */
 static int
-out_accepted(PyObject *out, PyObject *native)
+out_accepted(PyObject *out, PyObject *plan, PyObject *native)
 {
     if (out == Py_None)
         return 1;
-    if (!Py_IS_TYPE(out, Tensor_type))
+    if (!Py_IS_TYPE(out, Tensor_type) || SLOT(out, T_dev) != PyTuple_GET_ITEM(plan, 4))
         return 0;
-    PyObject *key = PyTuple_Pack(4, SLOT(out, T_dtype), SLOT(out, T_shape), SLOT(out, T_strides),
-                                 SLOT(out, T_dev));
+    PyObject *sig[5] = {native, SLOT(out, T_dtype), SLOT(out, T_shape), SLOT(out, T_strides), SLOT(out, T_dev)};
+    if (memcmp(sig, last_out, sizeof sig) == 0)
+        return 1;
+    PyObject *key = PyTuple_Pack(3, sig[1], sig[2], sig[3]);
     if (key == NULL) {
         PyErr_Clear();
         return 0;
@@ -687,6 +701,14 @@ out_accepted(PyObject *out, PyObject *native)
     Py_DECREF(key);
     if (r < 0)
         PyErr_Clear();
+    if (r == 1) {
+        PyObject *old[5];
+        memcpy(old, last_out, sizeof old);
+        for (int i = 0; i < 5; i++)
+            last_out[i] = Py_NewRef(sig[i]);
+        for (int i = 0; i < 5; i++)  /* (released last: their deallocation may run code that calls back in here) */
+            Py_XDECREF(old[i]);
+    }
     return r == 1;
 }
 
@@ -917,7 +939,7 @@ unary_call(PyObject *plans, PyObject *x, PyObject *out, long held)
         goto fallback;
     native = native_of(plan);
     PyObject *target = out == Py_None ? elide_target(plan, native, x, NULL, held) : NULL;
-    if (!out_accepted(out, native) || target == (PyObject *)-1) {
+    if (!out_accepted(out, plan, native) || target == (PyObject *)-1) {
         Py_DECREF(plan);
         goto fallback;
     }
@@ -988,7 +1010,7 @@ binary_call(PyObject *plans, PyObject *x1, PyObject *x2, PyObject *out, long hel
     native = native_of(plan);
     PyObject *target = out != Py_None ? NULL :
         elide_target(plan, native, scalar == 0 ? NULL : x1, scalar == 1 ? NULL : x2, held);
-    if (!out_accepted(out, native) || target == (PyObject *)-1) {
+    if (!out_accepted(out, plan, native) || target == (PyObject *)-1) {
         Py_DECREF(plan);
         goto fallback;
     }
@@ -1054,7 +1076,9 @@ binary(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
    an operand may be a dead temporary that the interpreter itself applied the operator to, which is told
    here, where the C stack shows it; -1 (nothing is taken) otherwise. An operand other than a tensor or a
    Python scalar is converted by ``operand`` (NumPy scalars: their Python value); where it gives None, the
-   slot returns NotImplemented, so that the other operand's reflected operator runs. */
+   slot returns NotImplemented, so that the other operand's reflected operator runs. The in-place operators
+   (``x += y``) are the namespace function with ``out=x``: a cached plan whose ``out=`` signature the Python
+   path accepted runs here, anything else is ``function(x, y, out=x)``; they return x. */
 enum { OP_ADD, OP_SUB, OP_MUL, OP_TRUEDIV, OP_FLOORDIV, OP_MOD, OP_POW, OP_MATMUL, OP_AND, OP_OR, OP_XOR,
        OP_LSHIFT, OP_RSHIFT, OP_NEG, OP_POS, OP_ABS, OP_INVERT, OP_LT, OP_LE, OP_EQ, OP_NE, OP_GT, OP_GE, OP_COUNT };
 static const char *const operator_names[OP_COUNT] = {
@@ -1063,11 +1087,12 @@ static const char *const operator_names[OP_COUNT] = {
 #define FIRST_UNARY OP_NEG
 #define FIRST_COMPARISON OP_LT  /* (in the order of Py_LT ... Py_GE) */
 #define FALLBACK_HELD 1
-static struct { PyObject *op, *plans, *python; } operators[OP_COUNT];
+static struct { PyObject *op, *plans, *python, *function; } operators[OP_COUNT];
 static PyObject *operand_fn, *elementwise_globals, *str_elide_min_bytes, *held_fallback, *held_never;
 
 /* configure_operators(table, operand, elementwise globals): ``table`` maps each operator's name (above) to
-   (op, plan table or None, Python path); ``ELIDE_MIN_BYTES`` is read from the globals when needed */
+   (op, plan table or None, Python path, namespace function); ``ELIDE_MIN_BYTES`` is read from the globals when
+   needed */
 static PyObject *
 configure_operators(PyObject *module, PyObject *args)
 {
@@ -1081,9 +1106,10 @@ configure_operators(PyObject *module, PyObject *args)
     PyObject *entries[OP_COUNT];
     for (int k = 0; k < OP_COUNT; k++) {
         PyObject *e = PyDict_GetItemString(table, operator_names[k]);
-        if (e == NULL || !PyTuple_CheckExact(e) || PyTuple_GET_SIZE(e) != 3 ||
-            !PyCallable_Check(PyTuple_GET_ITEM(e, 2))) {
-            PyErr_Format(PyExc_TypeError, "configure_operators: %s needs (op, plans or None, python path)",
+        if (e == NULL || !PyTuple_CheckExact(e) || PyTuple_GET_SIZE(e) != 4 ||
+            !PyCallable_Check(PyTuple_GET_ITEM(e, 2)) || !PyCallable_Check(PyTuple_GET_ITEM(e, 3))) {
+            PyErr_Format(PyExc_TypeError,
+                         "configure_operators: %s needs (op, plans or None, python path, function)",
                          operator_names[k]);
             return NULL;
         }
@@ -1094,6 +1120,7 @@ configure_operators(PyObject *module, PyObject *args)
         Py_XSETREF(operators[k].op, Py_NewRef(PyTuple_GET_ITEM(entries[k], 0)));
         Py_XSETREF(operators[k].plans, plans == Py_None ? NULL : Py_NewRef(plans));
         Py_XSETREF(operators[k].python, Py_NewRef(PyTuple_GET_ITEM(entries[k], 2)));
+        Py_XSETREF(operators[k].function, Py_NewRef(PyTuple_GET_ITEM(entries[k], 3)));
     }
     Py_XSETREF(operand_fn, Py_NewRef(operand));
     Py_XSETREF(elementwise_globals, Py_NewRef(globals));
@@ -1186,7 +1213,47 @@ operator_unary(int k, PyObject *x)
     return PyObject_Vectorcall(operators[k].python, pargs, 5, NULL);
 }
 
-#define BINARY_SLOT(name, k) static PyObject *name(PyObject *a, PyObject *b) { return operator_binary(k, a, b); }
+/* the binary operators of the in-place ones, by index (pow aside) */
+static binaryfunc number_ops[OP_RSHIFT + 1] = {
+    PyNumber_Add, PyNumber_Subtract, PyNumber_Multiply, PyNumber_TrueDivide, PyNumber_FloorDivide,
+    PyNumber_Remainder, NULL, PyNumber_MatrixMultiply, PyNumber_And, PyNumber_Or, PyNumber_Xor, PyNumber_Lshift,
+    PyNumber_Rshift};
+
+/* x op= y: the namespace function's call with out=x (see above) */
+static PyObject *
+operator_inplace(int k, PyObject *x, PyObject *b)
+{
+    if (operators[k].function == NULL || !Py_IS_TYPE(x, Tensor_type))
+        Py_RETURN_NOTIMPLEMENTED;
+    PyObject *own, *r = NULL;
+    PyObject *y = as_operand(b, &own);
+    if (y == NULL) {
+        if (PyErr_Occurred())
+            return NULL;
+        /* x = x op b, which the interpreter would try next: not NotImplemented, which, from the slot a heap
+           type also takes as its sq_inplace_concat (x += b), would be the result */
+        return k == OP_POW ? PyNumber_Power(x, b, Py_None) : number_ops[k](x, b);
+    }
+    PyObject *plans = operators[k].plans;
+    if (plans != NULL) {
+        r = binary_call(plans, x, y, x, 1);
+        if (r == Py_NotImplemented)
+            Py_CLEAR(r);
+    }
+    if (r == NULL && !PyErr_Occurred()) {
+        PyObject *fargs[3] = {x, y, x};
+        r = PyObject_Vectorcall(operators[k].function, fargs, 2, out_kwnames);
+    }
+    Py_XDECREF(own);
+    if (r == NULL)
+        return NULL;
+    Py_DECREF(r);
+    return Py_NewRef(x);
+}
+
+#define BINARY_SLOT(name, k) \
+    static PyObject *name(PyObject *a, PyObject *b) { return operator_binary(k, a, b); } \
+    static PyObject *name##_inplace(PyObject *a, PyObject *b) { return operator_inplace(k, a, b); }
 #define UNARY_SLOT(name, k) static PyObject *name(PyObject *x) { return operator_unary(k, x); }
 BINARY_SLOT(tensor_add, OP_ADD)
 BINARY_SLOT(tensor_sub, OP_SUB)
@@ -1214,6 +1281,14 @@ tensor_pow(PyObject *a, PyObject *b, PyObject *modulus)
 }
 
 static PyObject *
+tensor_pow_inplace(PyObject *a, PyObject *b, PyObject *modulus)
+{
+    if (modulus != Py_None)
+        Py_RETURN_NOTIMPLEMENTED;
+    return operator_inplace(OP_POW, a, b);
+}
+
+static PyObject *
 tensor_richcompare(PyObject *self, PyObject *other, int op)
 {
     return operator_binary(FIRST_COMPARISON + op, self, other);
@@ -1225,6 +1300,12 @@ static PyNumberMethods tensor_as_number = {
     .nb_matrix_multiply = tensor_matmul, .nb_and = tensor_and, .nb_or = tensor_or, .nb_xor = tensor_xor,
     .nb_lshift = tensor_lshift, .nb_rshift = tensor_rshift, .nb_negative = tensor_neg, .nb_positive = tensor_pos,
     .nb_absolute = tensor_abs, .nb_invert = tensor_invert,
+    .nb_inplace_add = tensor_add_inplace, .nb_inplace_subtract = tensor_sub_inplace,
+    .nb_inplace_multiply = tensor_mul_inplace, .nb_inplace_true_divide = tensor_truediv_inplace,
+    .nb_inplace_floor_divide = tensor_floordiv_inplace, .nb_inplace_remainder = tensor_mod_inplace,
+    .nb_inplace_power = tensor_pow_inplace, .nb_inplace_matrix_multiply = tensor_matmul_inplace,
+    .nb_inplace_and = tensor_and_inplace, .nb_inplace_or = tensor_or_inplace, .nb_inplace_xor = tensor_xor_inplace,
+    .nb_inplace_lshift = tensor_lshift_inplace, .nb_inplace_rshift = tensor_rshift_inplace,
 };
 
 static PyTypeObject TensorBaseType = {

@@ -92,6 +92,22 @@ def test_operators_are_compiled_slots_that_run_no_python_frame():
     for call in (lambda: x ** 2, lambda: 2 ** x, lambda: x // 2.0):  # kernels that are no single ufunc call
         call()
         assert _python_calls(call)[0] == "_binary_py"  # the slot calls the Python path itself
+    o = xp.zeros(3, dtype=xp.float32)
+
+    def in_place():
+        nonlocal o
+        o += x
+        o *= 0.5
+        o -= y
+        return o
+
+    for _ in range(2):  # the first round: the Python path accepts o as out=
+        kept = in_place()
+    assert _python_calls(in_place) == [] and kept is o
+    want = np.zeros(3, np.float32)
+    for _ in range(3):
+        want = (want + np.asarray(x)) * np.float32(0.5) - np.asarray(y)
+    np.testing.assert_array_equal(np.asarray(o), want)
     i = xp.asarray(np.array([1, 2, 3], np.int32))
     for _ in range(2):  # an integer quotient is converted by the Python path, each time
         assert (i / 2).dtype == xp.float64 and "_divide_python" in _python_calls(lambda: i / 2)
@@ -139,12 +155,12 @@ def test_out_is_written_directly_only_where_accepted():
         assert xp.add(x, y, out=o) is o
     assert np.asarray(o).tolist() == [11, 22, 33, 44]
     plan_outs = {k for p in _elementwise._plans("add").values() if p[-1] is not None for k in p[-1][-2]}
-    assert (o._dtype, o._shape, o._strides, o._dev) in plan_outs
+    assert (o._dtype, o._shape, o._strides) in plan_outs
     z = xp.zeros(8, dtype=xp.float32)
     r = z[::-2]  # a strided out: never accepted, the Python path writes it
     for _ in range(2):
         xp.add(x, y, out=r)
-    assert (r._dtype, r._shape, r._strides, r._dev) not in plan_outs
+    assert (r._dtype, r._shape, r._strides) not in plan_outs
     assert np.asarray(z).tolist() == [0, 44, 0, 33, 0, 22, 0, 11]
 
 

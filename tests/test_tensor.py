@@ -284,6 +284,16 @@ def test_operators_hand_unknown_operands_to_their_reflection():
         t @ xp.asarray([1.0, 2.0, 3.0], device=DEVICE)
     with pytest.raises(TypeError, match="^negative: bool is not accepted"):
         -xp.asarray([True], device=DEVICE)
+    u = t
+    for bad in ("a", None, [1.0]):  # an in-place operator on an unknown operand: a TypeError, t unchanged
+        with pytest.raises(TypeError):
+            u += bad
+        with pytest.raises(TypeError):
+            u *= bad
+        assert u is t
+    u += o  # the in-place operator falls back to the binary one, whose reflection runs
+    assert u == ("radd", t)
+    np.testing.assert_array_equal(to_np(t), [1.0, 2.0])
 
 def test_numpy_scalars_do_not_hijack_operators():
     """A NumPy scalar beside a tensor never turns the result into a numpy.ndarray."""
