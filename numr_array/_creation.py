@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from . import _capture
 from . import _device
 from . import _dtypes as dt
 from . import runtime as _rt
@@ -19,7 +20,7 @@ from ._dlpack import from_dlpack
 from ._info import default_dtypes_of
 from ._tensor import Tensor
 from .runtime import HostInterop
-from .kernels import K, Kernel
+from .kernels import CHECK_LAUNCHES, K, Kernel
 
 __all__ = ["asarray", "empty", "zeros", "ones", "full", "empty_like", "zeros_like", "ones_like", "full_like",
            "arange", "linspace", "eye", "tril", "triu"]
@@ -340,19 +341,69 @@ def _like(x, dtype, device, shape, func):
     return dev, (x._dtype if dtype is None else dt.check_dtype(dtype, func)), shape
 
 
+# zeros_like, ones_like and empty_like of a tensor alone (no dtype, device or shape) keep a plan per (x's dtype,
+# shape, client) where the client makes its results on the host (CpuClient.host_parts) and launches are not
+# checked: numr_array._speedups.like then makes a repeated call's result in C, as numpy.zeros or numpy.empty
+# and ndarray.fill (the fill kernel's assignment of one value: the same bytes), outside a capture.
+_EMPTY_LIKE_PLANS: dict = {}
+_ZEROS_LIKE_PLANS: dict = {}
+_ONES_LIKE_PLANS: dict = {}
+
+if _rt.speedups is not None:
+    _c_like = _rt.speedups.like
+else:
+    def _c_like(plans: dict, x, dtype, device, shape):
+        return NotImplemented
+
+
+def _like_plan(plans: dict, x: Tensor, t: Tensor, make, value) -> None:
+    """Keep the plan of a ``*_like(x)`` whose Python path made ``t``: ``make`` (numpy.zeros or numpy.empty)
+    makes its array, filled with ``value`` unless None."""
+    parts = getattr(x._dev._client, "host_parts", None)
+    if parts is None or _rt.speedups is None or CHECK_LAUNCHES or _capture.capturing or t._dev is not x._dev:
+        return
+    if len(plans) >= _PLANS_MAX:
+        plans.clear()
+    dtype = t._dtype
+    plans[x._dtype, x._shape, x._dev._client] = (
+        dtype, t._shape, t._strides, t._dev, parts()[0], dtype.itemsize * t.size, dtype.np, make,
+        None if value is None else dtype.np.type(value))
+
+
 def empty_like(x, /, *, dtype=None, device=None, shape=None) -> Tensor:
+    r = _c_like(_EMPTY_LIKE_PLANS, x, dtype, device, shape)
+    if r is not NotImplemented:
+        return r
+    args = dtype, device, shape
     dev, dtype, shape = _like(x, dtype, device, shape, "empty_like")
-    return _new(dev, shape, dtype, "empty_like")
+    t = _new(dev, shape, dtype, "empty_like")
+    if args == (None, None, None):
+        _like_plan(_EMPTY_LIKE_PLANS, x, t, np.empty, None)
+    return t
 
 
 def zeros_like(x, /, *, dtype=None, device=None, shape=None) -> Tensor:
+    r = _c_like(_ZEROS_LIKE_PLANS, x, dtype, device, shape)
+    if r is not NotImplemented:
+        return r
+    args = dtype, device, shape
     dev, dtype, shape = _like(x, dtype, device, shape, "zeros_like")
-    return _fill(_new(dev, shape, dtype, "zeros_like"), 0)
+    t = _fill(_new(dev, shape, dtype, "zeros_like"), 0)
+    if args == (None, None, None):
+        _like_plan(_ZEROS_LIKE_PLANS, x, t, np.zeros, None)
+    return t
 
 
 def ones_like(x, /, *, dtype=None, device=None, shape=None) -> Tensor:
+    r = _c_like(_ONES_LIKE_PLANS, x, dtype, device, shape)
+    if r is not NotImplemented:
+        return r
+    args = dtype, device, shape
     dev, dtype, shape = _like(x, dtype, device, shape, "ones_like")
-    return _fill(_new(dev, shape, dtype, "ones_like"), 1)
+    t = _fill(_new(dev, shape, dtype, "ones_like"), 1)
+    if args == (None, None, None):
+        _like_plan(_ONES_LIKE_PLANS, x, t, np.empty, 1)
+    return t
 
 
 def full_like(x, /, fill_value, *, dtype=None, device=None, shape=None) -> Tensor:

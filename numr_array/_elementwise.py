@@ -87,7 +87,7 @@ def _with_scalar(op: Op, dtype: dt.DType, value) -> tuple[dt.DType, object]:
 # A plan's last entry, ``native``, is for the compiled call (numr_array/_speedups.c): where the client runs the
 # launch as one NumPy ufunc call (CpuClient.ufunc_launch), ``_speedups.unary``/``binary`` serve a repeated call
 # of the signature in C, from the same table and key, and hand everything else to ``_unary_py``/``_binary_py``
-# below unchanged. Its ``outs`` are the ``out=`` signatures (dtype, shape, strides, device) that check_out
+# below unchanged. Its ``outs`` are the ``out=`` signatures (dtype, shape, strides; on the plan's device) that check_out
 # accepted for the plan and the client writes directly: C looks them up, it never checks an ``out=`` itself.
 
 #: the per-op plan tables (cleared together when a device is lost, or one when it reaches _PLANS_MAX)
@@ -142,9 +142,10 @@ def _native(client, op: Op, dtypes: tuple, rdtype: dt.DType, shape: tuple, scala
 
 
 def _accept_out(client, native, o: Tensor) -> None:
-    """Record that check_out accepted ``o`` for a plan with ``native``, where the client writes it directly."""
+    """Record that check_out accepted ``o`` (on the plan's device) for a plan with ``native``, where the client
+    writes it directly."""
     if native is not None and client.writes_directly(o._shape, o._strides, o._dtype):
-        native[-2][o._dtype, o._shape, o._strides, o._dev] = None
+        native[-2][o._dtype, o._shape, o._strides] = None
 
 
 def forget_plans() -> None:
@@ -227,15 +228,17 @@ def _overflow(op: Op, dtype: dt.DType, value) -> OverflowError:
     return OverflowError(f"{op.name}: the Python int {value} does not fit in {dtype.name}")
 
 
-#: the references an operator's operand has outside _unary/_binary when it is a dead temporary: the
-#: interpreter's stack slot, the Tensor method's frame and the operator function's (``operator_function``)
+#: the references an operator's operand has outside _unary/_binary when it is a dead temporary, where the
+#: operators are Python methods (no compiled module): the interpreter's stack slot, the Tensor method's frame
+#: and the operator function's (``operator_function``). Where they are compiled, their slots (_speedups.c,
+#: TensorBase) pass the count themselves: 1, or -1 where no operand can be a dead temporary.
 _OPERATOR = 3
 
 
 def _dead(x: Tensor, held: int) -> bool:
     """Whether the result of the calling _unary/_binary may go into its operand ``x``, held ``held`` times by
     the chain above that function (``reusable``; for an operator, also that the interpreter called it)."""
-    return reusable(x, held + 2) and (held != _OPERATOR or from_interpreter(4))
+    return held >= 0 and reusable(x, held + 2) and (held != _OPERATOR or from_interpreter(4))
 
 
 def _unary_py(op: Op, plans: dict, x, out, held: int):
@@ -323,32 +326,30 @@ def _binary_py(op: Op, plans: dict, x1, x2, out, held: int):
 
 # The compiled call (``_c_unary``/``_c_binary``) serves a cached plan that has a native part and returns
 # NotImplemented for anything else; each caller then runs the Python path itself, in its own frame, so that
-# an operand's reference count is what _unary_py/_binary_py expect (a C frame in between would hold one more,
-# and for an operator put foreign code on the C stack: then nothing could be elided). ``held`` is the
-# caller's, as for the Python path: where the plan may elide, an operand held no more than that (and the
-# call's own argument) may be a dead temporary, and the call goes to the Python path, which decides.
+# an operand's reference count is what _unary_py/_binary_py expect (a C frame in between would hold one more).
+# ``held`` is the caller's, as for the Python path: where the plan may elide, an operand held no more than
+# that (and the call's own argument) may be a dead temporary, and the call goes to the Python path, which
+# decides. Tensor's operators are compiled slots (_speedups.c, TensorBase) that make the same calls from C.
 def _calibrate_compiled() -> bool:
-    """Whether the compiled call sees an operand's references as its elision expects (_speedups.c, ``dead``):
-    a temporary held by the caller's chain (``held``) and once more as the call's argument, a named one once
-    more again. Probed through chains shaped as the namespace's (_launch._calibrate probes the Python path's);
-    where they disagree, the compiled call hands every call that may elide to the Python path."""
-    refs = _speedups.refs
+    """Whether the compiled calls see an operand's references as their elision expects (_speedups.c, ``dead``
+    and ``fallback_held``): from a namespace function, a temporary held by the caller's chain (``held``) and
+    once more as the call's argument, a named one once more again; in an operator slot, a temporary held by
+    the interpreter's stack slot alone, a named one once more; in the Python path a slot calls, a temporary
+    held ``FALLBACK_HELD`` times above it. Probed through chains shaped as the namespace's (_launch._calibrate
+    probes the Python path's); where they disagree, nothing is elided in C and the slots pass the Python
+    path a count that elides nothing."""
+    refs, probe = _speedups.refs, _speedups.Probe
 
     def function(x, /, *, out=None):  # a namespace function calling _c_binary (held 1)
         return refs(x)
 
-    def operator_function(x, y):  # an operator function (held _OPERATOR)
+    def python_path(x):  # _binary_py called by an operator slot (held FALLBACK_HELD, + its own, + refs')
         return refs(x)
 
-    class Probe:
-        __slots__ = ()
-
-        def __add__(self, other):  # a Tensor operator method
-            return operator_function(self, other)
-
-    named = Probe()
-    return (function(Probe()) == 2 and function(named) == 3 and Probe() + 1 == _OPERATOR + 1
-            and named + 1 == _OPERATOR + 2)
+    named = probe()
+    return (function(probe()) == 2 and function(named) == 3 and probe() + 1 == 1 and named + 1 == 2
+            and -probe() == 1 and -named == 2 and probe() - python_path == _speedups.FALLBACK_HELD + 2
+            and named - python_path == _speedups.FALLBACK_HELD + 3)
 
 
 if _speedups is not None:
@@ -421,6 +422,9 @@ def _plans(name: str) -> dict:
 
 
 def _make(op: Op):
+    """The namespace function of the row ``op``, with its operator's forms: ``_operator``, the Python
+    operator's call (Tensor's Python methods, without the compiled module), and ``_slot``, the compiled
+    operator slot's (op, plan table, Python path), see _speedups.c, TensorBase."""
     plans = _plans(op.name)
     if op.arity == 1:
         def f(x, /, *, out=None):
@@ -428,8 +432,8 @@ def _make(op: Op):
             return _unary_py(op, plans, x, out, 1) if r is NotImplemented else r
 
         def operator_function(x):
-            r = _c_unary(op, plans, x, None, _OPERATOR)
-            return _unary_py(op, plans, x, None, _OPERATOR) if r is NotImplemented else r
+            return _unary_py(op, plans, x, None, _OPERATOR)
+        f._slot = (op, plans, _unary_py)
         params = [inspect.Parameter("x", inspect.Parameter.POSITIONAL_ONLY)]
         doc = f"Element-wise {op.name} of x (accepts {_KIND_WORDS[op.kinds]} dtypes)."
     else:
@@ -438,8 +442,8 @@ def _make(op: Op):
             return _binary_py(op, plans, x1, x2, out, 1) if r is NotImplemented else r
 
         def operator_function(x1, x2):
-            r = _c_binary(op, plans, x1, x2, None, _OPERATOR)
-            return _binary_py(op, plans, x1, x2, None, _OPERATOR) if r is NotImplemented else r
+            return _binary_py(op, plans, x1, x2, None, _OPERATOR)
+        f._slot = (op, plans, _binary_py)
         params = [inspect.Parameter("x1", inspect.Parameter.POSITIONAL_ONLY),
                   inspect.Parameter("x2", inspect.Parameter.POSITIONAL_ONLY)]
         doc = (f"Element-wise {op.name} of x1 and x2, broadcast together (accepts {_KIND_WORDS[op.kinds]} "
@@ -501,11 +505,18 @@ def _divide_operator(x1, x2):
     """``/``: divide, its operands' references counted as an operator's (see ``operator_function``)."""
     if getattr(x1, "_dtype", None) in _NON_FLOAT_DTYPES or getattr(x2, "_dtype", None) in _NON_FLOAT_DTYPES:
         return divide(x1, x2)
-    r = _c_binary(K.divide, _PLANS_DIVIDE, x1, x2, None, _OPERATOR)
-    return _binary_py(K.divide, _PLANS_DIVIDE, x1, x2, None, _OPERATOR) if r is NotImplemented else r
+    return _binary_py(K.divide, _PLANS_DIVIDE, x1, x2, None, _OPERATOR)
+
+
+def _divide_python(op: Op, plans: dict, x1, x2, out, held: int):
+    """``/`` as the compiled operator slot's Python path (see ``_make``): _binary_py's arguments."""
+    if getattr(x1, "_dtype", None) in _NON_FLOAT_DTYPES or getattr(x2, "_dtype", None) in _NON_FLOAT_DTYPES:
+        return divide(x1, x2)
+    return _binary_py(op, plans, x1, x2, out, held + 1 if held >= 0 else held)  # (+ this frame's reference)
 
 
 divide._operator = _divide_operator
+divide._slot = (K.divide, _PLANS_DIVIDE, _divide_python)
 
 
 def _truth(x):

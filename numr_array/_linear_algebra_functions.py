@@ -78,6 +78,14 @@ def matmul(x1, x2, /, *, out=None) -> Tensor:
     return o
 
 
+
+def _matmul_python(op, plans: dict, x1, x2, out, held: int) -> Tensor:
+    """``@`` as the compiled operator slot's Python path (_speedups.c, TensorBase): matmul (nothing elided)."""
+    return matmul(x1, x2)
+
+
+matmul._slot = (K.matmul, _PLANS_MATMUL, _matmul_python)
+
 def _axis_list(seq, ndim: int, func: str, name: str) -> tuple[int, ...]:
     if isinstance(seq, (str, bytes)) or not isinstance(seq, Sequence):
         raise TypeError(f"tensordot: axes of {name} must be a sequence of ints, got {seq!r}")

@@ -11,6 +11,10 @@ What it covers, and nothing else:
   tell) returns NotImplemented,
   and the caller runs the Python path in its own frame (so that operands' reference counts are the Python
   path's), so every error is the Python path's, raised before any kernel runs.
+* ``TensorBase``: the base class of numr_array.Tensor, whose number slots and rich comparison are its operators:
+  the same call as ``unary``/``binary`` with no Python frame between, the Python path called from the slot
+  otherwise (see there).
+* ``like(plans, x, ...)``: zeros_like, ones_like and empty_like of a tensor alone, by a cached plan.
 * ``reduce(plans, x, axis, keepdims, dtype, out)``: sum, prod, max, min and mean of a cached plan
   (numr_array/_statistical.py), ``asarray(plans, obj, dtype, device, copy)`` of Python scalars and flat
   lists (numr_array/_creation.py), and matmul through ``binary`` (numr_array/_linear_algebra_functions.py):
@@ -245,22 +249,34 @@ where(void *address, void **base, int *loop)
     return 1;
 }
 
+static void *own_base;  /* this module's object (its operator slots sit on the C stack above the interpreter) */
+
+/* Whether the C stack, from here to the ``wanted``-th evaluation loop out, holds only the interpreter's own
+   code where it matters: between the last two of those loops for 2 (a Python frame, then the user's: the
+   Python path's check, and c_stack_check's), and for 1 (an operator slot of this module called by the
+   user's frame) between this module's own frames on top and that loop. */
 static int
-stack_ok(void)
+stack_ok(int wanted)
 {
     void *frames[32];  /* (the user's frame lies within about 12 C frames when only the interpreter is between) */
-    int n = backtrace(frames, 32), loops = 0;
+    int n = backtrace(frames, wanted == 1 ? 16 : 32), loops = 0, own = 1;
     for (int i = 0; i < n; i++) {
         void *base;
         int loop;
         if (!where(frames[i], &base, &loop))
             return 0;
         if (loop) {
-            if (++loops == 2)  /* the user's frame, reached through the interpreter's code alone */
+            if (++loops == wanted)  /* the user's frame, reached through the interpreter's code alone */
                 return 1;
+            own = 0;
         }
-        else if (loops == 1 && base != libpython)
-            return 0;  /* foreign C code between the user's operator and ours */
+        else if (own && base == own_base)
+            continue;  /* (this module's frames, up to its operator slot) */
+        else {
+            own = 0;
+            if (loops == wanted - 1 && base != libpython)
+                return 0;  /* foreign C code between the user's operator and ours */
+        }
     }
     return 0;
 }
@@ -268,7 +284,7 @@ stack_ok(void)
 static PyObject *
 c_stack_check(PyObject *module, PyObject *Py_UNUSED(ignored))
 {
-    return PyBool_FromLong(stack_ok());
+    return PyBool_FromLong(stack_ok(2));
 }
 
 /* whether the evaluation loop is found by dladdr as itself (so that c_stack_check can tell it) */
@@ -282,6 +298,11 @@ c_stack_check_works(void)
         return 0;
     }
     libpython = info.dli_fbase;
+    if (!dladdr((void *)&stack_ok, &info)) {
+        eval_loop = NULL;
+        return 0;
+    }
+    own_base = info.dli_fbase;
     void *frames[4];
     backtrace(frames, 4);  /* (the first backtrace loads the unwinder) */
     return 1;
@@ -578,9 +599,16 @@ memo_store(Memo *m, PyObject *plans, PyObject *const *items, Py_ssize_t n, PyObj
 
 /* forget(): drop every kept plan (called where the plan tables are emptied for a lost device, and by tests
    that change how plans are made) */
+static PyObject *last_out[5];
+
 static PyObject *
 forget(PyObject *module, PyObject *Py_UNUSED(ignored))
 {
+    PyObject *old_out[5];
+    memcpy(old_out, last_out, sizeof old_out);
+    memset(last_out, 0, sizeof last_out);
+    for (int i = 0; i < 5; i++)
+        Py_XDECREF(old_out[i]);
     for (int i = 0; i < MEMO_SIZE; i++) {
         Memo old = memo[i];
         memo[i] = (Memo){NULL, {NULL}, 0, NULL};
@@ -648,16 +676,23 @@ native_of(PyObject *plan)
     return PyTuple_GET_ITEM(plan, PyTuple_GET_SIZE(plan) - 1);
 }
 
-/* 1 when ``out`` is None or a tensor whose signature the Python path accepted for this plan */
+/* the last accepted ``out=`` signature: (native part, dtype, shape, strides, device), held (so that no address
+   is reused while it is here: the same objects are the same signature, whose acceptance a plan never drops);
+   forget() drops it */
+
+/* 1 when ``out`` is None or a tensor whose signature the Python path accepted for this plan: on the plan's
+   device (check_out's condition), its (dtype, shape, strides) among the accepted */
 static int
-out_accepted(PyObject *out, PyObject *native)
+out_accepted(PyObject *out, PyObject *plan, PyObject *native)
 {
     if (out == Py_None)
         return 1;
-    if (!Py_IS_TYPE(out, Tensor_type))
+    if (!Py_IS_TYPE(out, Tensor_type) || SLOT(out, T_dev) != PyTuple_GET_ITEM(plan, 4))
         return 0;
-    PyObject *key = PyTuple_Pack(4, SLOT(out, T_dtype), SLOT(out, T_shape), SLOT(out, T_strides),
-                                 SLOT(out, T_dev));
+    PyObject *sig[5] = {native, SLOT(out, T_dtype), SLOT(out, T_shape), SLOT(out, T_strides), SLOT(out, T_dev)};
+    if (memcmp(sig, last_out, sizeof sig) == 0)
+        return 1;
+    PyObject *key = PyTuple_Pack(3, sig[1], sig[2], sig[3]);
     if (key == NULL) {
         PyErr_Clear();
         return 0;
@@ -666,6 +701,14 @@ out_accepted(PyObject *out, PyObject *native)
     Py_DECREF(key);
     if (r < 0)
         PyErr_Clear();
+    if (r == 1) {
+        PyObject *old[5];
+        memcpy(old, last_out, sizeof old);
+        for (int i = 0; i < 5; i++)
+            last_out[i] = Py_NewRef(sig[i]);
+        for (int i = 0; i < 5; i++)  /* (released last: their deallocation may run code that calls back in here) */
+            Py_XDECREF(old[i]);
+    }
     return r == 1;
 }
 
@@ -701,13 +744,13 @@ fresh_ok(PyObject *plan, PyObject *const *tensors, Py_ssize_t n)
    by the caller's frames and once as this call's argument. An operand held more is reachable elsewhere:
    never reused, the result is a new array, here as there. */
 static int
-may_elide(PyObject *plan, PyObject *x1, PyObject *x2, PyObject *held)
+may_elide(PyObject *plan, PyObject *x1, PyObject *x2, long h)
 {
     PyObject *e = PyTuple_GET_ITEM(plan, PyTuple_GET_SIZE(plan) - 2);
     if (e == Py_False || e == zero)
         return 0;
-    long which = PyLong_AsLong(e), h = PyLong_AsLong(held);
-    if ((which == -1 || h == -1) && PyErr_Occurred()) {
+    long which = PyLong_AsLong(e);
+    if (which == -1 && PyErr_Occurred()) {
         PyErr_Clear();
         return 1;
     }
@@ -722,7 +765,9 @@ may_elide(PyObject *plan, PyObject *x1, PyObject *x2, PyObject *held)
    this call's own frames (_elementwise._calibrate_compiled), with the opcodes of the operator instructions. */
 static int elision_calibrated;
 static unsigned char operator_opcode[256];
-#define OPERATOR_HELD 3  /* an operator's chain: the interpreter's stack slot, the method's frame, the operator function's */
+/* ``held`` of an operator slot's call (TensorBase, below): the operand's one reference is the interpreter's
+   stack slot, which the slot borrows */
+#define SLOT_HELD 0
 
 static PyObject *
 configure_elision(PyObject *module, PyObject *args)
@@ -755,24 +800,20 @@ refs(PyObject *module, PyObject *x)
     return PyLong_FromSsize_t(Py_REFCNT(x));
 }
 
-/* from_interpreter of the Python path for the calling operator function: whether the user's frame (two
-   frames above it: the Tensor method's, then the user's) is executing an operator instruction, and only the
-   interpreter's own code lies on the C stack between; -1 where that cannot be told here. */
+/* from_interpreter of the Python path, for an operator slot of this module: whether the calling frame (the
+   user's: no Python frame lies between it and a slot) is executing an operator instruction, and only the
+   interpreter's own code lies on the C stack between it and this module; -1 where that cannot be told. */
 static int
 c_from_interpreter(void)
 {
 #ifdef HAVE_C_STACK_CHECK
     if (eval_loop == NULL)
         return -1;
-    PyFrameObject *f = PyEval_GetFrame();  /* (borrowed) the operator function's frame */
-    PyFrameObject *method = f == NULL ? NULL : PyFrame_GetBack(f);
-    PyFrameObject *user = method == NULL ? NULL : PyFrame_GetBack(method);
-    Py_XDECREF(method);
+    PyFrameObject *user = PyEval_GetFrame();  /* (borrowed) */
     if (user == NULL)
         return 0;
     PyCodeObject *code = PyFrame_GetCode(user);
     int lasti = PyFrame_GetLasti(user);
-    Py_DECREF(user);
     PyObject *co = PyCode_GetCode(code);
     Py_DECREF(code);
     if (co == NULL) {
@@ -781,7 +822,7 @@ c_from_interpreter(void)
     }
     int op = lasti >= 0 && lasti < PyBytes_GET_SIZE(co) ? (unsigned char)PyBytes_AS_STRING(co)[lasti] : -1;
     Py_DECREF(co);
-    return op >= 0 && operator_opcode[op] && stack_ok();
+    return op >= 0 && operator_opcode[op] && stack_ok(1);
 #else
     return -1;
 #endif
@@ -812,18 +853,18 @@ dead(PyObject *plan, PyObject *native, PyObject *x, long held)
         PyErr_Clear();
         return same < 0 ? -1 : 0;
     }
-    return held == OPERATOR_HELD ? c_from_interpreter() : 1;
+    return held == SLOT_HELD ? c_from_interpreter() : 1;
 }
 
 /* The operand the result goes into (borrowed), NULL for a new result, or (PyObject *)-1 where the Python
    path must decide; the operands in the Python path's order (x1 first), NULL for a scalar operand. */
 static PyObject *
-elide_target(PyObject *plan, PyObject *native, PyObject *x1, PyObject *x2, PyObject *held_obj)
+elide_target(PyObject *plan, PyObject *native, PyObject *x1, PyObject *x2, long held)
 {
-    if (!may_elide(plan, x1, x2, held_obj))
+    if (!may_elide(plan, x1, x2, held))
         return NULL;
     PyObject *e = PyTuple_GET_ITEM(plan, PyTuple_GET_SIZE(plan) - 2);
-    long which = (x1 == NULL || x2 == NULL) ? 3 : PyLong_AsLong(e), held = PyLong_AsLong(held_obj);
+    long which = (x1 == NULL || x2 == NULL) ? 3 : PyLong_AsLong(e);
     PyObject *xs[2] = {x1, x2};
     for (int i = 0; i < 2; i++) {
         if (!(which & (1 << i)) || xs[i] == NULL)
@@ -873,23 +914,32 @@ client_of(PyObject *t)
     return SLOT(SLOT(t, T_dev), D_client);
 }
 
-static PyObject *
-unary(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+/* ``held`` of a call from Python: a positive int (SLOT_HELD, 0, is an operator slot's alone) */
+static int
+held_arg(PyObject *arg, long *held)
 {
-    if (nargs != 5) {
-        PyErr_SetString(PyExc_TypeError, "unary(op, plans, x, out, held)");
-        return NULL;
-    }
-    PyObject *x = args[2], *out = args[3], *native = NULL, *plan;
+    *held = PyLong_AsLong(arg);
+    if (*held > SLOT_HELD)
+        return 0;
+    if (!PyErr_Occurred())
+        PyErr_Format(PyExc_ValueError, "held must be a positive int, got %ld", *held);
+    return -1;
+}
+
+/* The element-wise call of ``plans``' cached plan on ``x``, or NotImplemented: the Python path's to make */
+static PyObject *
+unary_call(PyObject *plans, PyObject *x, PyObject *out, long held)
+{
+    PyObject *native = NULL, *plan;
     if (Tensor_type == NULL || !Py_IS_TYPE(x, Tensor_type) || busy())
         goto fallback;
     PyObject *items[3] = {SLOT(x, T_dtype), SLOT(x, T_shape), client_of(x)};
-    plan = cached(args[1], items, 3, elementwise_plan_ok);
+    plan = cached(plans, items, 3, elementwise_plan_ok);
     if (plan == NULL)
         goto fallback;
     native = native_of(plan);
-    PyObject *target = out == Py_None ? elide_target(plan, native, x, NULL, args[4]) : NULL;
-    if (!out_accepted(out, native) || target == (PyObject *)-1) {
+    PyObject *target = out == Py_None ? elide_target(plan, native, x, NULL, held) : NULL;
+    if (!out_accepted(out, plan, native) || target == (PyObject *)-1) {
         Py_DECREF(plan);
         goto fallback;
     }
@@ -909,13 +959,23 @@ fallback:
 }
 
 static PyObject *
-binary(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+unary(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (nargs != 6) {
-        PyErr_SetString(PyExc_TypeError, "binary(op, plans, x1, x2, out, held)");
+    long held;
+    if (nargs != 5) {
+        PyErr_SetString(PyExc_TypeError, "unary(op, plans, x, out, held)");
         return NULL;
     }
-    PyObject *x1 = args[2], *x2 = args[3], *out = args[4], *native = NULL, *plan;
+    if (held_arg(args[4], &held) < 0)
+        return NULL;
+    return unary_call(args[1], args[2], args[3], held);
+}
+
+/* The element-wise call of ``plans``' cached plan on ``x1`` and ``x2``, or NotImplemented, as unary_call */
+static PyObject *
+binary_call(PyObject *plans, PyObject *x1, PyObject *x2, PyObject *out, long held)
+{
+    PyObject *native = NULL, *plan;
     PyObject *tensors[2] = {NULL, NULL};
     PyObject *ins[2] = {NULL, NULL};
     PyObject *items[6];  /* the key: as _binary_py builds it */
@@ -944,18 +1004,18 @@ binary(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     }
     else
         goto fallback;
-    plan = cached(args[1], items, n, elementwise_plan_ok);
+    plan = cached(plans, items, n, elementwise_plan_ok);
     if (plan == NULL)
         goto fallback;
     native = native_of(plan);
     PyObject *target = out != Py_None ? NULL :
-        elide_target(plan, native, scalar == 0 ? NULL : x1, scalar == 1 ? NULL : x2, args[5]);
-    if (!out_accepted(out, native) || target == (PyObject *)-1) {
+        elide_target(plan, native, scalar == 0 ? NULL : x1, scalar == 1 ? NULL : x2, held);
+    if (!out_accepted(out, plan, native) || target == (PyObject *)-1) {
         Py_DECREF(plan);
         goto fallback;
     }
     for (int i = 0; i < 2; i++) {
-        PyObject *x = args[2 + i];
+        PyObject *x = i == 0 ? x1 : x2;
         if (i == scalar) {
             /* the scalar as a NumPy scalar of the plan's dtype (one that does not fit goes to the Python
                path, which raises OverflowError), or as it is where the plan says NumPy converts it alike */
@@ -989,6 +1049,308 @@ fallback:
         return NULL;
     return Py_NewRef(Py_NotImplemented);  /* the caller runs the Python path (_binary_py) */
 }
+
+static PyObject *
+binary(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    long held;
+    if (nargs != 6) {
+        PyErr_SetString(PyExc_TypeError, "binary(op, plans, x1, x2, out, held)");
+        return NULL;
+    }
+    if (held_arg(args[5], &held) < 0)
+        return NULL;
+    return binary_call(args[1], args[2], args[3], args[4], held);
+}
+
+/* --- Tensor's operators ------------------------------------------------------------------------------ */
+
+/* TensorBase: the base class of numr_array.Tensor where this module is built, whose number slots and rich
+   comparison are Tensor's operators, so that the interpreter's ``x + y`` reaches the element-wise call with
+   no Python frame between. Each operator is configured (configure_operators) with its element-wise
+   function's op, plan table and Python path: a cached plan runs here (binary_call, unary_call, SLOT_HELD:
+   the operand's one reference is the interpreter's stack slot, which a slot borrows); everything else calls
+   the Python path, ``python(op, plans, x1, x2, None, held)`` or ``python(op, plans, x, None, held)``, where
+   every error is raised. That call gets ``held`` 1, FALLBACK_HELD (the frame of a Python function called from
+   C holds its own reference, the borrowed stack slot one more: _calibrate_compiled checks both), only where
+   an operand may be a dead temporary that the interpreter itself applied the operator to, which is told
+   here, where the C stack shows it; -1 (nothing is taken) otherwise. An operand other than a tensor or a
+   Python scalar is converted by ``operand`` (NumPy scalars: their Python value); where it gives None, the
+   slot returns NotImplemented, so that the other operand's reflected operator runs. The in-place operators
+   (``x += y``) are the namespace function with ``out=x``: a cached plan whose ``out=`` signature the Python
+   path accepted runs here, anything else is ``function(x, y, out=x)``; they return x. */
+enum { OP_ADD, OP_SUB, OP_MUL, OP_TRUEDIV, OP_FLOORDIV, OP_MOD, OP_POW, OP_MATMUL, OP_AND, OP_OR, OP_XOR,
+       OP_LSHIFT, OP_RSHIFT, OP_NEG, OP_POS, OP_ABS, OP_INVERT, OP_LT, OP_LE, OP_EQ, OP_NE, OP_GT, OP_GE, OP_COUNT };
+static const char *const operator_names[OP_COUNT] = {
+    "add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "and", "or", "xor", "lshift", "rshift",
+    "neg", "pos", "abs", "invert", "lt", "le", "eq", "ne", "gt", "ge"};
+#define FIRST_UNARY OP_NEG
+#define FIRST_COMPARISON OP_LT  /* (in the order of Py_LT ... Py_GE) */
+#define FALLBACK_HELD 1
+static struct { PyObject *op, *plans, *python, *function; } operators[OP_COUNT];
+static PyObject *operand_fn, *elementwise_globals, *str_elide_min_bytes, *held_fallback, *held_never;
+
+/* configure_operators(table, operand, elementwise globals): ``table`` maps each operator's name (above) to
+   (op, plan table or None, Python path, namespace function); ``ELIDE_MIN_BYTES`` is read from the globals when
+   needed */
+static PyObject *
+configure_operators(PyObject *module, PyObject *args)
+{
+    PyObject *table, *operand, *globals;
+    if (!PyArg_ParseTuple(args, "O!OO!:configure_operators", &PyDict_Type, &table, &operand, &PyDict_Type, &globals))
+        return NULL;
+    if (Tensor_type == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "configure_operators: configure() first");
+        return NULL;
+    }
+    PyObject *entries[OP_COUNT];
+    for (int k = 0; k < OP_COUNT; k++) {
+        PyObject *e = PyDict_GetItemString(table, operator_names[k]);
+        if (e == NULL || !PyTuple_CheckExact(e) || PyTuple_GET_SIZE(e) != 4 ||
+            !PyCallable_Check(PyTuple_GET_ITEM(e, 2)) || !PyCallable_Check(PyTuple_GET_ITEM(e, 3))) {
+            PyErr_Format(PyExc_TypeError,
+                         "configure_operators: %s needs (op, plans or None, python path, function)",
+                         operator_names[k]);
+            return NULL;
+        }
+        entries[k] = e;
+    }
+    for (int k = 0; k < OP_COUNT; k++) {
+        PyObject *plans = PyTuple_GET_ITEM(entries[k], 1);
+        Py_XSETREF(operators[k].op, Py_NewRef(PyTuple_GET_ITEM(entries[k], 0)));
+        Py_XSETREF(operators[k].plans, plans == Py_None ? NULL : Py_NewRef(plans));
+        Py_XSETREF(operators[k].python, Py_NewRef(PyTuple_GET_ITEM(entries[k], 2)));
+        Py_XSETREF(operators[k].function, Py_NewRef(PyTuple_GET_ITEM(entries[k], 3)));
+    }
+    Py_XSETREF(operand_fn, Py_NewRef(operand));
+    Py_XSETREF(elementwise_globals, Py_NewRef(globals));
+    Py_RETURN_NONE;
+}
+
+/* whether the tensor operand ``x`` may be a dead temporary for the Python path: held by the stack slot alone,
+   over an allocator's Buffer of at least ELIDE_MIN_BYTES (the Python path decides the rest) */
+static int
+maybe_dead(PyObject *x)
+{
+    if (x == NULL || !Py_IS_TYPE(x, Tensor_type) || Py_REFCNT(x) != 1)
+        return 0;
+    PyObject *buf = SLOT(x, T_buf);
+    PyObject *least = PyDict_GetItemWithError(elementwise_globals, str_elide_min_bytes);
+    int r = Py_IS_TYPE(buf, Buffer_type) && least != NULL &&
+            PyObject_RichCompareBool(SLOT(buf, B_nbytes), least, Py_GE) == 1;
+    PyErr_Clear();
+    return r;
+}
+
+/* ``held`` for the Python path of an operator slot's call (borrowed): FALLBACK_HELD where an operand may be a
+   dead temporary of the interpreter's operator, -1 where none can be */
+static PyObject *
+fallback_held(PyObject *x1, PyObject *x2)
+{
+    if (elision_calibrated && (maybe_dead(x1) || maybe_dead(x2)) && c_from_interpreter() == 1)
+        return held_fallback;
+    PyErr_Clear();
+    return held_never;
+}
+
+/* ``v`` as an operand (borrowed, or a new reference in *owned), or NULL with no error set where it is none */
+static PyObject *
+as_operand(PyObject *v, PyObject **owned)
+{
+    *owned = NULL;
+    if (Py_IS_TYPE(v, Tensor_type) || is_scalar(v))
+        return v;
+    PyObject *r = PyObject_CallOneArg(operand_fn, v);
+    if (r == NULL || r == Py_None) {
+        Py_XDECREF(r);
+        return NULL;
+    }
+    return *owned = r;
+}
+
+static PyObject *
+operator_binary(int k, PyObject *a, PyObject *b)
+{
+    if (operators[k].python == NULL)
+        Py_RETURN_NOTIMPLEMENTED;
+    PyObject *own1, *own2 = NULL, *r = NULL;
+    PyObject *x1 = as_operand(a, &own1), *x2 = x1 == NULL ? NULL : as_operand(b, &own2);
+    if (x2 == NULL) {
+        Py_XDECREF(own1);
+        if (PyErr_Occurred())
+            return NULL;
+        Py_RETURN_NOTIMPLEMENTED;
+    }
+    PyObject *plans = operators[k].plans;
+    if (plans != NULL) {
+        r = binary_call(plans, x1, x2, Py_None, SLOT_HELD);
+        if (r == Py_NotImplemented)
+            Py_CLEAR(r);
+        else
+            goto done;
+    }
+    PyObject *pargs[6] = {operators[k].op, plans == NULL ? Py_None : plans, x1, x2, Py_None, fallback_held(x1, x2)};
+    r = PyObject_Vectorcall(operators[k].python, pargs, 6, NULL);
+done:
+    Py_XDECREF(own1);
+    Py_XDECREF(own2);
+    return r;
+}
+
+static PyObject *
+operator_unary(int k, PyObject *x)
+{
+    if (operators[k].python == NULL)
+        Py_RETURN_NOTIMPLEMENTED;
+    PyObject *plans = operators[k].plans;
+    if (plans != NULL) {
+        PyObject *r = unary_call(plans, x, Py_None, SLOT_HELD);
+        if (r != Py_NotImplemented)
+            return r;
+        Py_DECREF(r);
+    }
+    PyObject *pargs[5] = {operators[k].op, plans == NULL ? Py_None : plans, x, Py_None, fallback_held(x, NULL)};
+    return PyObject_Vectorcall(operators[k].python, pargs, 5, NULL);
+}
+
+/* the binary operators of the in-place ones, by index (pow aside) */
+static binaryfunc number_ops[OP_RSHIFT + 1] = {
+    PyNumber_Add, PyNumber_Subtract, PyNumber_Multiply, PyNumber_TrueDivide, PyNumber_FloorDivide,
+    PyNumber_Remainder, NULL, PyNumber_MatrixMultiply, PyNumber_And, PyNumber_Or, PyNumber_Xor, PyNumber_Lshift,
+    PyNumber_Rshift};
+
+/* x op= y: the namespace function's call with out=x (see above) */
+static PyObject *
+operator_inplace(int k, PyObject *x, PyObject *b)
+{
+    if (operators[k].function == NULL || !Py_IS_TYPE(x, Tensor_type))
+        Py_RETURN_NOTIMPLEMENTED;
+    PyObject *own, *r = NULL;
+    PyObject *y = as_operand(b, &own);
+    if (y == NULL) {
+        if (PyErr_Occurred())
+            return NULL;
+        /* x = x op b, which the interpreter would try next: not NotImplemented, which, from the slot a heap
+           type also takes as its sq_inplace_concat (x += b), would be the result */
+        return k == OP_POW ? PyNumber_Power(x, b, Py_None) : number_ops[k](x, b);
+    }
+    PyObject *plans = operators[k].plans;
+    if (plans != NULL) {
+        r = binary_call(plans, x, y, x, 1);
+        if (r == Py_NotImplemented)
+            Py_CLEAR(r);
+    }
+    if (r == NULL && !PyErr_Occurred()) {
+        PyObject *fargs[3] = {x, y, x};
+        r = PyObject_Vectorcall(operators[k].function, fargs, 2, out_kwnames);
+    }
+    Py_XDECREF(own);
+    if (r == NULL)
+        return NULL;
+    Py_DECREF(r);
+    return Py_NewRef(x);
+}
+
+#define BINARY_SLOT(name, k) \
+    static PyObject *name(PyObject *a, PyObject *b) { return operator_binary(k, a, b); } \
+    static PyObject *name##_inplace(PyObject *a, PyObject *b) { return operator_inplace(k, a, b); }
+#define UNARY_SLOT(name, k) static PyObject *name(PyObject *x) { return operator_unary(k, x); }
+BINARY_SLOT(tensor_add, OP_ADD)
+BINARY_SLOT(tensor_sub, OP_SUB)
+BINARY_SLOT(tensor_mul, OP_MUL)
+BINARY_SLOT(tensor_truediv, OP_TRUEDIV)
+BINARY_SLOT(tensor_floordiv, OP_FLOORDIV)
+BINARY_SLOT(tensor_mod, OP_MOD)
+BINARY_SLOT(tensor_matmul, OP_MATMUL)
+BINARY_SLOT(tensor_and, OP_AND)
+BINARY_SLOT(tensor_or, OP_OR)
+BINARY_SLOT(tensor_xor, OP_XOR)
+BINARY_SLOT(tensor_lshift, OP_LSHIFT)
+BINARY_SLOT(tensor_rshift, OP_RSHIFT)
+UNARY_SLOT(tensor_neg, OP_NEG)
+UNARY_SLOT(tensor_pos, OP_POS)
+UNARY_SLOT(tensor_abs, OP_ABS)
+UNARY_SLOT(tensor_invert, OP_INVERT)
+
+static PyObject *
+tensor_pow(PyObject *a, PyObject *b, PyObject *modulus)
+{
+    if (modulus != Py_None)  /* (pow(x, y, m): no such element-wise function) */
+        Py_RETURN_NOTIMPLEMENTED;
+    return operator_binary(OP_POW, a, b);
+}
+
+static PyObject *
+tensor_pow_inplace(PyObject *a, PyObject *b, PyObject *modulus)
+{
+    if (modulus != Py_None)
+        Py_RETURN_NOTIMPLEMENTED;
+    return operator_inplace(OP_POW, a, b);
+}
+
+static PyObject *
+tensor_richcompare(PyObject *self, PyObject *other, int op)
+{
+    return operator_binary(FIRST_COMPARISON + op, self, other);
+}
+
+static PyNumberMethods tensor_as_number = {
+    .nb_add = tensor_add, .nb_subtract = tensor_sub, .nb_multiply = tensor_mul, .nb_true_divide = tensor_truediv,
+    .nb_floor_divide = tensor_floordiv, .nb_remainder = tensor_mod, .nb_power = tensor_pow,
+    .nb_matrix_multiply = tensor_matmul, .nb_and = tensor_and, .nb_or = tensor_or, .nb_xor = tensor_xor,
+    .nb_lshift = tensor_lshift, .nb_rshift = tensor_rshift, .nb_negative = tensor_neg, .nb_positive = tensor_pos,
+    .nb_absolute = tensor_abs, .nb_invert = tensor_invert,
+    .nb_inplace_add = tensor_add_inplace, .nb_inplace_subtract = tensor_sub_inplace,
+    .nb_inplace_multiply = tensor_mul_inplace, .nb_inplace_true_divide = tensor_truediv_inplace,
+    .nb_inplace_floor_divide = tensor_floordiv_inplace, .nb_inplace_remainder = tensor_mod_inplace,
+    .nb_inplace_power = tensor_pow_inplace, .nb_inplace_matrix_multiply = tensor_matmul_inplace,
+    .nb_inplace_and = tensor_and_inplace, .nb_inplace_or = tensor_or_inplace, .nb_inplace_xor = tensor_xor_inplace,
+    .nb_inplace_lshift = tensor_lshift_inplace, .nb_inplace_rshift = tensor_rshift_inplace,
+};
+
+static PyTypeObject TensorBaseType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "numr_array._speedups.TensorBase",
+    .tp_basicsize = sizeof(PyObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
+    .tp_doc = "The base class of numr_array.Tensor: its operators, in C (configure_operators).",
+    .tp_as_number = &tensor_as_number,
+    .tp_richcompare = tensor_richcompare,
+    .tp_new = PyType_GenericNew,
+};
+
+/* Probe: the reference counts an operator slot sees, for _elementwise._calibrate_compiled: ``probe + 1`` and
+   ``-probe`` give the probe's count in the slot, ``probe - f`` calls ``f(probe)`` from the slot, as the
+   operators call their Python path (the count in f's frame is then the Python path's). */
+static PyObject *
+probe_refs(PyObject *a, PyObject *b)
+{
+    return PyLong_FromSsize_t(Py_REFCNT(a));
+}
+
+static PyObject *
+probe_call(PyObject *a, PyObject *b)
+{
+    return PyObject_CallOneArg(b, a);
+}
+
+static PyObject *
+probe_neg(PyObject *x)
+{
+    return PyLong_FromSsize_t(Py_REFCNT(x));
+}
+
+static PyNumberMethods probe_as_number = {.nb_add = probe_refs, .nb_subtract = probe_call, .nb_negative = probe_neg};
+
+static PyTypeObject ProbeType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "numr_array._speedups.Probe",
+    .tp_basicsize = sizeof(PyObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "Reference counts as an operator slot sees them (for the elision's calibration).",
+    .tp_as_number = &probe_as_number,
+    .tp_new = PyType_GenericNew,
+};
 
 /* reduce(plans, x, axis, keepdims, dtype, out): ``sum``, ``prod``, ``max``, ``min`` or ``mean`` of a cached
    plan (numr_array/_statistical.py, _reduce_plan), for ``dtype`` and ``out`` None, ``keepdims`` a bool and
@@ -1158,6 +1520,54 @@ asarray(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     Py_XDECREF(shape);
     Py_XDECREF(strides);
     Py_XDECREF(nbytes);
+    Py_DECREF(plan);
+    return r;
+fallback:
+    if (PyErr_Occurred())
+        return NULL;
+    return Py_NewRef(Py_NotImplemented);
+}
+
+/* like(plans, x, dtype, device, shape): ``zeros_like``, ``ones_like`` or ``empty_like`` of a tensor ``x``, the
+   other arguments None, by a plan of the Python path (numr_array/_creation.py, _like_plan) keyed on (x's dtype,
+   shape and client): the result's dtype, shape, strides, device, allocator, bytes and NumPy dtype, the
+   function making its array (numpy.zeros or numpy.empty) and None or the NumPy scalar to fill it with. */
+enum { L_DTYPE, L_SHAPE, L_STRIDES, L_DEV, L_ALLOCATOR, L_NBYTES, L_NPDTYPE, L_MAKE, L_FILL, L_LEN };
+
+static PyObject *str_fill;
+
+static int
+like_plan_ok(PyObject *plan)
+{
+    return PyTuple_CheckExact(plan) && PyTuple_GET_SIZE(plan) == L_LEN &&
+           PyObject_TypeCheck(PyTuple_GET_ITEM(plan, L_ALLOCATOR), &LedgerType);
+}
+
+static PyObject *
+like(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 5) {
+        PyErr_SetString(PyExc_TypeError, "like(plans, x, dtype, device, shape)");
+        return NULL;
+    }
+    PyObject *x = args[1];
+    if (Tensor_type == NULL || !Py_IS_TYPE(x, Tensor_type) || args[2] != Py_None || args[3] != Py_None ||
+        args[4] != Py_None || busy())
+        goto fallback;
+    PyObject *items[3] = {SLOT(x, T_dtype), SLOT(x, T_shape), client_of(x)};
+    PyObject *plan = cached(args[0], items, 3, like_plan_ok);
+    if (plan == NULL)
+        goto fallback;
+    PyObject *margs[2] = {P(L_SHAPE), P(L_NPDTYPE)};
+    PyObject *arr = PyObject_Vectorcall(P(L_MAKE), margs, 2, NULL), *r = NULL;
+    if (arr != NULL && P(L_FILL) != Py_None) {
+        PyObject *f = PyObject_CallMethodOneArg(arr, str_fill, P(L_FILL));
+        if (f == NULL)
+            Py_CLEAR(arr);
+        Py_XDECREF(f);
+    }
+    if (arr != NULL)
+        r = make_result(P(L_DTYPE), P(L_SHAPE), P(L_STRIDES), P(L_DEV), P(L_ALLOCATOR), P(L_NBYTES), arr);
     Py_DECREF(plan);
     return r;
 fallback:
@@ -1418,6 +1828,8 @@ static PyMethodDef module_methods[] = {
      "binary(op, plans, x1, x2, out, held): an element-wise call."},
     {"configure_elision", configure_elision, METH_VARARGS,
      "configure_elision(operator opcodes, calibrated): temporary elision in C, where calibrated."},
+    {"configure_operators", configure_operators, METH_VARARGS,
+     "configure_operators(table, operand, elementwise globals): Tensor's operators (TensorBase)."},
     {"refs", refs, METH_O, "refs(x): x's reference count as the compiled call sees an argument's."},
     {"forget", forget, METH_NOARGS, "forget(): drop the plans kept by their key objects."},
     {"getitem_method", getitem_method, METH_VARARGS,
@@ -1427,6 +1839,8 @@ static PyMethodDef module_methods[] = {
      "reduce(plans, x, axis, keepdims, dtype, out): sum, prod, max, min or mean of a cached plan."},
     {"asarray", (PyCFunction)(void (*)(void))asarray, METH_FASTCALL,
      "asarray(plans, obj, dtype, device, copy): asarray of Python scalars (or a flat sequence) by a cached plan."},
+    {"like", (PyCFunction)(void (*)(void))like, METH_FASTCALL,
+     "like(plans, x, dtype, device, shape): zeros_like, ones_like or empty_like of a tensor by a cached plan."},
     {"where", (PyCFunction)(void (*)(void))where3, METH_FASTCALL,
      "where(plans, condition, x1, x2, out): where of three arrays by a cached plan."},
     {"concat", (PyCFunction)(void (*)(void))concat, METH_FASTCALL,
@@ -1446,7 +1860,13 @@ static struct PyModuleDef moduledef = {
 PyMODINIT_FUNC
 PyInit__speedups(void)
 {
-    if (PyType_Ready(&LedgerType) < 0 || PyType_Ready(&BufferBaseType) < 0)
+    if (PyType_Ready(&LedgerType) < 0 || PyType_Ready(&BufferBaseType) < 0 || PyType_Ready(&TensorBaseType) < 0 ||
+        PyType_Ready(&ProbeType) < 0)
+        return NULL;
+    str_elide_min_bytes = PyUnicode_InternFromString("ELIDE_MIN_BYTES");
+    held_fallback = PyLong_FromLong(FALLBACK_HELD);
+    held_never = PyLong_FromLong(-1);
+    if (!str_elide_min_bytes || !held_fallback || !held_never)
         return NULL;
     str_deallocate = PyUnicode_InternFromString("deallocate");
     str_quiet_context = PyUnicode_InternFromString("numr_array._speedups.quiet_context");
@@ -1461,8 +1881,9 @@ PyInit__speedups(void)
     str_unsafe = PyUnicode_InternFromString("unsafe");
     str_dtype = PyUnicode_InternFromString("dtype");
     str_strides = PyUnicode_InternFromString("strides");
+    str_fill = PyUnicode_InternFromString("fill");
     empty_tuple = PyTuple_New(0);
-    if (!divide_kwnames || !str_unsafe || !str_dtype || !str_strides || !empty_tuple)
+    if (!divide_kwnames || !str_unsafe || !str_dtype || !str_strides || !str_fill || !empty_tuple)
         return NULL;
     if (!str_owner || !str_nbytes || !str_deallocate || !str_quiet_context || !out_kwnames || !ledger_untrack || !str_capturing || !str_lost_count || !zero)
         return NULL;
@@ -1481,6 +1902,9 @@ PyInit__speedups(void)
 #endif
     if (PyModule_AddObjectRef(m, "Ledger", (PyObject *)&LedgerType) < 0 ||
         PyModule_AddObjectRef(m, "BufferBase", (PyObject *)&BufferBaseType) < 0 ||
+        PyModule_AddObjectRef(m, "TensorBase", (PyObject *)&TensorBaseType) < 0 ||
+        PyModule_AddObjectRef(m, "Probe", (PyObject *)&ProbeType) < 0 ||
+        PyModule_AddIntConstant(m, "FALLBACK_HELD", FALLBACK_HELD) < 0 ||
         PyModule_AddStringConstant(m, "SOURCE_SHA256", NUMR_SPEEDUPS_SOURCE_SHA256) < 0) {
         Py_DECREF(m);
         return NULL;

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from . import _dtypes as dt
-from .runtime import Buffer, CudaInterop
+from .runtime import Buffer, CudaInterop, speedups
 
 if TYPE_CHECKING:
     from ._device import Device
@@ -49,7 +49,13 @@ def _size(shape: tuple[int, ...]) -> int:
     return n
 
 
-class Tensor:
+#: Tensor's base: where numr_array._speedups is built, its TensorBase, whose number slots and rich comparison
+#: are Tensor's operators in C (configured by numr_array/_tensor_methods.py); else object, and the operators
+#: are Python methods
+_TensorBase = object if speedups is None else speedups.TensorBase
+
+
+class Tensor(_TensorBase):
     """An n-dimensional array on one device, as the array API standard specifies the array object."""
 
     __slots__ = ("_buf", "_dtype", "_shape", "_strides", "_offset", "_dev", "_view", "__weakref__")

@@ -14,6 +14,7 @@ from types import ModuleType
 import numpy as np
 
 from . import _dtypes as dt
+from . import _elementwise
 from . import _manipulation
 from . import _namespace as ns
 from . import _numpy_protocols
@@ -444,12 +445,17 @@ def install(package: ModuleType) -> None:
     # x[a:b:c] in C where compiled (numr_array/_speedups.c); getitem serves every other key
     Tensor.__getitem__ = ns.getitem if _rt.speedups is None else _rt.speedups.getitem_method(ns.getitem, np.ndarray)
     Tensor.__setitem__ = ns.setitem
-    for dunder, name in _BINARY.items():
-        f, r, i = _binary(getattr(ns, name))
-        setattr(Tensor, f"__{dunder}__", f)
-        setattr(Tensor, f"__r{dunder}__", r)
-        setattr(Tensor, f"__i{dunder}__", i)
-    for dunder, name in _COMPARISON.items():
-        setattr(Tensor, f"__{dunder}__", _binary(getattr(ns, name))[0])
-    for dunder, name in _UNARY.items():
-        setattr(Tensor, f"__{dunder}__", _unary(getattr(ns, name)))
+    if _rt.speedups is None:
+        for dunder, name in _BINARY.items():
+            f, r, i = _binary(getattr(ns, name))
+            setattr(Tensor, f"__{dunder}__", f)
+            setattr(Tensor, f"__r{dunder}__", r)
+            setattr(Tensor, f"__i{dunder}__", i)
+        for dunder, name in _COMPARISON.items():
+            setattr(Tensor, f"__{dunder}__", _binary(getattr(ns, name))[0])
+        for dunder, name in _UNARY.items():
+            setattr(Tensor, f"__{dunder}__", _unary(getattr(ns, name)))
+    else:  # the operators are the slots of Tensor's compiled base (_speedups.c, TensorBase)
+        _rt.speedups.configure_operators(
+            {dunder: (*getattr(ns, name)._slot, getattr(ns, name))
+             for dunder, name in (_BINARY | _COMPARISON | _UNARY).items()}, _operand, _elementwise.__dict__)

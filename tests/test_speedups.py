@@ -3,10 +3,12 @@ from the Python path it hands everything else to (results, errors, accounting, N
 
 from __future__ import annotations
 
+import operator
 import os
 import sys
 import threading
 import warnings
+import weakref
 
 import numpy as np
 import pytest
@@ -27,15 +29,17 @@ def unchecked_launches(monkeypatch):
     """Plans made as outside the suite: tests/conftest.py checks every launch against the contract, and
     checked launches never take the compiled call (no plan then has a native part)."""
     import numr_array.backends.cpu as cpu
-    for module in (cpu, _elementwise, _manipulation):
+    for module in (cpu, _elementwise, _manipulation, _creation):
         monkeypatch.setattr(module, "CHECK_LAUNCHES", False)
+    tables = (_manipulation._CONCAT_PLANS, _creation._ASARRAY_PLANS, _creation._ZEROS_LIKE_PLANS,
+              _creation._ONES_LIKE_PLANS, _creation._EMPTY_LIKE_PLANS)
     _elementwise.forget_plans()
-    _manipulation._CONCAT_PLANS.clear()
-    _creation._ASARRAY_PLANS.clear()
+    for table in tables:
+        table.clear()
     yield
     _elementwise.forget_plans()
-    _manipulation._CONCAT_PLANS.clear()
-    _creation._ASARRAY_PLANS.clear()
+    for table in tables:
+        table.clear()
 
 
 def _python_calls(fn) -> list[str]:
@@ -72,6 +76,41 @@ def test_a_repeated_call_runs_no_python_path():
         call()  # the first call of a signature makes its plan (Python)
         assert not {"_binary_py", "_unary_py", "_concat", "getitem"} & set(_python_calls(call))
 
+
+
+def test_operators_are_compiled_slots_that_run_no_python_frame():
+    # Tensor's operators are its compiled base's number slots and rich comparison: the interpreter calls the C
+    # slot, which runs a cached plan itself (no Tensor method, no operator function in Python)
+    assert xp.Tensor.__mro__[1] is runtime.speedups.TensorBase and "__add__" not in vars(xp.Tensor)
+    x, y = _f32(1, 2, 3), _f32(4, 5, 6)
+    m = xp.asarray(np.eye(3, dtype=np.float32))
+    for call in (lambda: x + y, lambda: x - 1.0, lambda: 2.0 * x, lambda: 1.0 / x, lambda: x / y, lambda: -x,
+                 lambda: abs(x), lambda: x < y, lambda: 0.5 >= x, lambda: x == y, lambda: x @ m, lambda: x % 2.0):
+        first = call()  # (the Python path, which makes the plan)
+        assert _python_calls(call) == []
+        np.testing.assert_array_equal(np.asarray(call()), np.asarray(first))
+    for call in (lambda: x ** 2, lambda: 2 ** x, lambda: x // 2.0):  # kernels that are no single ufunc call
+        call()
+        assert _python_calls(call)[0] == "_binary_py"  # the slot calls the Python path itself
+    o = xp.zeros(3, dtype=xp.float32)
+
+    def in_place():
+        nonlocal o
+        o += x
+        o *= 0.5
+        o -= y
+        return o
+
+    for _ in range(2):  # the first round: the Python path accepts o as out=
+        kept = in_place()
+    assert _python_calls(in_place) == [] and kept is o
+    want = np.zeros(3, np.float32)
+    for _ in range(3):
+        want = (want + np.asarray(x)) * np.float32(0.5) - np.asarray(y)
+    np.testing.assert_array_equal(np.asarray(o), want)
+    i = xp.asarray(np.array([1, 2, 3], np.int32))
+    for _ in range(2):  # an integer quotient is converted by the Python path, each time
+        assert (i / 2).dtype == xp.float64 and "_divide_python" in _python_calls(lambda: i / 2)
 
 def test_results_match_the_python_path_bit_for_bit():
     rng = np.random.default_rng(0)
@@ -116,12 +155,12 @@ def test_out_is_written_directly_only_where_accepted():
         assert xp.add(x, y, out=o) is o
     assert np.asarray(o).tolist() == [11, 22, 33, 44]
     plan_outs = {k for p in _elementwise._plans("add").values() if p[-1] is not None for k in p[-1][-2]}
-    assert (o._dtype, o._shape, o._strides, o._dev) in plan_outs
+    assert (o._dtype, o._shape, o._strides) in plan_outs
     z = xp.zeros(8, dtype=xp.float32)
     r = z[::-2]  # a strided out: never accepted, the Python path writes it
     for _ in range(2):
         xp.add(x, y, out=r)
-    assert (r._dtype, r._shape, r._strides, r._dev) not in plan_outs
+    assert (r._dtype, r._shape, r._strides) not in plan_outs
     assert np.asarray(z).tolist() == [0, 44, 0, 33, 0, 22, 0, 11]
 
 
@@ -308,6 +347,35 @@ def test_a_wide_product_is_rounded_once():
         assert float(xp.prod(x)) == np.float32(np.prod(a, dtype=np.float64))
 
 
+def test_like_plans():
+    x = xp.asarray(np.arange(6, dtype=np.int16).reshape(2, 3)[:, ::-1])  # (a strided tensor: C-order results)
+    c = xp.asarray(np.array([1 + 2j], np.complex64))
+    s = xp.asarray(np.float64(2.0))
+    for _ in range(2):  # the second round runs in C
+        for t in (x, c, s, xp.asarray(np.zeros(0, np.bool_))):
+            for f, want in ((xp.zeros_like, np.zeros_like), (xp.ones_like, np.ones_like), (xp.empty_like, None)):
+                r = f(t)
+                assert (r.dtype, r.shape, r.strides, r.device) == (t.dtype, t.shape, xp.zeros(t.shape).strides, t.device)
+                assert np.asarray(r).flags.c_contiguous and r._buf is not t._buf
+                if want is not None:
+                    np.testing.assert_array_equal(np.asarray(r), want(np.asarray(t)))
+    for f in (xp.zeros_like, xp.ones_like, xp.empty_like):
+        assert _python_calls(lambda: f(x)) == [f.__name__]  # (the function alone: its result made in C)
+        # any other argument: the Python path, which checks it
+        assert f(x, dtype=xp.float32).dtype == xp.float32 and f(x, shape=(4,)).shape == (4,)
+        with pytest.raises(TypeError, match=f"{f.__name__}: x must be a numr_array array"):
+            f(np.zeros(3))
+    base = xp.memory_stats("cpu")
+    r = xp.ones_like(x)
+    assert xp.memory_stats("cpu")["bytes_in_use"] == base["bytes_in_use"] + 12
+    del r
+    assert xp.memory_stats("cpu")["bytes_in_use"] == base["bytes_in_use"]
+    with xp.capture("cpu") as g:  # a capture: the Python path (its arena)
+        z = xp.zeros_like(x)
+    g.replay()
+    np.testing.assert_array_equal(np.asarray(z), np.zeros((2, 3), np.int16))
+
+
 def test_asarray_plans():
     for _ in range(2):
         for v, dtype in ((1.5, xp.float64), (2, xp.int64), (True, xp.bool), (1 + 2j, xp.complex128),
@@ -393,6 +461,19 @@ def test_dead_temporaries_are_still_reused_with_the_compiled_call():
         assert float(r[0]) == 2.0
         r = view + a
         assert r._buf is not t._buf and float(t[0]) == 1.0
+    bufs = []
+
+    def temp():
+        r = a * b
+        bufs.append(weakref.ref(r._buf))
+        return r
+
+    for _ in range(2):  # the interpreter's operator takes a temporary; C code applying it (operator.add, the
+        # builtin sum), which holds a reference the count cannot tell from the stack's, never does
+        r = temp() + a
+        assert r._buf is bufs[-1]()
+        for r in (operator.add(temp(), a), sum([temp()], a), temp().__add__(a)):
+            assert bufs[-1]() is None and float(r[0]) == 2.0
     objs = np.empty(1, dtype=object)
     for _ in range(2):  # NumPy's object loop holds the only reference and applies the operator from C
         objs[0] = a * b

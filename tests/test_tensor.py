@@ -258,6 +258,43 @@ def test_operators_reject_other_types():
     assert (t == "a") is False  # equality with foreign objects falls back to identity
 
 
+
+def test_operators_hand_unknown_operands_to_their_reflection():
+    # NotImplemented for an operand that is no array or scalar, so that its own reflected operator runs
+    t = xp.asarray([1.0, 2.0], device=DEVICE)
+
+    class Other:
+        def __radd__(self, other):
+            return "radd", other
+
+        def __gt__(self, other):
+            return "gt", other
+
+    o = Other()
+    assert t + o == ("radd", t) and (t < o) == ("gt", t)
+    assert t.__add__("a") is NotImplemented and t.__rmul__(None) is NotImplemented
+    np.testing.assert_array_equal(to_np(t.__rsub__(1.0)), [0.0, -1.0])
+    np.testing.assert_array_equal(to_np(t.__rtruediv__(2.0)), [2.0, 1.0])
+    np.testing.assert_array_equal(to_np(t.__rpow__(2)), [2.0, 4.0])
+    with pytest.raises(TypeError):
+        pow(t, 2, 3)  # no modulus
+    with pytest.raises(OverflowError, match="^add: the Python int 1000 does not fit in int8"):
+        xp.asarray([1], dtype=xp.int8, device=DEVICE) + 1000
+    with pytest.raises(ValueError, match="^matmul: contracted dimensions differ"):
+        t @ xp.asarray([1.0, 2.0, 3.0], device=DEVICE)
+    with pytest.raises(TypeError, match="^negative: bool is not accepted"):
+        -xp.asarray([True], device=DEVICE)
+    u = t
+    for bad in ("a", None, [1.0]):  # an in-place operator on an unknown operand: a TypeError, t unchanged
+        with pytest.raises(TypeError):
+            u += bad
+        with pytest.raises(TypeError):
+            u *= bad
+        assert u is t
+    u += o  # the in-place operator falls back to the binary one, whose reflection runs
+    assert u == ("radd", t)
+    np.testing.assert_array_equal(to_np(t), [1.0, 2.0])
+
 def test_numpy_scalars_do_not_hijack_operators():
     """A NumPy scalar beside a tensor never turns the result into a numpy.ndarray."""
     t = xp.asarray([1.0, 2.0], device=DEVICE)
