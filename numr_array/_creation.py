@@ -370,40 +370,38 @@ def _like_plan(plans: dict, x: Tensor, t: Tensor, make, value) -> None:
         None if value is None else dtype.np.type(value))
 
 
+def _like_py(plans: dict, func: str, fill, make, plan_fill, x, dtype, device, shape) -> Tensor:
+    """The Python path of ``func`` (empty_like, zeros_like, ones_like; ``fill``: None or the value written),
+    which keeps a plan for a call of ``x`` alone (``make`` and ``plan_fill``: how the compiled call makes the
+    array, _speedups.like)."""
+    dev, rdtype, rshape = _like(x, dtype, device, shape, func)
+    t = _new(dev, rshape, rdtype, func)
+    if fill is not None:
+        t = _fill(t, fill)
+    if (dtype, device, shape) == (None, None, None):
+        _like_plan(plans, x, t, make, plan_fill)
+    return t
+
+
 def empty_like(x, /, *, dtype=None, device=None, shape=None) -> Tensor:
-    r = _c_like(_EMPTY_LIKE_PLANS, x, dtype, device, shape)
+    r = _c_like(_EMPTY_LIKE_PLANS, x, dtype, device, shape)  # (a cached call runs in one frame: this one)
     if r is not NotImplemented:
         return r
-    args = dtype, device, shape
-    dev, dtype, shape = _like(x, dtype, device, shape, "empty_like")
-    t = _new(dev, shape, dtype, "empty_like")
-    if args == (None, None, None):
-        _like_plan(_EMPTY_LIKE_PLANS, x, t, np.empty, None)
-    return t
+    return _like_py(_EMPTY_LIKE_PLANS, "empty_like", None, np.empty, None, x, dtype, device, shape)
 
 
 def zeros_like(x, /, *, dtype=None, device=None, shape=None) -> Tensor:
-    r = _c_like(_ZEROS_LIKE_PLANS, x, dtype, device, shape)
+    r = _c_like(_ZEROS_LIKE_PLANS, x, dtype, device, shape)  # (a cached call runs in one frame: this one)
     if r is not NotImplemented:
         return r
-    args = dtype, device, shape
-    dev, dtype, shape = _like(x, dtype, device, shape, "zeros_like")
-    t = _fill(_new(dev, shape, dtype, "zeros_like"), 0)
-    if args == (None, None, None):
-        _like_plan(_ZEROS_LIKE_PLANS, x, t, np.zeros, None)
-    return t
+    return _like_py(_ZEROS_LIKE_PLANS, "zeros_like", 0, np.zeros, None, x, dtype, device, shape)
 
 
 def ones_like(x, /, *, dtype=None, device=None, shape=None) -> Tensor:
-    r = _c_like(_ONES_LIKE_PLANS, x, dtype, device, shape)
+    r = _c_like(_ONES_LIKE_PLANS, x, dtype, device, shape)  # (a cached call runs in one frame: this one)
     if r is not NotImplemented:
         return r
-    args = dtype, device, shape
-    dev, dtype, shape = _like(x, dtype, device, shape, "ones_like")
-    t = _fill(_new(dev, shape, dtype, "ones_like"), 1)
-    if args == (None, None, None):
-        _like_plan(_ONES_LIKE_PLANS, x, t, np.empty, 1)
-    return t
+    return _like_py(_ONES_LIKE_PLANS, "ones_like", 1, np.empty, 1, x, dtype, device, shape)
 
 
 def full_like(x, /, fill_value, *, dtype=None, device=None, shape=None) -> Tensor:
