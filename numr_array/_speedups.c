@@ -926,6 +926,16 @@ held_arg(PyObject *arg, long *held)
     return -1;
 }
 
+/* A compiled call's answer where it did not serve the call: NULL with the error it met, else NotImplemented
+   (the caller then runs the Python path, which validates and raises as without the compiled call) */
+static PyObject *
+python_path(void)
+{
+    if (PyErr_Occurred())
+        return NULL;
+    return Py_NewRef(Py_NotImplemented);
+}
+
 /* The element-wise call of ``plans``' cached plan on ``x``, or NotImplemented: the Python path's to make */
 static PyObject *
 unary_call(PyObject *plans, PyObject *x, PyObject *out, long held)
@@ -953,9 +963,7 @@ unary_call(PyObject *plans, PyObject *x, PyObject *out, long held)
     Py_DECREF(plan);
     return r;
 fallback:
-    if (PyErr_Occurred())
-        return NULL;
-    return Py_NewRef(Py_NotImplemented);  /* the caller runs the Python path (_unary_py) */
+    return python_path();  /* the caller runs the Python path (_unary_py) */
 }
 
 static PyObject *
@@ -1045,9 +1053,7 @@ binary_call(PyObject *plans, PyObject *x1, PyObject *x2, PyObject *out, long hel
     Py_DECREF(plan);
     return r;
 fallback:
-    if (PyErr_Occurred())
-        return NULL;
-    return Py_NewRef(Py_NotImplemented);  /* the caller runs the Python path (_binary_py) */
+    return python_path();  /* the caller runs the Python path (_binary_py) */
 }
 
 static PyObject *
@@ -1444,9 +1450,7 @@ reduce(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     Py_DECREF(plan);
     return r;
 fallback:
-    if (PyErr_Occurred())
-        return NULL;
-    return Py_NewRef(Py_NotImplemented);
+    return python_path();
 }
 
 /* asarray(plans, obj, dtype, device, copy): ``numr_array.asarray`` of a Python scalar, or of a flat list or
@@ -1523,9 +1527,7 @@ asarray(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     Py_DECREF(plan);
     return r;
 fallback:
-    if (PyErr_Occurred())
-        return NULL;
-    return Py_NewRef(Py_NotImplemented);
+    return python_path();
 }
 
 /* like(plans, x, dtype, device, shape): ``zeros_like``, ``ones_like`` or ``empty_like`` of a tensor ``x``, the
@@ -1571,9 +1573,7 @@ like(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     Py_DECREF(plan);
     return r;
 fallback:
-    if (PyErr_Occurred())
-        return NULL;
-    return Py_NewRef(Py_NotImplemented);
+    return python_path();
 }
 
 #undef P
@@ -1632,9 +1632,7 @@ done:
         return Py_NewRef(Py_NotImplemented);
     return r;
 fallback:
-    if (PyErr_Occurred())
-        return NULL;
-    return Py_NewRef(Py_NotImplemented);
+    return python_path();
 }
 
 /* concat(arrays, axis, plans, fallback): ``numr_array.concat`` of a cached plan (numr_array/_manipulation.py,
