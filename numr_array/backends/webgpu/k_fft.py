@@ -218,7 +218,8 @@ def _pass_pipeline(client: WebGPUClient, cw: WgslType, r: int, g: int, nt: int, 
         """(column, point) of element e of the workgroup, columns or points consecutive."""
         return (f"{e} % {g}u", f"{e} / {g}u") if cfast else (f"{e} / {r}u", f"{e} % {r}u")
 
-    src = [lay.block(), bindings([(cw.real if real_in else cw, False, False), (cw.real if real_out else cw, True, False),
+    src = [lay.block(), bindings([(cw.real if real_in else cw, False, False),
+                                  (cw.real if real_out else cw, True, False),
                                   (cw, False, False)] + ([(cw, False, False)] if tangle else [])),
            f"var<workgroup> sh: array<{ct}, {e_total}>;\n",
            f"fn cm(a: {ct}, b: {ct}) -> {ct} {{ return {_cmul(ct, 'a', 'b')}; }}\n",
@@ -522,6 +523,18 @@ def _row_start(g: MapCodegen, nd: int, axis: int) -> str:
                                            for d in range(nd) if d != axis])
 
 
+def _half_fits(client: WebGPUClient, cw: WgslType, x: Tensor, nrows: int, hn: int) -> bool:
+    """Whether x and the work rows of a real transform through nrows complex transforms of hn points each fit
+    one storage binding."""
+    return window(client, x)[1] <= client.max_binding and nrows * hn * cw.dtype.itemsize <= client.max_binding
+
+
+def _half_twiddles(client: WebGPUClient, cw: WgslType, n: int) -> Tensor:
+    """W_n^k for k = 0 .. n/2 on the device (uploaded once per dtype and n): what rfft's untangling and
+    irfft's tangling of a half-length complex transform multiply by."""
+    return _upload(client, (cw.dtype, "rfft-twiddles", n), lambda: _unit(np.arange(n // 2 + 1), n).astype(cw.dtype.np))
+
+
 def _real_forward(client: WebGPUClient, cw: WgslType, x: Tensor, o: Tensor, axis: int, n: int, scale: float) -> bool:
     """rfft of real x (n a power of two >= 4) through a complex transform of n/2 points: z[j] = x[2j] + i
     x[2j+1] (zero-padded) is transformed, and X[k] = E[k] + W_n^k O[k] for k <= n/2, where E[k] = (Z[k] +
@@ -530,7 +543,7 @@ def _real_forward(client: WebGPUClient, cw: WgslType, x: Tensor, o: Tensor, axis
     operand exceeds one storage binding."""
     hn = n // 2
     nrows = math.prod(o._shape) // o._shape[axis]
-    if window(client, x)[1] > client.max_binding or nrows * hn * cw.dtype.itemsize > client.max_binding:
+    if not _half_fits(client, cw, x, nrows, hn):
         return False
     ct, rt = cw.ct, cw.real
     work = _temp(client, (nrows, hn), cw.dtype)
@@ -551,7 +564,7 @@ def _real_forward(client: WebGPUClient, cw: WgslType, x: Tensor, o: Tensor, axis
         run_map(client, "rfft_pairs", axis, [full], [], pairs, coords=True, raw=[(x, False)],
                 params=[(I32, x._shape[axis])])
         _fft_rows(client, cw, work, work, hn, False, 1.0)
-    tw = _upload(client, (cw.dtype, "rfft-twiddles", n), lambda: _unit(np.arange(hn + 1), n).astype(cw.dtype.np))
+    tw = _half_twiddles(client, cw, n)
     res = _work_view(work, o._shape, axis, hn)
 
     def post(g: MapCodegen) -> str:
@@ -575,10 +588,10 @@ def _real_inverse(client: WebGPUClient, cw: WgslType, x: Tensor, o: Tensor, axis
     False (nothing done) where an operand exceeds one storage binding."""
     hn = n // 2
     nrows = math.prod(o._shape) // o._shape[axis]
-    if window(client, x)[1] > client.max_binding or nrows * hn * cw.dtype.itemsize > client.max_binding:
+    if not _half_fits(client, cw, x, nrows, hn):
         return False
     ct, rt = cw.ct, cw.real
-    tw = _upload(client, (cw.dtype, "rfft-twiddles", n), lambda: _unit(np.arange(hn + 1), n).astype(cw.dtype.np))
+    tw = _half_twiddles(client, cw, n)
     xrows = _rows(x, axis, x._shape[axis]) if x._dtype is cw.dtype else None
     orows = _rows(o, axis, n) if o._dtype is cw.real.dtype else None
     if xrows is not None and orows is not None:  # the passes tangle, transform and write: nothing else
