@@ -7,6 +7,7 @@ from __future__ import annotations
 import operator
 
 from . import _dtypes as dt
+from . import _elementwise as _ew
 from . import _manipulation as _mn
 from ._checks import check_axis, check_tensor
 from ._data_type_functions import astype
@@ -66,3 +67,24 @@ def gather_along(x: Tensor, indices: Tensor, axis: int) -> Tensor:
     x's dimensions; the other axes broadcast."""
     from ._advanced_indexing import gather_along as gather
     return gather(x, indices, axis, "gather_along", checked=False)
+
+
+def index_mode(ind: Tensor, n: int, mode, func: str) -> Tensor:
+    """Integer indices ``ind`` into an axis of ``n`` under NumPy's ``mode``: 'wrap' (modulo n), 'clip' (into
+    [0, n)) or 'raise' (as they are: the caller checks the range); ValueError for any other mode."""
+    if mode == "wrap":
+        return _ew.remainder(ind, n)
+    if mode == "clip":
+        return _ew.clip(ind, 0, n - 1)
+    if mode != "raise":
+        raise ValueError(f"{func}: mode must be 'raise', 'wrap' or 'clip', got {mode!r}")
+    return ind
+
+
+def index_range(ind: Tensor, func: str) -> tuple[int, int]:
+    """The smallest and largest of the non-empty integer tensor ``ind``, read on the host in one transfer."""
+    from ._statistical import max as _max, min as _min  # (they import the namespace's creation functions)
+    from ._transfer import to_numpy
+    lo, hi = to_numpy(_mn.stack([_min(ind), _max(ind)]), func)
+    return int(lo), int(hi)
+

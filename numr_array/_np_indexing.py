@@ -16,7 +16,7 @@ from ._advanced_indexing import take
 from ._checks import check_axis, check_same_device, check_tensor
 from ._creation import arange, asarray, full_like, ones, tril, triu
 from ._data_type_functions import astype
-from ._np_common import default_int, integer
+from ._np_common import default_int, index_mode, integer
 from ._numpy_compat import ravel
 from ._searching import nonzero, searchsorted, where
 from ._set_functions import unique_all, unique_counts, unique_inverse, unique_values
@@ -77,13 +77,7 @@ def ravel_multi_index(multi_index: Sequence[Tensor], dims: Sequence[int], mode: 
     modes = [mode] * len(dims) if isinstance(mode, str) else list(mode)
     flat = None
     for c, d, m in zip(coords, dims, modes):
-        if m == "wrap":
-            c = _ew.remainder(c, d)
-        elif m == "clip":
-            c = _ew.clip(c, 0, d - 1)
-        elif m != "raise":
-            raise ValueError(f"ravel_multi_index: mode must be 'raise', 'wrap' or 'clip', got {m!r}")
-        c = astype(c, default_int(c._dev))
+        c = astype(index_mode(c, d, m, "ravel_multi_index"), default_int(c._dev))
         flat = c if flat is None else _ew.add(_ew.multiply(flat, d), c)
     return flat
 

@@ -20,7 +20,7 @@ from . import _manipulation as _mn
 from ._checks import check_axis, check_same_device, check_tensor
 from ._creation import asarray, full, zeros
 from ._data_type_functions import astype
-from ._np_common import default_int, integer
+from ._np_common import default_int, index_mode, index_range, integer
 from ._numpy_compat import atleast_2d, atleast_3d, ravel, split
 from ._searching import nonzero, where
 from ._tensor import Tensor
@@ -389,16 +389,9 @@ def choose(a: Tensor, choices: Sequence[Tensor], out: Tensor | None = None, mode
         raise TypeError(f"choose: a must be an integer array, got {a._dtype.name}")
     choices = _list(choices, "choose")
     n = len(choices)
-    if mode not in ("raise", "wrap", "clip"):
-        raise ValueError(f"choose: mode must be 'raise', 'wrap' or 'clip', got {mode!r}")
-    if mode == "wrap":
-        a = _ew.remainder(a, n)
-    elif mode == "clip":
-        a = _ew.clip(a, 0, n - 1)
-    elif a.size:
-        from ._statistical import max as _max, min as _min
-        from ._transfer import to_numpy
-        lo, hi = (int(v) for v in to_numpy(_mn.stack([_min(a), _max(a)]), "choose"))
+    a = index_mode(a, n, mode, "choose")
+    if mode == "raise" and a.size:
+        lo, hi = index_range(a, "choose")
         if lo < 0 or hi >= n:
             raise ValueError(f"choose: invalid entry {lo if lo < 0 else hi} in choice array (of {n} choices)")
     r = choices[-1]
@@ -485,19 +478,12 @@ def put(a: Tensor, ind: Tensor | Sequence[int] | int, v, mode: str = "raise") ->
     n = flat.shape[0]
     ind = ind if isinstance(ind, Tensor) else asarray(ind, dtype=default_int(a._dev), device=a._dev)
     ind = ravel(ind)
-    if mode == "wrap":
-        ind = _ew.remainder(ind, n)
-    elif mode == "clip":
-        ind = _ew.clip(ind, 0, n - 1)
-    elif mode != "raise":
-        raise ValueError(f"put: mode must be 'raise', 'wrap' or 'clip', got {mode!r}")
+    ind = index_mode(ind, n, mode, "put")
     k = ind.shape[0]
     if k == 0:
         return
     if mode == "raise":  # NumPy's IndexError, before anything is written: the index range is read on the host
-        from ._statistical import max as _max, min as _min
-        from ._transfer import to_numpy
-        lo, hi = (int(x) for x in to_numpy(_mn.stack([_min(ind), _max(ind)]), "put"))
+        lo, hi = index_range(ind, "put")
         if lo < -n or hi >= n:
             raise IndexError(f"put: index {lo if lo < -n else hi} is out of bounds for size {n}")
     v = v if isinstance(v, Tensor) else asarray(v, device=a._dev)
