@@ -353,22 +353,24 @@ def bitwise_count(x: Tensor, /) -> Tensor:
     return astype(_ew.bitwise_and(v, 0xFF), dt.uint8)
 
 
-def fmax(x1: Tensor, x2: Tensor | Scalar, /) -> Tensor:
-    """The element-wise maximum, ignoring NaNs (NaN only where both are NaN)."""
-    _real(x1, "fmax", "x1")
-    m = _ew.maximum(x1, x2)
+def _ignoring_nan(extremum, x1: Tensor, x2: Tensor | Scalar, func: str) -> Tensor:
+    """``extremum`` (maximum or minimum) of x1 and x2 where the other operand of a NaN wins (NaN only where
+    both are NaN)."""
+    _real(x1, func, "x1")
+    m = extremum(x1, x2)
     if m._dtype.kind != "f":
         return m
     return where(_ew.isnan(x1), _as(x2, m), where(_ew.isnan(_as(x2, m)), x1, m))
+
+
+def fmax(x1: Tensor, x2: Tensor | Scalar, /) -> Tensor:
+    """The element-wise maximum, ignoring NaNs (NaN only where both are NaN)."""
+    return _ignoring_nan(_ew.maximum, x1, x2, "fmax")
 
 
 def fmin(x1: Tensor, x2: Tensor | Scalar, /) -> Tensor:
     """The element-wise minimum, ignoring NaNs (NaN only where both are NaN)."""
-    _real(x1, "fmin", "x1")
-    m = _ew.minimum(x1, x2)
-    if m._dtype.kind != "f":
-        return m
-    return where(_ew.isnan(x1), _as(x2, m), where(_ew.isnan(_as(x2, m)), x1, m))
+    return _ignoring_nan(_ew.minimum, x1, x2, "fmin")
 
 
 def _as(v, like: Tensor) -> Tensor:
