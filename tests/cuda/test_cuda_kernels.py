@@ -306,6 +306,16 @@ def test_the_cublas_workspace_follows_the_gpu_generation():
     assert client.blas()._workspace.mem.size >= workspace_bytes(cupy.cuda.Device(0).compute_capability)
 
 
+def test_the_cublas_workspace_is_outside_the_pool():
+    # as CuPy's own handle's: the pool (memory_stats, CuPy's hooks) counts tensors alone on both sides
+    ws = client.blas()._workspace.mem
+    assert type(ws) is cupy.cuda.memory.Memory
+    before = client.pool.used_bytes()
+    a = xp.ones((64, 64), device=DEV)
+    b = a @ a  # a product through the handle takes nothing from the pool but its result
+    assert client.pool.used_bytes() - before == a.nbytes + b.nbytes
+
+
 # --- where --------------------------------------------------------------------------------------------
 
 def test_where_broadcasts_casts_and_takes_scalars_as_arguments():

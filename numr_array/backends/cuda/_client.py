@@ -292,12 +292,25 @@ class CudaClient(Client, CudaInterop, PeerCopy):
 
     def blas(self) -> Cublas:
         """This client's cuBLAS handle, bound to the compute stream with its own workspace (made once,
-        outside any capture: making it allocates)."""
+        outside any capture: making it allocates).
+
+        The workspace is a cudaMalloc of its own, outside CuPy's pool, as the workspace of CuPy's own cuBLAS
+        handle is: it lives as long as the client, and the pool's figures (``memory_stats``, CuPy's hooks)
+        count the tensors alone, on both sides."""
         b = self._blas
         if b is None:
             nbytes = workspace_bytes(self._cp_device.compute_capability)
-            ws = self.malloc(nbytes)
             with self.on_device():
+                for attempt in (0, 1):
+                    try:
+                        ws = cupy.cuda.memory.MemoryPointer(cupy.cuda.memory.Memory(nbytes), 0)
+                        break
+                    except _CUDA_ERRORS as e:
+                        self.raise_if_lost(e)
+                        if attempt or self._capturing:
+                            raise MemoryError(f"{self.device}: out of device memory allocating cuBLAS's "
+                                              f"workspace ({nbytes / 2**20:.1f} MiB)") from e
+                        self.pool.free_all_blocks()  # cached blocks may be what the driver lacks
                 b = Cublas(self.stream.ptr, ws, nbytes)
             self._blas = b
         return b
