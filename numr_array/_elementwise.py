@@ -121,16 +121,47 @@ def _elides(shape: tuple[int, ...], dtype: dt.DType) -> bool:
     return ELIDE and _size(shape) * dtype.itemsize >= ELIDE_MIN_BYTES
 
 
-def _native(client, op: Op, dtypes: tuple, rdtype: dt.DType, shape: tuple, scalar: tuple | None = None):
-    """A plan's ``native`` entry: None, or the client's ufunc launch of ``op`` on operands of ``dtypes`` (the
-    arrays' dtypes, and the scalar's) followed by the result's bytes, how a scalar operand is passed, the
-    accepted ``out=`` signatures, and the result's NumPy dtype (the layout _speedups.c reads).
+def _form(shapes: tuple | None, shape: tuple, scalar: tuple | None, reflected: bool) -> str | None:
+    """The operand form of a device's direct launch (backends/cuda/_direct_elementwise.py): "u" one array,
+    "tt" two of the result's shape, "ts"/"st" an array and a scalar (second/first), "tp"/"pt" an array and
+    one element broadcast (second/first); None for any other broadcast, or where ``shapes`` are not given
+    (a plan that is not element-wise)."""
+    if scalar is not None:
+        return "st" if reflected else "ts"
+    if shapes is None:
+        return None
+    if len(shapes) == 1:
+        return "u"
+    s1, s2 = shapes
+    if s1 == shape and s2 == shape:
+        return "tt"
+    if s1 == shape and _size(s2) == 1:
+        return "tp"
+    if s2 == shape and _size(s1) == 1:
+        return "pt"
+    return None
+
+
+def _native(client, op: Op, dtypes: tuple, rdtype: dt.DType, shape: tuple, scalar: tuple | None = None,
+            shapes: tuple | None = None, reflected: bool = False):
+    """A plan's ``native`` entry: None, or the client's launch of ``op`` on operands of ``dtypes`` (the arrays'
+    dtypes, and the scalar's) as _speedups.c runs it followed by the result's bytes, how a scalar operand is
+    passed, the accepted ``out=`` signatures, and the result's NumPy dtype (the layouts _speedups.c reads).
+    The launch is a CPU client's ufunc call (``ufunc_launch``), or a GPU client's direct kernel
+    (``direct_launch``) of an operand form (``_form`` of the operands' ``shapes``).
 
     ``scalar``: (its type, its dtype, the array's dtype) for a plan with a Python scalar operand. It is passed
     as a NumPy scalar of its dtype, as the Python path does; a Python float beside a real floating-point
     array of its dtype is passed as it is, since NumPy then converts it to that dtype alike (NEP 50)."""
-    launch = getattr(client, "ufunc_launch", None) if _speedups is not None else None
-    part = launch(op.name, [d.np for d in dtypes], rdtype.np) if launch is not None else None
+    if _speedups is None:
+        return None
+    launch = getattr(client, "ufunc_launch", None)
+    if launch is not None:
+        part = launch(op.name, [d.np for d in dtypes], rdtype.np)
+    else:
+        direct = getattr(client, "direct_launch", None)
+        form = _form(shapes, shape, scalar, reflected) if direct is not None else None
+        part = direct(op.name, [d.np for d in dtypes], rdtype.np, form, _size(shape)) if form else None
     if part is None:
         return None
     sctype = None
@@ -172,7 +203,7 @@ def _plan_unary(op: Op, plans: dict, key: tuple, x) -> tuple:
     elide = rdtype is dtype and _elides(shape, rdtype)
     return _store(plans, key, (rdtype, shape, contiguous_strides(shape), params, dev, client.alloc_tensor,
                                _bound(client, dev, op, params), elide,
-                               _native(client, op, (dtype,), rdtype, shape)))
+                               _native(client, op, (dtype,), rdtype, shape, shapes=(shape,))))
 
 
 def _plan_binary(op: Op, plans: dict, key: tuple, x1, x2) -> tuple:
@@ -204,7 +235,7 @@ def _plan_binary(op: Op, plans: dict, key: tuple, x1, x2) -> tuple:
         elide = (s1 == shape and d1 is rdtype) + 2 * (s2 == shape and d2 is rdtype)
     return _store(plans, key, (rdtype, shape, contiguous_strides(shape), params, dev, client.alloc_tensor,
                                _bound(client, dev, op, params), s1 != shape or s2 != shape, elide,
-                               _native(client, op, (d1, d2), rdtype, shape)))
+                               _native(client, op, (d1, d2), rdtype, shape, shapes=(s1, s2))))
 
 
 def _plan_scalar(op: Op, plans: dict, key: tuple, x, value, reflected: bool) -> tuple:
@@ -221,7 +252,8 @@ def _plan_scalar(op: Op, plans: dict, key: tuple, x, value, reflected: bool) -> 
     elide = rdtype is x._dtype and _elides(shape, rdtype)
     return _store(plans, key, (rdtype, shape, contiguous_strides(shape), params, dev, client.alloc_tensor,
                                _bound(client, dev, op, params), dtype, elide,
-                               _native(client, op, dtypes, rdtype, shape, (type(value), dtype, x._dtype))))
+                               _native(client, op, dtypes, rdtype, shape, (type(value), dtype, x._dtype),
+                                       reflected=reflected)))
 
 
 def _overflow(op: Op, dtype: dt.DType, value) -> OverflowError:

@@ -30,6 +30,9 @@ to it whenever anything differs from the cached case.
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <structmember.h>
+#include <float.h>
+#include <math.h>
+#include <stdint.h>
 
 /* --- Ledger --------------------------------------------------------------------------------------- */
 
@@ -331,6 +334,19 @@ static PyObject *zero;
    numpy.empty), then the call's (the result's bytes, the scalar operand's NumPy type, the accepted ``out=``
    signatures, the result's NumPy dtype) */
 enum { N_UFUNC, N_ALLOCATOR, N_NATIVE, N_ERRVAR, N_QUIET, N_EMPTY, N_NBYTES, N_SCALAR, N_OUTS, N_NPDTYPE, N_LEN };
+/* A GPU client's native part (CudaClient.direct_launch): its direct kernel of the plan's operand form, launched
+   here through cuLaunchKernel (the driver's entry point, ``G_LAUNCH``), then the same four entries as the
+   CPU's. ``G_FORM``: U (one array), TT (two), TS/ST (an array and a scalar second/first), TP/PT (an array
+   and one element broadcast, second/first); ``G_SCALAR_KIND``: 'f' or 'i' (a Python scalar operand as a C
+   float or int of the operands' itemsize), 0 for none. */
+enum { G_LAUNCH, G_FUNCTION, G_BLOCKS, G_THREADS, G_ELEMENTS, G_FORM, G_ITEMSIZE, G_RESULT_ITEMSIZE, G_SCALAR_KIND,
+       G_STREAM, G_STREAM_OBJ, G_CURRENT_STREAM, G_MALLOC, G_ALLOCATOR, G_LOCK, G_NBYTES, G_SCALAR, G_OUTS,
+       G_NPDTYPE, G_LEN };
+enum { FORM_U, FORM_TT, FORM_TS, FORM_ST, FORM_TP, FORM_PT };
+/* the entries both layouts end with, by their place from the end */
+#define NATIVE_TAIL(native, k) PyTuple_GET_ITEM(native, PyTuple_GET_SIZE(native) - 4 + (k))
+#define NATIVE_NBYTES(native) NATIVE_TAIL(native, 0)
+#define NATIVE_OUTS(native) NATIVE_TAIL(native, 2)
 
 static int
 slot_offset(PyObject *type, const char *name, Py_ssize_t *off, int required)
@@ -416,20 +432,21 @@ view_of(PyObject *t, PyObject *native)
     return view_by(t, PyTuple_GET_ITEM(native, N_NATIVE));
 }
 
-/* A new Tensor over the fresh C-contiguous NumPy array ``arr``: the allocator's Buffer of it (``nbytes``
-   accounted in the allocator's Ledger) and the tensor of ``dtype``, ``shape``, ``strides`` on ``dev``, with
-   ``arr`` as its NumPy view, made without running their __init__ (their slots are set directly). Every
-   result of this module is made here. Steals ``arr``. */
+/* A new Tensor over ``handle`` (the backend's object of fresh C-contiguous memory: a NumPy array on the CPU, a
+   CuPy memory pointer on CUDA): the allocator's Buffer of it (``nbytes`` accounted in the allocator's Ledger)
+   and the tensor of ``dtype``, ``shape``, ``strides`` on ``dev`` with ``view`` as its view (``handle`` itself
+   on the CPU, None where the view is made on demand), made without running their __init__ (their slots are
+   set directly). Every result of this module is made here. Steals ``handle``. */
 static PyObject *
-make_result(PyObject *dtype, PyObject *shape, PyObject *strides, PyObject *dev, PyObject *allocator,
-            PyObject *nbytes, PyObject *arr)
+result_over(PyObject *dtype, PyObject *shape, PyObject *strides, PyObject *dev, PyObject *allocator,
+            PyObject *nbytes, PyObject *handle, PyObject *view)
 {
     PyObject *buf = Buffer_type->tp_alloc(Buffer_type, 0);
     if (buf == NULL) {
-        Py_DECREF(arr);
+        Py_DECREF(handle);
         return NULL;
     }
-    SLOT(buf, B_handle) = Py_NewRef(arr);
+    SLOT(buf, B_handle) = handle;
     SLOT(buf, B_nbytes) = Py_NewRef(nbytes);
     SLOT(buf, B_owner) = Py_NewRef(allocator);
     if (B_exported >= 0)
@@ -438,7 +455,6 @@ make_result(PyObject *dtype, PyObject *shape, PyObject *strides, PyObject *dev, 
     PyObject *t = Tensor_type->tp_alloc(Tensor_type, 0);
     if (t == NULL) {
         Py_DECREF(buf);
-        Py_DECREF(arr);
         return NULL;
     }
     SLOT(t, T_buf) = buf;
@@ -447,8 +463,16 @@ make_result(PyObject *dtype, PyObject *shape, PyObject *strides, PyObject *dev, 
     SLOT(t, T_strides) = Py_NewRef(strides);
     SLOT(t, T_offset) = Py_NewRef(zero);
     SLOT(t, T_dev) = Py_NewRef(dev);
-    SLOT(t, T_view) = arr;
+    SLOT(t, T_view) = Py_NewRef(view);
     return t;
+}
+
+/* result_over of the fresh NumPy array ``arr``, its own view (the CPU's results). Steals ``arr``. */
+static PyObject *
+make_result(PyObject *dtype, PyObject *shape, PyObject *strides, PyObject *dev, PyObject *allocator,
+            PyObject *nbytes, PyObject *arr)
+{
+    return result_over(dtype, shape, strides, dev, allocator, nbytes, arr, arr);
 }
 
 /* The new result of an element-wise plan (its dtype, shape, strides and device) over ``arr``. Steals ``arr``. */
@@ -620,15 +644,27 @@ forget(PyObject *module, PyObject *Py_UNUSED(ignored))
     Py_RETURN_NONE;
 }
 
-/* whether ``plan`` is an element-wise plan with a native part (a CPU client's, never lost) */
+/* whether ``native`` is a GPU client's native part (else it is a CPU client's) */
+static inline int
+is_device_launch(PyObject *native)
+{
+    return PyTuple_GET_SIZE(native) == G_LEN;
+}
+
+/* whether ``plan`` is an element-wise plan with a native part (a CPU client's, or a GPU client's direct
+   kernel; never of a lost device) */
 static int
 elementwise_plan_ok(PyObject *plan)
 {
     if (!PyTuple_CheckExact(plan) || PyTuple_GET_SIZE(plan) < 6)
         return 0;
     PyObject *nat = PyTuple_GET_ITEM(plan, PyTuple_GET_SIZE(plan) - 1);
-    return PyTuple_CheckExact(nat) && PyTuple_GET_SIZE(nat) == N_LEN &&
-           PyObject_TypeCheck(PyTuple_GET_ITEM(nat, N_ALLOCATOR), &LedgerType) &&
+    if (!PyTuple_CheckExact(nat))
+        return 0;
+    if (PyTuple_GET_SIZE(nat) == G_LEN)
+        return PyObject_TypeCheck(PyTuple_GET_ITEM(nat, G_ALLOCATOR), &LedgerType) &&
+               PyLong_CheckExact(PyTuple_GET_ITEM(nat, G_LAUNCH)) && PyLong_CheckExact(PyTuple_GET_ITEM(nat, G_FORM));
+    return PyTuple_GET_SIZE(nat) == N_LEN && PyObject_TypeCheck(PyTuple_GET_ITEM(nat, N_ALLOCATOR), &LedgerType) &&
            PyContextVar_CheckExact(PyTuple_GET_ITEM(nat, N_ERRVAR));
 }
 
@@ -697,7 +733,7 @@ out_accepted(PyObject *out, PyObject *plan, PyObject *native)
         PyErr_Clear();
         return 0;
     }
-    int r = PyDict_Contains(PyTuple_GET_ITEM(native, N_OUTS), key);
+    int r = PyDict_Contains(NATIVE_OUTS(native), key);
     Py_DECREF(key);
     if (r < 0)
         PyErr_Clear();
@@ -846,7 +882,7 @@ dead(PyObject *plan, PyObject *native, PyObject *x, long held)
         return 0;
     if (off != zero && (!PyLong_CheckExact(off) || PyLong_AsSsize_t(off) != 0))
         return 0;
-    int same = PyObject_RichCompareBool(SLOT(buf, B_nbytes), PyTuple_GET_ITEM(native, N_NBYTES), Py_EQ);
+    int same = PyObject_RichCompareBool(SLOT(buf, B_nbytes), NATIVE_NBYTES(native), Py_EQ);
     if (same == 1 && st != PyTuple_GET_ITEM(plan, 2))
         same = PyObject_RichCompareBool(st, PyTuple_GET_ITEM(plan, 2), Py_EQ);
     if (same != 1) {
@@ -908,6 +944,222 @@ run_into(PyObject *plan, PyObject *native, PyObject **ins, Py_ssize_t n, PyObjec
     return t;
 }
 
+/* --- Direct device launches (a GPU client's native part, G_* above) ---------------------------------- */
+
+/* cuLaunchKernel's signature (the CUDA driver API), called through the address the client gives */
+static PyObject *python_path(void);
+
+typedef int (*launch_kernel_fn)(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                                unsigned bz, unsigned shared, void *stream, void **params, void **extra);
+static PyObject *str_ptr, *str_acquire, *str_release;
+
+/* the device address of tensor ``t``'s first element: its Buffer's handle's ``ptr`` (a CuPy memory pointer's)
+   plus its offset in elements of ``itemsize``; 0 with no error set where it cannot be read */
+static unsigned long long
+device_address(PyObject *t, Py_ssize_t itemsize)
+{
+    PyObject *buf = SLOT(t, T_buf);
+    if (!Py_IS_TYPE(buf, Buffer_type))
+        return 0;
+    PyObject *p = PyObject_GetAttr(SLOT(buf, B_handle), str_ptr);
+    unsigned long long a = p == NULL ? 0 : PyLong_AsUnsignedLongLong(p);
+    Py_XDECREF(p);
+    Py_ssize_t off = PyLong_AsSsize_t(SLOT(t, T_offset));
+    if (PyErr_Occurred() || off < 0) {
+        PyErr_Clear();
+        return 0;
+    }
+    return a + (unsigned long long)off * (unsigned long long)itemsize;
+}
+
+/* The Python scalar ``v`` as the kernel's argument word: a C float/double (kind 'f') or int32/int64 (kind 'i')
+   of ``itemsize`` bytes, as the Python path converts it (NumPy's scalar of the plan's dtype); 0 where it
+   must convert it (another type, an int out of range: it raises OverflowError; a float that overflows
+   float32; an int that a double does not hold exactly). */
+static int
+scalar_word(PyObject *v, int kind, Py_ssize_t itemsize, unsigned long long *word)
+{
+    int overflow = 0;
+    *word = 0;
+    if (kind == 'f') {
+        double d;
+        if (PyFloat_CheckExact(v))
+            d = PyFloat_AS_DOUBLE(v);
+        else if (PyLong_CheckExact(v)) {
+            long long i = PyLong_AsLongLongAndOverflow(v, &overflow);
+            if (overflow || (i == -1 && PyErr_Occurred()) || i > (1LL << 53) || i < -(1LL << 53)) {
+                PyErr_Clear();
+                return 0;
+            }
+            d = (double)i;
+        }
+        else
+            return 0;
+        if (itemsize == 8) {
+            memcpy(word, &d, 8);
+            return 1;
+        }
+        if (itemsize != 4 || (isfinite(d) && fabs(d) > FLT_MAX))
+            return 0;
+        float f = (float)d;
+        memcpy(word, &f, 4);
+        return 1;
+    }
+    if (kind == 'i' && PyLong_CheckExact(v)) {
+        long long i = PyLong_AsLongLongAndOverflow(v, &overflow);
+        if (overflow || (i == -1 && PyErr_Occurred())) {
+            PyErr_Clear();
+            return 0;
+        }
+        if (itemsize == 8) {
+            memcpy(word, &i, 8);
+            return 1;
+        }
+        if (itemsize == 4 && i >= INT32_MIN && i <= INT32_MAX) {
+            int32_t j = (int32_t)i;
+            memcpy(word, &j, 4);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* whether tensor operand ``t`` is laid out as the plan's result (its shape is the key's: its strides must
+   be the plan's C-contiguous ones) */
+static int
+dense_as_result(PyObject *t, PyObject *plan)
+{
+    PyObject *st = SLOT(t, T_strides), *want = PyTuple_GET_ITEM(plan, 2);
+    if (st == want)
+        return 1;
+    int r = PyObject_RichCompareBool(st, want, Py_EQ);
+    if (r < 0)
+        PyErr_Clear();
+    return r == 1;
+}
+
+/* Run a GPU plan's direct kernel on ``xs`` (the operands in order: tensors, or Python scalars where the form
+   says) into ``out`` (accepted), the dead temporary ``target``, or a new result, and return the result; or
+   NotImplemented (nothing written, nothing kept) where the Python path must run the call: another stream
+   current, an operand not as the plan's form needs it, a scalar C does not convert as NumPy does, the
+   client's lock held by another thread (a capture it is starting or ending), or an allocation or launch
+   that failed (the Python path then makes it again and raises the error).
+
+   Ordering and threads: the result's memory is taken from CuPy's pool while the client's stream is current
+   (the pool files it under that stream, as alloc_tensor does); the launch then runs holding the GIL and the
+   client's lock (taken without waiting), so that no capture can start or end on the stream in between, and
+   the argument words below are not shared with another launch. */
+static PyObject *
+device_call(PyObject *plan, PyObject *native, PyObject *const *xs, Py_ssize_t n, PyObject *out, PyObject *target)
+{
+    static unsigned long long words[4];
+    static void *params[4] = {&words[0], &words[1], &words[2], &words[3]};
+#define G(k) PyTuple_GET_ITEM(native, k)
+    long form = PyLong_AsLong(G(G_FORM));
+    Py_ssize_t itemsize = PyLong_AsSsize_t(G(G_ITEMSIZE));
+    int kind = (int)PyLong_AsLong(G(G_SCALAR_KIND));
+    if (PyErr_Occurred())
+        return NULL;
+    PyObject *cur = PyObject_CallNoArgs(G(G_CURRENT_STREAM));
+    if (cur == NULL)
+        return NULL;
+    Py_DECREF(cur);
+    if (cur != G(G_STREAM_OBJ))
+        return python_path();
+    for (Py_ssize_t i = 0; i < n; i++) {
+        int scalar = (form == FORM_TS && i == 1) || (form == FORM_ST && i == 0);
+        int element = (form == FORM_TP && i == 1) || (form == FORM_PT && i == 0);
+        if (scalar) {
+            if (!scalar_word(xs[i], kind, itemsize, &words[i]))
+                return python_path();
+            continue;
+        }
+        if (!Py_IS_TYPE(xs[i], Tensor_type) || (!element && !dense_as_result(xs[i], plan)))
+            return python_path();
+        words[i] = device_address(xs[i], itemsize);
+        if (words[i] == 0)
+            return python_path();
+    }
+    unsigned long long inputs[2] = {words[0], words[1]};  /* (the words are rewritten below, after the GIL
+                                                             may have been let go in malloc) */
+    Py_ssize_t ritemsize = PyLong_AsSsize_t(G(G_RESULT_ITEMSIZE));
+    PyObject *mp = NULL;
+    unsigned long long o;
+    if (out != Py_None)
+        o = device_address(out, ritemsize);
+    else if (target != NULL)
+        o = device_address(target, ritemsize);
+    else {
+        mp = PyObject_CallOneArg(G(G_MALLOC), G(G_NBYTES));
+        if (mp == NULL) {  /* out of memory, or an error: the Python path retries it and raises */
+            PyErr_Clear();
+            return python_path();
+        }
+        PyObject *p = PyObject_GetAttr(mp, str_ptr);
+        o = p == NULL ? 0 : PyLong_AsUnsignedLongLong(p);
+        Py_XDECREF(p);
+        if (PyErr_Occurred())
+            PyErr_Clear(), o = 0;
+    }
+    if (o == 0) {
+        Py_XDECREF(mp);
+        return python_path();
+    }
+    PyObject *lock = G(G_LOCK);
+    PyObject *got = PyObject_CallMethodOneArg(lock, str_acquire, Py_False);
+    if (got != Py_True) {
+        Py_XDECREF(got);
+        PyErr_Clear();
+        Py_XDECREF(mp);
+        return python_path();
+    }
+    Py_DECREF(got);
+    unsigned long long count = PyLong_AsUnsignedLongLong(G(G_ELEMENTS));
+    void *function = PyLong_AsVoidPtr(G(G_FUNCTION)), *stream = PyLong_AsVoidPtr(G(G_STREAM));
+    launch_kernel_fn launch = (launch_kernel_fn)PyLong_AsVoidPtr(G(G_LAUNCH));
+    unsigned blocks = (unsigned)PyLong_AsUnsignedLong(G(G_BLOCKS)), threads = (unsigned)PyLong_AsUnsignedLong(G(G_THREADS));
+    int status = -1;
+    if (!PyErr_Occurred()) {
+        words[0] = inputs[0];
+        if (form == FORM_U)
+            words[1] = o, words[2] = count;
+        else
+            words[1] = inputs[1], words[2] = o, words[3] = count;
+        status = launch(function, blocks, 1, 1, threads, 1, 1, 0, stream, params, NULL);
+    }
+    PyErr_Clear();
+    PyObject *released = PyObject_CallMethodNoArgs(lock, str_release);
+    if (released == NULL) {
+        Py_XDECREF(mp);
+        return NULL;
+    }
+    Py_DECREF(released);
+    if (status != 0) {  /* (CUDA_SUCCESS is 0) nothing ran: the Python path launches it and raises the error */
+        Py_XDECREF(mp);
+        return python_path();
+    }
+#undef G
+    if (out != Py_None)
+        return Py_NewRef(out);
+    if (target != NULL) {
+        PyObject *t = Tensor_type->tp_alloc(Tensor_type, 0);
+        if (t == NULL)
+            return NULL;
+        PyObject *v = SLOT(target, T_view);
+        SLOT(t, T_buf) = Py_NewRef(SLOT(target, T_buf));
+        SLOT(t, T_dtype) = Py_NewRef(PyTuple_GET_ITEM(plan, 0));
+        SLOT(t, T_shape) = Py_NewRef(PyTuple_GET_ITEM(plan, 1));
+        SLOT(t, T_strides) = Py_NewRef(PyTuple_GET_ITEM(plan, 2));
+        SLOT(t, T_offset) = Py_NewRef(zero);
+        SLOT(t, T_dev) = Py_NewRef(PyTuple_GET_ITEM(plan, 4));
+        SLOT(t, T_view) = Py_NewRef(v == NULL ? Py_None : v);
+        return t;
+    }
+    return result_over(PyTuple_GET_ITEM(plan, 0), PyTuple_GET_ITEM(plan, 1), PyTuple_GET_ITEM(plan, 2),
+                       PyTuple_GET_ITEM(plan, 4), PyTuple_GET_ITEM(native, G_ALLOCATOR), NATIVE_NBYTES(native),
+                       mp, Py_None);
+}
+
 static PyObject *
 client_of(PyObject *t)
 {
@@ -952,6 +1204,11 @@ unary_call(PyObject *plans, PyObject *x, PyObject *out, long held)
     if (!out_accepted(out, plan, native) || target == (PyObject *)-1) {
         Py_DECREF(plan);
         goto fallback;
+    }
+    if (is_device_launch(native)) {
+        PyObject *r = device_call(plan, native, &x, 1, out, target);
+        Py_DECREF(plan);
+        return r;
     }
     PyObject *r = NULL, *v = view_of(x, native);
     if (v != NULL) {
@@ -1021,6 +1278,12 @@ binary_call(PyObject *plans, PyObject *x1, PyObject *x2, PyObject *out, long hel
     if (!out_accepted(out, plan, native) || target == (PyObject *)-1) {
         Py_DECREF(plan);
         goto fallback;
+    }
+    if (is_device_launch(native)) {
+        PyObject *xs[2] = {x1, x2};
+        PyObject *r = device_call(plan, native, xs, 2, out, target);
+        Py_DECREF(plan);
+        return r;
     }
     for (int i = 0; i < 2; i++) {
         PyObject *x = i == 0 ? x1 : x2;
@@ -1875,6 +2138,11 @@ PyInit__speedups(void)
     str_capturing = PyUnicode_InternFromString("capturing");
     str_lost_count = PyUnicode_InternFromString("lost_count");
     zero = PyLong_FromLong(0);
+    str_ptr = PyUnicode_InternFromString("ptr");
+    str_acquire = PyUnicode_InternFromString("acquire");
+    str_release = PyUnicode_InternFromString("release");
+    if (!str_ptr || !str_acquire || !str_release)
+        return NULL;
     divide_kwnames = Py_BuildValue("(ss)", "out", "casting");
     str_unsafe = PyUnicode_InternFromString("unsafe");
     str_dtype = PyUnicode_InternFromString("dtype");

@@ -24,6 +24,8 @@ otherwise the call makes the GPU and the stream current for its duration (``run`
 from __future__ import annotations
 
 import contextlib
+import ctypes
+import functools
 import gc
 import os
 import threading
@@ -37,7 +39,8 @@ from cupy.cuda import runtime
 
 from ... import errors
 from ... import _dtypes as dt
-from ..._tensor import Tensor
+from ..._tensor import Tensor, contiguous_strides
+from ...kernels import CHECK_LAUNCHES
 from ...runtime import Allocator, Buffer, Client, CudaInterop, Graph, PeerCopy, entry_point, renewed
 from ..array_module_kernels import make_kernels, native_views
 from ._blas import Cublas, workspace_bytes
@@ -53,6 +56,18 @@ _memcpy_peer = runtime.memcpyPeerAsync  # (a name of this module's: the multi-GP
 _current_stream = cupy.cuda.get_current_stream
 _DEFAULT_STREAMS = (0, runtime.streamLegacy, runtime.streamPerThread)
 _OOM = cupy.cuda.memory.OutOfMemoryError
+#: the codes of the direct launches' operand forms in _speedups.c (FORM_*)
+_FORM_CODES = {"u": 0, "tt": 1, "ts": 2, "st": 3, "tp": 4, "pt": 5}
+
+
+@functools.cache
+def _launch_kernel_address() -> int | None:
+    """The address of the CUDA driver's cuLaunchKernel (in the libcuda CuPy has loaded), for the direct
+    launches of numr_array._speedups; None where it is not found (they then go through CuPy's call)."""
+    try:
+        return ctypes.cast(ctypes.CDLL("libcuda.so.1").cuLaunchKernel, ctypes.c_void_p).value
+    except (OSError, AttributeError):
+        return None
 _DLPACK_CUDA = 2  # kDLCUDA (dlpack.h)
 _NO_DEVICE_SWITCH = contextlib.nullcontext()
 _DEFAULT_RELEASE_THRESHOLD_MB = 512
@@ -438,6 +453,32 @@ class CudaClient(Client, CudaInterop, PeerCopy):
             raise
         finally:
             lock.release()
+
+    def direct_launch(self, kernel: str, dtypes: Sequence[np.dtype], result: np.dtype, form: str,
+                      n: int) -> tuple | None:
+        """The eager launch of ``kernel`` on operands of NumPy ``dtypes`` in operand ``form`` with an ``n``-element
+        result of ``result``, as numr_array._speedups runs it: (cuLaunchKernel's address, the direct kernel's
+        CUfunction, blocks, threads, n, the form's code, the operands' itemsize, the result's, the scalar
+        operand's kind, the compute stream's handle and object, CuPy's current-stream call, the pool's
+        malloc, the allocator, the client's lock); None where the direct launcher would not take such
+        operands, the driver's entry point is not found, or launches are checked. The layout is
+        _speedups.c's G_* (there: what it checks before each launch)."""
+        launch = _launch_kernel_address()
+        if launch is None or CHECK_LAUNCHES:
+            return None
+        part = self._direct.native_part(kernel, dtypes, result, form, n)
+        if part is None:
+            return None
+        function, blocks, threads = part
+        d = dtypes[0]
+        kind = ord(d.kind) if d.kind == "f" or (d.kind == "i" and d.itemsize in (4, 8)) else 0
+        return (launch, function, blocks, threads, n, _FORM_CODES[form], d.itemsize, result.itemsize, kind,
+                self.stream.ptr, self.stream, _current_stream, self.pool.malloc, self.allocator, self._lock)
+
+    @staticmethod
+    def writes_directly(shape: tuple[int, ...], strides: tuple[int, ...], dtype) -> bool:
+        """Whether the direct kernels write an ``out=`` of this layout (``direct_launch``): C-contiguous."""
+        return strides == contiguous_strides(shape)
 
     def bind(self, kernel: str, params: dict):
         """``run(inputs, outputs)``: ``launch(kernel, inputs, outputs, params)`` for the namespace's per-signature

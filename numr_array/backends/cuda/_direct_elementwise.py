@@ -156,16 +156,36 @@ class DirectLauncher:
         self._store = None  # the store kernel's function, compiled on first use
 
     def _function(self, op: str, npdtype: np.dtype, form: str) -> int:
+        """The CUfunction of ``op`` on ``npdtype`` operands of ``form`` ("u" for a unary op), compiled once."""
         key = (op, npdtype, form)
         f = self._functions.get(key)
         if f is None:
             ctype = _CTYPE[npdtype.name]
-            rtype = "bool" if op in _BOOL_RESULT else ctype
             log.debug("cuda: compiling the direct kernel %s of %s (%s operands)", op, npdtype.name, form)
-            k = cupy.RawKernel(_source(op, ctype, rtype, form), "k")
+            if form == "u":
+                source = _unary_source(op, ctype)
+            else:
+                source = _source(op, ctype, "bool" if op in _BOOL_RESULT else ctype, form)
+            k = cupy.RawKernel(source, "k")
             self._kernels.append(k)
             f = self._functions[key] = k.kernel.ptr
         return f
+
+    def native_part(self, op: str, dtypes, result: np.dtype, form: str, n: int) -> tuple[int, int, int] | None:
+        """(CUfunction, blocks, threads) of the direct kernel that ``try_binary``/``try_unary`` launch for
+        operands of NumPy ``dtypes`` (arrays', and a scalar's) in ``form`` (see _FORMS; "u": one array) with
+        an ``n``-element result of ``result``; None where they would refuse such operands. numr_array._speedups
+        launches it for a call whose plan has it, with the same argument words."""
+        if not 0 < n <= SMALL:
+            return None
+        npdtype = dtypes[0]
+        if form == "u":
+            if op not in UNARY or npdtype not in _UNARY_DTYPES or result != npdtype:
+                return None
+        elif op not in BINARY or form not in _FORMS or npdtype not in _DIRECT_DTYPES or dtypes[1] != npdtype or \
+                result != (np.dtype(np.bool_) if op in _BOOL_RESULT else npdtype):
+            return None
+        return self._function(op, npdtype, form), (n + BLOCK - 1) // BLOCK, BLOCK
 
     def try_binary(self, op: str, ins, outs) -> bool:
         """Launch ``op`` on (x1, x2) into outs[0] if every operand qualifies; False (nothing done) otherwise."""
@@ -201,12 +221,7 @@ class DirectLauncher:
         n, strides = dense
         if x._strides != strides or x._shape != o._shape:
             return False
-        key = (op, npdtype, "u")
-        f = self._functions.get(key)
-        if f is None:
-            k = cupy.RawKernel(_unary_source(op, _CTYPE[npdtype.name]), "k")
-            self._kernels.append(k)
-            f = self._functions[key] = k.kernel.ptr
+        f = self._function(op, npdtype, "u")
         args = self._args
         words = args.words
         words[0] = address(x)

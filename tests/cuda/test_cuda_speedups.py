@@ -1,0 +1,240 @@
+"""CUDA's element-wise calls in C (numr_array/_speedups.c, ``device_call``): a cached plan whose operands the
+direct kernels take is launched from C through cuLaunchKernel, with no Python frame; its results, ``out=``,
+scalars, accounting and errors are the Python path's, and everything the C launch cannot take (another
+stream current, the client's lock held by another thread, a capture, a scalar NumPy converts differently)
+goes to the Python path."""
+
+import sys
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import numr_array as xp
+from numr_array import _elementwise, runtime
+from numr_array.backends import get_runtime
+
+pytestmark = pytest.mark.cuda
+if get_runtime("cuda") is None:
+    pytest.skip("no CUDA device: CuPy is missing or finds no GPU", allow_module_level=True)
+if runtime.speedups is None:
+    pytest.skip("numr_array._speedups is not compiled", allow_module_level=True)
+
+import cupy  # noqa: E402
+
+from numr_array.backends.cuda import _client as cuda_client  # noqa: E402
+
+DEV = "cuda:0"
+client = xp._device.parse_device(DEV).client
+
+
+@pytest.fixture(autouse=True)
+def unchecked_launches(monkeypatch):
+    """Plans made as outside the suite (tests/conftest.py checks every launch, and checked launches never take
+    the compiled call)."""
+    for module in (cuda_client, _elementwise):
+        monkeypatch.setattr(module, "CHECK_LAUNCHES", False)
+    _elementwise.forget_plans()
+    yield
+    _elementwise.forget_plans()
+
+
+def _python_calls(fn) -> list[str]:
+    names: list[str] = []
+
+    def profile(frame, event, arg):
+        if event == "call":
+            names.append(frame.f_code.co_name)
+
+    sys.setprofile(profile)
+    try:
+        fn()
+    finally:
+        sys.setprofile(None)
+    return names[1:]
+
+
+def put(a) -> xp.Tensor:
+    return xp.asarray(np.asarray(a), device=DEV)
+
+
+def data(dtype, n=1000, seed=0) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    if np.dtype(dtype).kind in "iu":
+        return rng.integers(-1000, 1000, n).astype(dtype)
+    return (rng.standard_normal(n) * 10).astype(dtype)
+
+
+def test_the_driver_entry_point_is_found():
+    assert cuda_client._launch_kernel_address()
+    x = put(data(np.float32))
+    assert client.direct_launch("add", [x.dtype, x.dtype], x.dtype, "tt", 1000) is not None
+
+
+CALLS = {
+    "add": lambda x, y, z: xp.add(x, y),
+    "operator -": lambda x, y, z: x - y,
+    "scalar second": lambda x, y, z: x * 2.5,
+    "scalar first": lambda x, y, z: 2.5 / x,
+    "int scalar": lambda x, y, z: x + 3,
+    "compare": lambda x, y, z: x < y,
+    "0-D second": lambda x, y, z: x * z,
+    "0-D first": lambda x, y, z: z - x,
+    "unary": lambda x, y, z: xp.exp(x),
+    "negative": lambda x, y, z: -x,
+}
+
+
+@pytest.mark.parametrize("name", sorted(CALLS))
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_a_repeated_call_launches_from_c_with_the_python_paths_result(name, dtype):
+    call = CALLS[name]
+    a, b = data(dtype), data(dtype, seed=1)
+    x, y, z = put(a), put(b), put(np.asarray(1.5, dtype))
+    first = np.asarray(call(x, y, z))  # the Python path: makes the plan
+    calls = _python_calls(lambda: call(x, y, z))
+    assert not {"_binary_py", "_unary_py", "try_binary", "try_unary"} & set(calls), calls
+    again = call(x, y, z)
+    assert again.dtype == first.dtype and again.shape == first.shape
+    np.testing.assert_array_equal(np.asarray(again), first)  # the same kernel, so the same bits
+    expected = call(a, b, np.asarray(1.5, dtype))
+    np.testing.assert_allclose(np.asarray(again), expected, rtol=1e-6 if dtype == np.float32 else 1e-14)
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int64, np.float32, np.float64, np.uint8, np.bool_])
+def test_every_direct_dtype_in_c(dtype):
+    a = data(dtype) if dtype is not np.bool_ else data(np.int8) > 0
+    b = data(dtype, seed=1) if dtype is not np.bool_ else data(np.int8, seed=1) > 0
+    x, y = put(a), put(b)
+    op = xp.logical_xor if dtype is np.bool_ else xp.multiply
+    op(x, y)
+    calls = _python_calls(lambda: op(x, y))
+    assert "_binary_py" not in calls
+    np.testing.assert_array_equal(np.asarray(op(x, y)), np.logical_xor(a, b) if dtype is np.bool_ else a * b)
+
+
+def test_float32_scalars_round_as_numpys():
+    a = data(np.float32)
+    x = put(a)
+    x + 0.1
+    for v in (0.1, 1e-45, 3.4e38, -2.0**-149, 16777217, -(2**53)):
+        np.testing.assert_array_equal(np.asarray(x + v), a + np.float32(v))
+
+
+def test_int_scalars_out_of_range_raise_as_without_c():
+    x = put(data(np.int32))
+    x + 1
+    with pytest.raises(OverflowError):
+        x + 2**40
+    y = put(data(np.int64))
+    y + 1
+    with pytest.raises(OverflowError):
+        y + 2**70
+    np.testing.assert_array_equal(np.asarray(y + -(2**62)), data(np.int64) + np.int64(-(2**62)))
+
+
+def test_out_and_offset_views():
+    a, b = data(np.float32), data(np.float32, seed=1)
+    x, y = put(a), put(b)
+    o = put(np.zeros(1000, np.float32))
+    xp.add(x, y, out=o)
+    assert "_binary_py" not in _python_calls(lambda: xp.add(x, y, out=o))
+    assert xp.add(x, y, out=o) is o
+    np.testing.assert_array_equal(np.asarray(o), a + b)
+    big = put(np.arange(2000, dtype=np.float32))
+    v = big[500:1500]  # an offset view: same signature as x
+    np.testing.assert_array_equal(np.asarray(xp.add(v, y)), np.arange(500, 1500, dtype=np.float32) + b)
+    np.testing.assert_array_equal(np.asarray(xp.add(big[::2], y)), np.arange(0, 2000, 2, dtype=np.float32) + b)
+
+
+def test_accounting_of_c_results():
+    x = put(data(np.float32))
+    x * 2.0
+    before = xp.memory_stats(DEV)["bytes_in_use"]
+    r = x * 2.0
+    assert xp.memory_stats(DEV)["bytes_in_use"] == before + 4000
+    del r
+    assert xp.memory_stats(DEV)["bytes_in_use"] == before
+
+
+def test_dead_temporaries_are_reused_in_c():
+    n = 1 << 17  # 512 KiB of float32: above the elision's threshold
+    a, b = data(np.float32, n), data(np.float32, n, seed=1)
+    x, y = put(a), put(b)
+    f = lambda: ((x + y) * 2.0 - y) * 0.5  # noqa: E731
+    f()
+    np.testing.assert_allclose(np.asarray(f()), ((a + b) * np.float32(2) - b) * np.float32(0.5), rtol=1e-6)
+    xp.reset_peak_memory_stats(DEV)
+    base = xp.memory_stats(DEV)["bytes_in_use"]
+    r = f()
+    assert xp.memory_stats(DEV)["peak_bytes_in_use"] - base == 4 * n  # one buffer for the whole chain
+    del r
+
+
+def test_another_current_stream_goes_to_the_python_path():
+    a, b = data(np.float32), data(np.float32, seed=1)
+    x, y = put(a), put(b)
+    x + y
+    with cupy.cuda.Stream(non_blocking=True):
+        assert "_binary_py" in _python_calls(lambda: x + y)
+        r = x + y
+    np.testing.assert_array_equal(np.asarray(r), a + b)
+
+
+def test_a_lock_held_by_another_thread_is_waited_for():
+    a, b = data(np.float32), data(np.float32, seed=1)
+    x, y = put(a), put(b)
+    x + y
+    held, go = threading.Event(), threading.Event()
+
+    def holder():
+        with client._lock:
+            held.set()
+            go.wait(5)
+            time.sleep(0.05)
+
+    t = threading.Thread(target=holder)
+    t.start()
+    held.wait(5)
+    go.set()
+    r = x + y  # the C call cannot take the lock: the Python path waits for it
+    t.join()
+    np.testing.assert_array_equal(np.asarray(r), a + b)
+
+
+def test_threads_sharing_the_device():
+    errors = []
+
+    def work(seed):
+        try:
+            a, b = data(np.float32, 777, seed), data(np.float32, 777, seed + 100)
+            x, y = put(a), put(b)
+            for k in range(200):
+                r = (x + y) * float(k)
+            np.testing.assert_array_equal(np.asarray(r), (a + b) * np.float32(199))
+        except Exception as e:  # reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(s,)) for s in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+
+
+def test_a_capture_after_cached_plans_records_them():
+    a, b = data(np.float32), data(np.float32, seed=1)
+    x, y = put(a), put(b)
+    o = put(np.zeros(1000, np.float32))
+    xp.add(x * 2.0, y, out=o)
+    xp.add(x * 2.0, y, out=o)
+    with xp.capture() as g:
+        xp.add(x * 2.0, y, out=o)
+    o2 = put(np.zeros(1000, np.float32))
+    xp.add(x, x, out=o2)  # eager, in C, after the capture
+    x[...] = put(b)
+    g.replay()
+    np.testing.assert_array_equal(np.asarray(o), b * np.float32(2) + b)
+    np.testing.assert_array_equal(np.asarray(o2), a + a)
