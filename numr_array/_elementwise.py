@@ -161,7 +161,8 @@ def _native(client, op: Op, dtypes: tuple, rdtype: dt.DType, shape: tuple, scala
     else:
         direct = getattr(client, "direct_launch", None)
         form = _form(shapes, shape, scalar, reflected) if direct is not None else None
-        part = direct(op.name, [d.np for d in dtypes], rdtype.np, form, _size(shape)) if form else None
+        part = direct(op.name, [d.np for d in dtypes], rdtype.np, form, _size(shape),
+                      contiguous_strides(shape)) if form else None
     if part is None:
         return None
     sctype = None

@@ -337,12 +337,14 @@ enum { N_UFUNC, N_ALLOCATOR, N_NATIVE, N_ERRVAR, N_QUIET, N_EMPTY, N_NBYTES, N_S
 /* A GPU client's native part (CudaClient.direct_launch): its direct kernel of the plan's operand form, launched
    here through cuLaunchKernel (the driver's entry point, ``G_LAUNCH``), then the same four entries as the
    CPU's. ``G_FORM``: U (one array), TT (two), TS/ST (an array and a scalar second/first), TP/PT (an array
-   and one element broadcast, second/first); ``G_SCALAR_KIND``: 'f' or 'i' (a Python scalar operand as a C
-   float or int of the operands' itemsize), 0 for none. */
+   and one element broadcast, second/first), R (one array reduced to one element: the kernel's words are
+   U's); ``G_SCALAR_KIND``: 'f' or 'i' (a Python scalar operand as a C float or int of the operands'
+   itemsize), 0 for none; ``G_INPUT_STRIDES``: the strides an array operand (but a broadcast element) must
+   have, C-contiguous for its shape (the plan's key holds the shapes). */
 enum { G_LAUNCH, G_FUNCTION, G_BLOCKS, G_THREADS, G_ELEMENTS, G_FORM, G_ITEMSIZE, G_RESULT_ITEMSIZE, G_SCALAR_KIND,
-       G_STREAM, G_STREAM_OBJ, G_CURRENT_STREAM, G_MALLOC, G_ALLOCATOR, G_LOCK, G_NBYTES, G_SCALAR, G_OUTS,
-       G_NPDTYPE, G_LEN };
-enum { FORM_U, FORM_TT, FORM_TS, FORM_ST, FORM_TP, FORM_PT };
+       G_INPUT_STRIDES, G_STREAM, G_STREAM_OBJ, G_CURRENT_STREAM, G_MALLOC, G_ALLOCATOR, G_LOCK, G_NBYTES,
+       G_SCALAR, G_OUTS, G_NPDTYPE, G_LEN };
+enum { FORM_U, FORM_TT, FORM_TS, FORM_ST, FORM_TP, FORM_PT, FORM_R };
 /* the entries both layouts end with, by their place from the end */
 #define NATIVE_TAIL(native, k) PyTuple_GET_ITEM(native, PyTuple_GET_SIZE(native) - 4 + (k))
 #define NATIVE_NBYTES(native) NATIVE_TAIL(native, 0)
@@ -1024,12 +1026,12 @@ scalar_word(PyObject *v, int kind, Py_ssize_t itemsize, unsigned long long *word
     return 0;
 }
 
-/* whether tensor operand ``t`` is laid out as the plan's result (its shape is the key's: its strides must
-   be the plan's C-contiguous ones) */
+/* whether tensor operand ``t`` is C-contiguous (its shape is the key's: its strides must be the plan's
+   ``G_INPUT_STRIDES``) */
 static int
-dense_as_result(PyObject *t, PyObject *plan)
+dense_operand(PyObject *t, PyObject *native)
 {
-    PyObject *st = SLOT(t, T_strides), *want = PyTuple_GET_ITEM(plan, 2);
+    PyObject *st = SLOT(t, T_strides), *want = PyTuple_GET_ITEM(native, G_INPUT_STRIDES);
     if (st == want)
         return 1;
     int r = PyObject_RichCompareBool(st, want, Py_EQ);
@@ -1074,7 +1076,7 @@ device_call(PyObject *plan, PyObject *native, PyObject *const *xs, Py_ssize_t n,
                 return python_path();
             continue;
         }
-        if (!Py_IS_TYPE(xs[i], Tensor_type) || (!element && !dense_as_result(xs[i], plan)))
+        if (!Py_IS_TYPE(xs[i], Tensor_type) || (!element && !dense_operand(xs[i], native)))
             return python_path();
         words[i] = device_address(xs[i], itemsize);
         if (words[i] == 0)
@@ -1121,7 +1123,7 @@ device_call(PyObject *plan, PyObject *native, PyObject *const *xs, Py_ssize_t n,
     int status = -1;
     if (!PyErr_Occurred()) {
         words[0] = inputs[0];
-        if (form == FORM_U)
+        if (form == FORM_U || form == FORM_R)
             words[1] = o, words[2] = count;
         else
             words[1] = inputs[1], words[2] = o, words[3] = count;
@@ -1637,9 +1639,12 @@ enum { R_DTYPE, R_SHAPE, R_STRIDES, R_DEV, R_ALLOCATOR, R_NBYTES, R_NPDTYPE, R_E
 static PyObject *divide_kwnames;  /* ("out", "casting") */
 static PyObject *str_unsafe;
 
+/* a reduction's plan: the CPU's (R_*), or a GPU's direct kernel (an element-wise plan's layout, form R) */
 static int
 reduce_plan_ok(PyObject *plan)
 {
+    if (PyTuple_CheckExact(plan) && PyTuple_GET_SIZE(plan) != R_LEN)
+        return elementwise_plan_ok(plan) && is_device_launch(native_of(plan));
     return PyTuple_CheckExact(plan) && PyTuple_GET_SIZE(plan) == R_LEN &&
            PyObject_TypeCheck(PyTuple_GET_ITEM(plan, R_ALLOCATOR), &LedgerType) &&
            PyContextVar_CheckExact(PyTuple_GET_ITEM(plan, R_ERRVAR));
@@ -1709,7 +1714,8 @@ reduce(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     PyObject *plan = cached(args[0], items, 5, reduce_plan_ok);
     if (plan == NULL)
         goto fallback;
-    PyObject *r = run_reduce(plan, x);
+    PyObject *r = PyTuple_GET_SIZE(plan) == R_LEN ? run_reduce(plan, x)
+                                                  : device_call(plan, native_of(plan), &x, 1, Py_None, NULL);
     Py_DECREF(plan);
     return r;
 fallback:

@@ -20,7 +20,7 @@ from ._checks import check_axes, check_axis, check_tensor
 from ._data_type_functions import astype
 from ._launch import launch, make_view, result
 from ._info import default_dtypes_of
-from ._tensor import Tensor
+from ._tensor import Tensor, contiguous_strides
 from .kernels import K, Kernel
 
 __all__ = ["cumulative_prod", "cumulative_sum", "max", "mean", "min", "prod", "std", "sum", "var"]
@@ -166,6 +166,8 @@ def _reduce_plan(plan: tuple, kernel: Kernel, x: Tensor, o: Tensor, params: dict
     launch_of = getattr(client, "reduce_launch", None)
     part = launch_of(kernel.name, params, o._dtype.np, x.size // o.size) if launch_of is not None else None
     if part is None:
+        if launch_of is None and _direct_reduce_plan(plan, kernel, x, o, client):
+            return
         if launch_of is None and hasattr(client, "bind"):
             run = _bound(client, o._dev, kernel, params)
             _store(_BOUND[kernel.name], plan[1], (o._dtype, o._shape, o._strides, o._dev, client.alloc_tensor, run))
@@ -174,6 +176,22 @@ def _reduce_plan(plan: tuple, kernel: Kernel, x: Tensor, o: Tensor, params: dict
     plans, key = plan
     _store(plans, key, (o._dtype, o._shape, o._strides, o._dev, allocator, o._dtype.itemsize * o.size,
                         o._dtype.np, empty, native) + part)
+
+
+def _direct_reduce_plan(plan: tuple, kernel: Kernel, x: Tensor, o: Tensor, client) -> bool:
+    """Keep a GPU client's direct kernel of a reduction of all of ``x`` into the one element of ``o`` (its
+    ``direct_launch``, form "r": the one-block sum of a small array) as a plan the compiled call launches, in
+    an element-wise plan's layout; False where the client has no such kernel for it."""
+    direct = getattr(client, "direct_launch", None)
+    if direct is None or o.size != 1 or x.size == 0:
+        return False
+    part = direct(kernel.name, [x._dtype.np], o._dtype.np, "r", x.size, contiguous_strides(x._shape))
+    if part is None:
+        return False
+    plans, key = plan
+    _store(plans, key, (o._dtype, o._shape, o._strides, None, o._dev, None, None, False, False,
+                        part + (o._dtype.itemsize, None, {}, o._dtype.np)))
+    return True
 
 
 def _fill_nan(x: Tensor, axes: tuple[int, ...], keepdims: bool, out, func: str) -> Tensor:

@@ -55,10 +55,11 @@ class FakeDevice:
         self.launches.append((function, gx, bx, stream, words))
         return self.status
 
-    def native(self, dtype: np.dtype, rdtype: np.dtype, form: str, n: int, function: int = 7) -> tuple:
+    def native(self, dtype: np.dtype, rdtype: np.dtype, form: str, n: int, function: int = 7,
+               input_strides: tuple = (1,)) -> tuple:
         kind = ord(dtype.kind) if dtype.kind == "f" or (dtype.kind == "i" and dtype.itemsize in (4, 8)) else 0
         return (ctypes.cast(self.launch, ctypes.c_void_p).value, function, (n + 255) // 256, 256, n, FORMS[form],
-                dtype.itemsize, rdtype.itemsize, kind, 0xABC, self.stream, lambda: self.current, Memory,
+                dtype.itemsize, rdtype.itemsize, kind, input_strides, 0xABC, self.stream, lambda: self.current, Memory,
                 self.allocator, self.lock, n * rdtype.itemsize, None, {}, rdtype)
 
     def tensor(self, a: np.ndarray, offset: int = 0) -> Tensor:
@@ -172,7 +173,8 @@ def test_an_accepted_out_is_written_and_returned():
 def test_what_c_cannot_take_goes_to_the_python_path_untouched():
     f = FakeDevice()
     x, y = f.tensor(np.zeros((4, 5), np.float32)), f.tensor(np.zeros((4, 5), np.float32))
-    plans = f.plans(key2(x, y), np.float32, (4, 5), f.native(np.dtype(np.float32), np.dtype(np.float32), "tt", 20))
+    plans = f.plans(key2(x, y), np.float32, (4, 5),
+                    f.native(np.dtype(np.float32), np.dtype(np.float32), "tt", 20, input_strides=(5, 1)))
     before = f.allocator.stats().bytes_in_use
     # an operand of the key's shape but not C-contiguous
     t = Tensor(y._buf, y._dtype, (4, 5), (1, 4), 0, f.dev, None)
@@ -214,3 +216,17 @@ def test_a_dead_temporary_takes_the_result():
     keep = [y]  # held elsewhere: never taken
     r = sp.binary(None, plans, y, 2.0, None, 1)
     assert r._buf is not y._buf and keep
+
+
+def test_a_sum_of_all_elements_launches_one_block():
+    f = FakeDevice()
+    x = f.tensor(np.zeros((30, 40), np.float32))
+    native = f.native(np.dtype(np.float32), np.dtype(np.float32), "u", 1200, input_strides=(40, 1))
+    native = native[:5] + (6,) + native[6:]  # form R
+    plans = {(x._dtype, x._shape, x._dev._client, None, False):
+             (_dtypes.float32, (), (), None, f.dev, None, None, False, False, native[:-4] + (4, None, {}, np.float32))}
+    r = sp.reduce(plans, x, None, False, None, None)
+    assert type(r) is Tensor and r.shape == () and f.launches[-1][-1][:3] == [address(x), address(r), 1200]
+    t = Tensor(x._buf, x._dtype, (30, 40), (1, 30), 0, f.dev, None)  # the key's shape, not C-contiguous
+    assert sp.reduce(plans, t, None, False, None, None) is NotImplemented
+    assert sp.reduce(plans, x, None, True, None, None) is NotImplemented  # another key

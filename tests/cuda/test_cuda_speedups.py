@@ -238,3 +238,18 @@ def test_a_capture_after_cached_plans_records_them():
     g.replay()
     np.testing.assert_array_equal(np.asarray(o), b * np.float32(2) + b)
     np.testing.assert_array_equal(np.asarray(o2), a + a)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32])
+def test_a_small_sum_launches_from_c(dtype):
+    a = data(dtype, 3000)
+    x = put(a)
+    first = np.asarray(xp.sum(x))
+    calls = _python_calls(lambda: xp.sum(x))
+    assert not {"_bound_reduce", "reduction", "try_sum"} & set(calls), calls
+    r = xp.sum(x)
+    assert r.dtype == first.dtype and r.shape == ()
+    np.testing.assert_array_equal(np.asarray(r), first)
+    np.testing.assert_allclose(np.asarray(r), a.sum(dtype=np.float64), rtol=1e-5)
+    transposed = xp.sum(put(a.reshape(30, 100)).T)  # not dense: the Python path (CuPy's reduction)
+    np.testing.assert_allclose(np.asarray(transposed), a.sum(dtype=np.float64), rtol=1e-5)

@@ -57,7 +57,7 @@ _current_stream = cupy.cuda.get_current_stream
 _DEFAULT_STREAMS = (0, runtime.streamLegacy, runtime.streamPerThread)
 _OOM = cupy.cuda.memory.OutOfMemoryError
 #: the codes of the direct launches' operand forms in _speedups.c (FORM_*)
-_FORM_CODES = {"u": 0, "tt": 1, "ts": 2, "st": 3, "tp": 4, "pt": 5}
+_FORM_CODES = {"u": 0, "tt": 1, "ts": 2, "st": 3, "tp": 4, "pt": 5, "r": 6}
 
 
 @functools.cache
@@ -454,13 +454,14 @@ class CudaClient(Client, CudaInterop, PeerCopy):
         finally:
             lock.release()
 
-    def direct_launch(self, kernel: str, dtypes: Sequence[np.dtype], result: np.dtype, form: str,
-                      n: int) -> tuple | None:
-        """The eager launch of ``kernel`` on operands of NumPy ``dtypes`` in operand ``form`` with an ``n``-element
-        result of ``result``, as numr_array._speedups runs it: (cuLaunchKernel's address, the direct kernel's
-        CUfunction, blocks, threads, n, the form's code, the operands' itemsize, the result's, the scalar
-        operand's kind, the compute stream's handle and object, CuPy's current-stream call, the pool's
-        malloc, the allocator, the client's lock); None where the direct launcher would not take such
+    def direct_launch(self, kernel: str, dtypes: Sequence[np.dtype], result: np.dtype, form: str, n: int,
+                      input_strides: tuple[int, ...]) -> tuple | None:
+        """The eager launch of ``kernel`` on operands of NumPy ``dtypes`` in operand ``form`` over ``n`` elements
+        (the result's; an operand's for a sum, form "r") with a result of ``result``, as numr_array._speedups
+        runs it: (cuLaunchKernel's address, the direct kernel's CUfunction, blocks, threads, n, the form's
+        code, the operands' itemsize, the result's, the scalar operand's kind, ``input_strides`` (an array
+        operand's, C-contiguous), the compute stream's handle and object, CuPy's current-stream call, the
+        pool's malloc, the allocator, the client's lock); None where the direct launcher would not take such
         operands, the driver's entry point is not found, or launches are checked. The layout is
         _speedups.c's G_* (there: what it checks before each launch)."""
         launch = _launch_kernel_address()
@@ -473,7 +474,8 @@ class CudaClient(Client, CudaInterop, PeerCopy):
         d = dtypes[0]
         kind = ord(d.kind) if d.kind == "f" or (d.kind == "i" and d.itemsize in (4, 8)) else 0
         return (launch, function, blocks, threads, n, _FORM_CODES[form], d.itemsize, result.itemsize, kind,
-                self.stream.ptr, self.stream, _current_stream, self.pool.malloc, self.allocator, self._lock)
+                input_strides, self.stream.ptr, self.stream, _current_stream, self.pool.malloc, self.allocator,
+                self._lock)
 
     @staticmethod
     def writes_directly(shape: tuple[int, ...], strides: tuple[int, ...], dtype) -> bool:

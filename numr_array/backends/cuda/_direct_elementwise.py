@@ -179,6 +179,9 @@ class DirectLauncher:
         if not 0 < n <= SMALL:
             return None
         npdtype = dtypes[0]
+        if form == "r":  # sum of all n elements of one dense array: try_sum's kernel
+            f = self._sum_function(npdtype, result) if op == "sum" and n <= SMALL_SUM else None
+            return None if f is None else (f, 1, BLOCK)
         if form == "u":
             if op not in UNARY or npdtype not in _UNARY_DTYPES or result != npdtype:
                 return None
@@ -285,15 +288,23 @@ class DirectLauncher:
             return False
         return self.sum_at(x.data.ptr, o.data.ptr, n, x.dtype, o.dtype)
 
-    def sum_at(self, x: int, o: int, n: int, xdtype: np.dtype, odtype: np.dtype) -> bool:
+    def _sum_function(self, xdtype: np.dtype, odtype: np.dtype) -> int | None:
+        """The CUfunction of the one-block sum of ``xdtype`` into ``odtype`` (compiled once), or None for
+        dtypes it does not take."""
         if xdtype not in _DIRECT_DTYPES or odtype not in _DIRECT_DTYPES or odtype.kind == "b":
-            return False
+            return None
         key = ("sum", xdtype, odtype)
         f = self._functions.get(key)
         if f is None:
             k = cupy.RawKernel(_sum_source(_CTYPE[xdtype.name], _CTYPE[odtype.name]), "k")
             self._kernels.append(k)
             f = self._functions[key] = k.kernel.ptr
+        return f
+
+    def sum_at(self, x: int, o: int, n: int, xdtype: np.dtype, odtype: np.dtype) -> bool:
+        f = self._sum_function(xdtype, odtype)
+        if f is None:
+            return False
         args = self._args
         words = args.words
         words[0] = x
