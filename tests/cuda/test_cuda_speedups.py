@@ -15,6 +15,8 @@ import numr_array as xp
 from numr_array import _elementwise, runtime
 from numr_array.backends import get_runtime
 
+from ..strategies import to_np
+
 pytestmark = pytest.mark.cuda
 if get_runtime("cuda") is None:
     pytest.skip("no CUDA device: CuPy is missing or finds no GPU", allow_module_level=True)
@@ -72,17 +74,17 @@ def test_the_driver_entry_point_is_found():
     assert client.direct_launch("add", [x.dtype, x.dtype], x.dtype, "tt", 1000) is not None
 
 
-CALLS = {
-    "add": lambda x, y, z: xp.add(x, y),
-    "operator -": lambda x, y, z: x - y,
-    "scalar second": lambda x, y, z: x * 2.5,
-    "scalar first": lambda x, y, z: 2.5 / x,
-    "int scalar": lambda x, y, z: x + 3,
-    "compare": lambda x, y, z: x < y,
-    "0-D second": lambda x, y, z: x * z,
-    "0-D first": lambda x, y, z: z - x,
-    "unary": lambda x, y, z: xp.exp(x),
-    "negative": lambda x, y, z: -x,
+CALLS = {  # (m: the namespace, numr_array or NumPy)
+    "add": lambda m, x, y, z: m.add(x, y),
+    "operator -": lambda m, x, y, z: x - y,
+    "scalar second": lambda m, x, y, z: x * 2.5,
+    "scalar first": lambda m, x, y, z: 2.5 / x,
+    "int scalar": lambda m, x, y, z: x + 3,
+    "compare": lambda m, x, y, z: x < y,
+    "0-D second": lambda m, x, y, z: x * z,
+    "0-D first": lambda m, x, y, z: z - x,
+    "unary": lambda m, x, y, z: m.exp(x),
+    "negative": lambda m, x, y, z: -x,
 }
 
 
@@ -92,14 +94,14 @@ def test_a_repeated_call_launches_from_c_with_the_python_paths_result(name, dtyp
     call = CALLS[name]
     a, b = data(dtype), data(dtype, seed=1)
     x, y, z = put(a), put(b), put(np.asarray(1.5, dtype))
-    first = np.asarray(call(x, y, z))  # the Python path: makes the plan
-    calls = _python_calls(lambda: call(x, y, z))
+    first = to_np(call(xp, x, y, z))  # the Python path: makes the plan
+    calls = _python_calls(lambda: call(xp, x, y, z))
     assert not {"_binary_py", "_unary_py", "try_binary", "try_unary"} & set(calls), calls
-    again = call(x, y, z)
+    again = call(xp, x, y, z)
     assert again.dtype == first.dtype and again.shape == first.shape
-    np.testing.assert_array_equal(np.asarray(again), first)  # the same kernel, so the same bits
-    expected = call(a, b, np.asarray(1.5, dtype))
-    np.testing.assert_allclose(np.asarray(again), expected, rtol=1e-6 if dtype == np.float32 else 1e-14)
+    np.testing.assert_array_equal(to_np(again), first)  # the same kernel, so the same bits
+    expected = call(np, a, b, np.asarray(1.5, dtype))
+    np.testing.assert_allclose(to_np(again), expected, rtol=1e-6 if dtype == np.float32 else 1e-14)
 
 
 @pytest.mark.parametrize("dtype", [np.int32, np.int64, np.float32, np.float64, np.uint8, np.bool_])
@@ -111,7 +113,7 @@ def test_every_direct_dtype_in_c(dtype):
     op(x, y)
     calls = _python_calls(lambda: op(x, y))
     assert "_binary_py" not in calls
-    np.testing.assert_array_equal(np.asarray(op(x, y)), np.logical_xor(a, b) if dtype is np.bool_ else a * b)
+    np.testing.assert_array_equal(to_np(op(x, y)), np.logical_xor(a, b) if dtype is np.bool_ else a * b)
 
 
 def test_float32_scalars_round_as_numpys():
@@ -119,7 +121,7 @@ def test_float32_scalars_round_as_numpys():
     x = put(a)
     x + 0.1
     for v in (0.1, 1e-45, 3.4e38, -2.0**-149, 16777217, -(2**53)):
-        np.testing.assert_array_equal(np.asarray(x + v), a + np.float32(v))
+        np.testing.assert_array_equal(to_np(x + v), a + np.float32(v))
 
 
 def test_int_scalars_out_of_range_raise_as_without_c():
@@ -131,7 +133,7 @@ def test_int_scalars_out_of_range_raise_as_without_c():
     y + 1
     with pytest.raises(OverflowError):
         y + 2**70
-    np.testing.assert_array_equal(np.asarray(y + -(2**62)), data(np.int64) + np.int64(-(2**62)))
+    np.testing.assert_array_equal(to_np(y + -(2**62)), data(np.int64) + np.int64(-(2**62)))
 
 
 def test_out_and_offset_views():
@@ -141,11 +143,11 @@ def test_out_and_offset_views():
     xp.add(x, y, out=o)
     assert "_binary_py" not in _python_calls(lambda: xp.add(x, y, out=o))
     assert xp.add(x, y, out=o) is o
-    np.testing.assert_array_equal(np.asarray(o), a + b)
+    np.testing.assert_array_equal(to_np(o), a + b)
     big = put(np.arange(2000, dtype=np.float32))
     v = big[500:1500]  # an offset view: same signature as x
-    np.testing.assert_array_equal(np.asarray(xp.add(v, y)), np.arange(500, 1500, dtype=np.float32) + b)
-    np.testing.assert_array_equal(np.asarray(xp.add(big[::2], y)), np.arange(0, 2000, 2, dtype=np.float32) + b)
+    np.testing.assert_array_equal(to_np(xp.add(v, y)), np.arange(500, 1500, dtype=np.float32) + b)
+    np.testing.assert_array_equal(to_np(xp.add(big[::2], y)), np.arange(0, 2000, 2, dtype=np.float32) + b)
 
 
 def test_accounting_of_c_results():
@@ -164,7 +166,7 @@ def test_dead_temporaries_are_reused_in_c():
     x, y = put(a), put(b)
     f = lambda: ((x + y) * 2.0 - y) * 0.5  # noqa: E731
     f()
-    np.testing.assert_allclose(np.asarray(f()), ((a + b) * np.float32(2) - b) * np.float32(0.5), rtol=1e-6)
+    np.testing.assert_allclose(to_np(f()), ((a + b) * np.float32(2) - b) * np.float32(0.5), rtol=1e-6)
     xp.reset_peak_memory_stats(DEV)
     base = xp.memory_stats(DEV)["bytes_in_use"]
     r = f()
@@ -179,7 +181,7 @@ def test_another_current_stream_goes_to_the_python_path():
     with cupy.cuda.Stream(non_blocking=True):
         assert "_binary_py" in _python_calls(lambda: x + y)
         r = x + y
-    np.testing.assert_array_equal(np.asarray(r), a + b)
+    np.testing.assert_array_equal(to_np(r), a + b)
 
 
 def test_a_lock_held_by_another_thread_is_waited_for():
@@ -200,7 +202,7 @@ def test_a_lock_held_by_another_thread_is_waited_for():
     go.set()
     r = x + y  # the C call cannot take the lock: the Python path waits for it
     t.join()
-    np.testing.assert_array_equal(np.asarray(r), a + b)
+    np.testing.assert_array_equal(to_np(r), a + b)
 
 
 def test_threads_sharing_the_device():
@@ -212,7 +214,7 @@ def test_threads_sharing_the_device():
             x, y = put(a), put(b)
             for k in range(200):
                 r = (x + y) * float(k)
-            np.testing.assert_array_equal(np.asarray(r), (a + b) * np.float32(199))
+            np.testing.assert_array_equal(to_np(r), (a + b) * np.float32(199))
         except Exception as e:  # reported below
             errors.append(e)
 
@@ -236,20 +238,20 @@ def test_a_capture_after_cached_plans_records_them():
     xp.add(x, x, out=o2)  # eager, in C, after the capture
     x[...] = put(b)
     g.replay()
-    np.testing.assert_array_equal(np.asarray(o), b * np.float32(2) + b)
-    np.testing.assert_array_equal(np.asarray(o2), a + a)
+    np.testing.assert_array_equal(to_np(o), b * np.float32(2) + b)
+    np.testing.assert_array_equal(to_np(o2), a + a)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32])
 def test_a_small_sum_launches_from_c(dtype):
     a = data(dtype, 3000)
     x = put(a)
-    first = np.asarray(xp.sum(x))
+    first = to_np(xp.sum(x))
     calls = _python_calls(lambda: xp.sum(x))
     assert not {"_bound_reduce", "reduction", "try_sum"} & set(calls), calls
     r = xp.sum(x)
     assert r.dtype == first.dtype and r.shape == ()
-    np.testing.assert_array_equal(np.asarray(r), first)
-    np.testing.assert_allclose(np.asarray(r), a.sum(dtype=np.float64), rtol=1e-5)
+    np.testing.assert_array_equal(to_np(r), first)
+    np.testing.assert_allclose(to_np(r), a.sum(dtype=np.float64), rtol=1e-5)
     transposed = xp.sum(put(a.reshape(30, 100)).T)  # not dense: the Python path (CuPy's reduction)
-    np.testing.assert_allclose(np.asarray(transposed), a.sum(dtype=np.float64), rtol=1e-5)
+    np.testing.assert_allclose(to_np(transposed), a.sum(dtype=np.float64), rtol=1e-5)

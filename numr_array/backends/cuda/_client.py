@@ -467,7 +467,11 @@ class CudaClient(Client, CudaInterop, PeerCopy):
         launch = _launch_kernel_address()
         if launch is None or CHECK_LAUNCHES:
             return None
-        part = self._direct.native_part(kernel, dtypes, result, form, n)
+        try:  # (compiles the kernel on first use)
+            part = self._direct.native_part(kernel, dtypes, result, form, n)
+        except _CUDA_ERRORS as e:
+            self.raise_if_lost(e)
+            raise
         if part is None:
             return None
         function, blocks, threads = part
