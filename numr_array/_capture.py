@@ -25,6 +25,7 @@ captured device.
 from __future__ import annotations
 
 import threading
+import warnings
 from typing import TYPE_CHECKING, Callable
 
 from . import errors
@@ -161,10 +162,13 @@ class Arena:
 class _State:
     """What the namespace layer consults on every launch while a capture is active."""
 
-    __slots__ = ("device", "arena", "arena_ids", "inputs", "outputs", "seen_in", "seen_out")
+    __slots__ = ("device", "arena", "arena_ids", "inputs", "outputs", "seen_in", "seen_out", "launches",
+                 "elsewhere")
 
     def __init__(self, device: "Device", arena: Arena):
         self.device = device
+        self.launches = 0  # on the capture's device: recorded
+        self.elsewhere: set = set()  # the other devices the block launched on (eagerly: not recorded)
         self.arena = arena
         self.arena_ids = arena.ids
         self.inputs: list["Tensor"] = []
@@ -302,6 +306,11 @@ class CapturedGraph:
         self._graph = self._client.end_capture()
         self._inputs = state.inputs
         self._outputs = state.outputs
+        if not state.launches and state.elsewhere:  # a replay would do nothing: surely not what was meant
+            others = ", ".join(sorted(str(d) for d in state.elsewhere))
+            warnings.warn(f"capture: the block launched nothing on {self.device}, the device captured, and ran "
+                          f"on {others} eagerly, unrecorded: replay() will do nothing. Capture that device: "
+                          f"capture(device=...)", RuntimeWarning, stacklevel=2)
         return False
 
     def __del__(self):

@@ -212,8 +212,12 @@ def launch(dev: Device, kernel: Kernel, inputs: Sequence, outputs: Sequence[Tens
         _rt.check_live(outputs)
     if _capture.capturing:
         state = _capture.local.state
-        if state is not None and state.device is dev:
-            state.track(inputs, outputs)
+        if state is not None:
+            if state.device is dev:
+                state.launches += 1
+                state.track(inputs, outputs)
+            else:
+                state.elsewhere.add(dev)
     (dev._client or dev.client).launch(kernel.name, inputs, outputs, _NO_PARAMS if params is None else params)
 
 

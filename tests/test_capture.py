@@ -40,6 +40,22 @@ def test_issue_example_replays_on_new_input_data():
     assert to_np(out)[0, 0] == -1.0
 
 
+def test_a_block_that_runs_only_on_another_device_warns():
+    # capture() records the default device: a block whose arrays live elsewhere would replay nothing
+    other = next((d for d in xp.__array_namespace_info__().devices() if str(d) != str(dev)), None)
+    if other is None:
+        pytest.skip("one device here: no other device to run the block on")
+    x = xp.asarray([1.0, 2.0], device=other)
+    with pytest.warns(RuntimeWarning, match=f"launched nothing on {dev}.*ran on {other}"):
+        with xp.capture(device=DEVICE):
+            x * 2.0
+    with xp.capture(device=DEVICE) as g:  # work on the captured device too: no warning
+        y = arr([1.0, 2.0]) * 2.0
+        x * 2.0
+    g.replay()
+    assert to_np(y).tolist() == [2.0, 4.0]
+
+
 def test_replay_does_not_allocate_or_validate():
     x = arr(np.arange(6.0).reshape(2, 3))
     out = xp.empty((2, 3), device=DEVICE)

@@ -71,7 +71,7 @@ def data(dtype, n=1000, seed=0) -> np.ndarray:
 def test_the_driver_entry_point_is_found():
     assert cuda_client._launch_kernel_address()
     x = put(data(np.float32))
-    assert client.direct_launch("add", [x.dtype, x.dtype], x.dtype, "tt", 1000) is not None
+    assert client.direct_launch("add", [x.dtype, x.dtype], x.dtype, "tt", 1000, (1,)) is not None
 
 
 CALLS = {  # (m: the namespace, numr_array or NumPy)
@@ -232,7 +232,7 @@ def test_a_capture_after_cached_plans_records_them():
     o = put(np.zeros(1000, np.float32))
     xp.add(x * 2.0, y, out=o)
     xp.add(x * 2.0, y, out=o)
-    with xp.capture() as g:
+    with xp.capture(device=DEV) as g:
         xp.add(x * 2.0, y, out=o)
     o2 = put(np.zeros(1000, np.float32))
     xp.add(x, x, out=o2)  # eager, in C, after the capture
