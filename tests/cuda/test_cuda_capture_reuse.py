@@ -16,7 +16,6 @@ pytestmark = pytest.mark.cuda
 if get_runtime("cuda") is None:
     pytest.skip("no CUDA device: CuPy is missing or finds no GPU", allow_module_level=True)
 
-from numr_array.backends.cuda._direct_elementwise import SMALL  # noqa: E402
 
 DEV = "cuda:0"
 dev = xp._device.parse_device(DEV)
@@ -28,7 +27,7 @@ def on(a):
 
 
 def test_cupy_temporaries_are_reused(requested):
-    n = SMALL + 1
+    n = (1 << 20) + 1
     rng = np.random.default_rng(0)
     a, a2 = (rng.standard_normal(n) for _ in range(2))
     lo, hi = on(np.float64(-1.0)), on(np.float64(1.0))
