@@ -162,15 +162,28 @@ def _native(client, op: Op, dtypes: tuple, rdtype: dt.DType, shape: tuple, scala
         direct = getattr(client, "direct_launch", None)
         form = _form(shapes, shape, scalar, reflected) if direct is not None else None
         part = direct(op.name, [d.np for d in dtypes], rdtype.np, form, _size(shape),
-                      contiguous_strides(shape)) if form else None
+                      _array_strides(form, contiguous_strides(shape))) if form else None
     if part is None:
         return None
+    return part + _tail(rdtype, shape, scalar)
+
+
+def _array_strides(form: str, strides: tuple) -> tuple:
+    """Per operand of a direct launch's ``form``, the strides it must have: an array's ``strides`` (C-contiguous,
+    of the result's shape), None for a scalar or a broadcast element."""
+    return {"u": (strides,), "tt": (strides, strides), "ts": (strides, None), "tp": (strides, None),
+            "st": (None, strides), "pt": (None, strides)}[form]
+
+
+def _tail(rdtype: dt.DType, shape: tuple, scalar: tuple | None = None) -> tuple:
+    """The entries every native part ends with (_speedups.c reads them from the end): the result's bytes, how
+    a scalar operand is passed (see _native), the accepted ``out=`` signatures, the result's NumPy dtype."""
     sctype = None
     if scalar is not None:
         kind, sdtype, xdtype = scalar
         if not (kind is float and sdtype is xdtype and sdtype.kind == "f"):
             sctype = sdtype.np.type
-    return part + (rdtype.itemsize * _size(shape), sctype, {}, rdtype.np)
+    return rdtype.itemsize * _size(shape), sctype, {}, rdtype.np
 
 
 def _accept_out(client, native, o: Tensor) -> None:

@@ -8,7 +8,7 @@ from typing import Sequence
 
 from . import _dtypes as dt
 from ._checks import broadcast_shape, broadcast_to_shape, check_axis, check_same_device, check_tensor, promote_on
-from ._elementwise import _c_binary, _native, _plans, _store
+from ._elementwise import _c_binary, _native, _plans, _speedups, _store, _tail
 from ._launch import launch, new_tensor, result
 from ._manipulation import permute_dims
 from ._tensor import Tensor
@@ -72,6 +72,10 @@ def matmul(x1, x2, /, *, out=None) -> Tensor:
     launch(dev, K.matmul, (x1, x2), (o,))
     if out is None and x1._dtype is dtype and x2._dtype is dtype:
         native = _native(dev._client, K.matmul, (dtype, dtype), dtype, shape)
+        launch_of = getattr(dev._client, "product_launch", None) if native is None and _speedups else None
+        if launch_of is not None:  # a GPU's cuBLAS call of these layouts
+            part = launch_of((dtype.np, dtype.np), dtype.np, (s1, s2), (x1._strides, x2._strides), shape)
+            native = None if part is None else part + _tail(dtype, shape)
         if native is not None:  # (no elision: elide 0; the entries only the Python path reads: None)
             _store(_PLANS_MATMUL, (dtype, dtype, s1, s2, dev._client, dev._client),
                    (dtype, shape, o._strides, None, dev, None, None, False, 0, native))
@@ -140,8 +144,21 @@ def vectors_last(x: Tensor, axis: int, batch: tuple[int, ...]) -> Tensor:
     return broadcast_to_shape(x, batch + (x._shape[-1],))
 
 
+def _product_of_vectors(x1, x2) -> bool:
+    """Whether vecdot of ``x1`` and ``x2`` is their matmul, run as one: two real floating vectors of one dtype on
+    a GPU client that calls cuBLAS for matmul from its cached plans (``product_launch``), where the vecdot
+    kernel is that same product."""
+    return (type(x1) is Tensor and type(x2) is Tensor and len(x1._shape) == 1 and len(x2._shape) == 1
+            and x1._dtype is x2._dtype and x1._dtype.kind == "f" and x1._dev is x2._dev
+            and hasattr(x1._dev._client, "product_launch"))
+
+
 def vecdot(x1, x2, /, *, axis: int = -1) -> Tensor:
     """Dot products of the vectors along ``axis`` (negative), conjugating x1; other axes broadcast."""
+    if axis == -1 and _product_of_vectors(x1, x2):
+        r = _c_binary(K.matmul, _PLANS_MATMUL, x1, x2, None, 1)
+        if r is not NotImplemented:
+            return r
     dev, dtype = numeric_pair(x1, x2, "vecdot")
     axis = negative_axis(axis, min(x1.ndim, x2.ndim), "vecdot")
     k1, k2 = x1._shape[axis], x2._shape[axis]
@@ -151,6 +168,8 @@ def vecdot(x1, x2, /, *, axis: int = -1) -> Tensor:
     rest1 = x1._shape[:axis] + x1._shape[axis:][1:]
     rest2 = x2._shape[:axis] + x2._shape[axis:][1:]
     batch = broadcast_shape((rest1, rest2), "vecdot")
+    if _product_of_vectors(x1, x2) and x1._shape[0]:
+        return matmul(x1, x2)  # (which keeps its plan, for the call above)
     o = new_tensor(dev, batch, dtype)
     if o.size:
         launch(dev, K.vecdot, (vectors_last(x1, axis, batch), vectors_last(x2, axis, batch)), (o,))

@@ -334,17 +334,19 @@ static PyObject *zero;
    numpy.empty), then the call's (the result's bytes, the scalar operand's NumPy type, the accepted ``out=``
    signatures, the result's NumPy dtype) */
 enum { N_UFUNC, N_ALLOCATOR, N_NATIVE, N_ERRVAR, N_QUIET, N_EMPTY, N_NBYTES, N_SCALAR, N_OUTS, N_NPDTYPE, N_LEN };
-/* A GPU client's native part (CudaClient.direct_launch): its direct kernel of the plan's operand form, launched
-   here through cuLaunchKernel (the driver's entry point, ``G_LAUNCH``), then the same four entries as the
-   CPU's. ``G_FORM``: U (one array), TT (two), TS/ST (an array and a scalar second/first), TP/PT (an array
-   and one element broadcast, second/first), R (one array reduced to one element: the kernel's words are
-   U's); ``G_SCALAR_KIND``: 'f' or 'i' (a Python scalar operand as a C float or int of the operands'
-   itemsize), 0 for none; ``G_INPUT_STRIDES``: the strides an array operand (but a broadcast element) must
-   have, C-contiguous for its shape (the plan's key holds the shapes). */
+/* A GPU client's native part (CudaClient.direct_launch, product_launch): its direct kernel of the plan's operand
+   form, launched here through cuLaunchKernel (the driver's entry point, ``G_LAUNCH``), or a cuBLAS routine
+   (``G_ARGS``), then the same four entries as the CPU's. ``G_FORM``: U (one array), TT (two), TS/ST (an
+   array and a scalar second/first), TP/PT (an array and one element broadcast, second/first), R (one array
+   reduced to one element: the kernel's words are U's), GEMV/GEMM (a matrix product: ``G_ARGS`` holds the
+   routine's address, the cuBLAS handle and its other arguments); ``G_SCALAR_KIND``: 'f' or 'i' (a Python
+   scalar operand as a C float or int of the operands' itemsize), 0 for none; ``G_INPUT_STRIDES``: per
+   operand, the strides an array operand must have (C-contiguous for an element-wise kernel, the layout the
+   product was planned for), None for a scalar or a broadcast element (the plan's key holds the shapes). */
 enum { G_LAUNCH, G_FUNCTION, G_BLOCKS, G_THREADS, G_ELEMENTS, G_FORM, G_ITEMSIZE, G_RESULT_ITEMSIZE, G_SCALAR_KIND,
-       G_INPUT_STRIDES, G_STREAM, G_STREAM_OBJ, G_CURRENT_STREAM, G_MALLOC, G_ALLOCATOR, G_LOCK, G_NBYTES,
+       G_INPUT_STRIDES, G_ARGS, G_STREAM, G_STREAM_OBJ, G_CURRENT_STREAM, G_MALLOC, G_ALLOCATOR, G_LOCK, G_NBYTES,
        G_SCALAR, G_OUTS, G_NPDTYPE, G_LEN };
-enum { FORM_U, FORM_TT, FORM_TS, FORM_ST, FORM_TP, FORM_PT, FORM_R };
+enum { FORM_U, FORM_TT, FORM_TS, FORM_ST, FORM_TP, FORM_PT, FORM_R, FORM_GEMV, FORM_GEMM };
 /* the entries both layouts end with, by their place from the end */
 #define NATIVE_TAIL(native, k) PyTuple_GET_ITEM(native, PyTuple_GET_SIZE(native) - 4 + (k))
 #define NATIVE_NBYTES(native) NATIVE_TAIL(native, 0)
@@ -1026,18 +1028,74 @@ scalar_word(PyObject *v, int kind, Py_ssize_t itemsize, unsigned long long *word
     return 0;
 }
 
-/* whether tensor operand ``t`` is C-contiguous (its shape is the key's: its strides must be the plan's
-   ``G_INPUT_STRIDES``) */
+/* whether tensor operand ``i``, ``t``, is laid out as the plan needs (its shape is the key's: its strides must
+   be the plan's ``G_INPUT_STRIDES[i]``) */
 static int
-dense_operand(PyObject *t, PyObject *native)
+planned_layout(PyObject *t, PyObject *native, Py_ssize_t i)
 {
-    PyObject *st = SLOT(t, T_strides), *want = PyTuple_GET_ITEM(native, G_INPUT_STRIDES);
+    PyObject *all = PyTuple_GET_ITEM(native, G_INPUT_STRIDES);
+    if (!PyTuple_CheckExact(all) || i >= PyTuple_GET_SIZE(all))
+        return 0;
+    PyObject *st = SLOT(t, T_strides), *want = PyTuple_GET_ITEM(all, i);
     if (st == want)
         return 1;
     int r = PyObject_RichCompareBool(st, want, Py_EQ);
     if (r < 0)
         PyErr_Clear();
     return r == 1;
+}
+
+/* cuBLAS's matrix-vector and matrix products (cublas_api.h; enums are C ints) */
+typedef int (*gemv_fn)(void *handle, int trans, int m, int n, const void *alpha, const void *a, int lda,
+                       const void *x, int incx, const void *beta, void *y, int incy);
+typedef int (*gemm_fn)(void *handle, int ta, int tb, int m, int n, int k, const void *alpha, const void *a, int atype,
+                       int lda, const void *b, int btype, int ldb, const void *beta, void *c, int ctype, int ldc,
+                       int compute, int algo);
+typedef int (*gemm_batched_fn)(void *handle, int ta, int tb, int m, int n, int k, const void *alpha, const void *a,
+                               int atype, int lda, long long sa, const void *b, int btype, int ldb, long long sb,
+                               const void *beta, void *c, int ctype, int ldc, long long sc, int batch, int compute,
+                               int algo);
+enum { GEMV_ARGS = 11, GEMM_ARGS = 20 };
+
+/* The cuBLAS call of a GEMV/GEMM plan's ``args`` (CudaClient.product_launch: the routine, the handle, then
+   _blas.plan_product's integers, the data type, compute type and algorithm, the addresses of alpha and beta,
+   and which operand is cuBLAS's first) on the operands' addresses ``x`` into ``o``: cuBLAS's status, -1
+   where the arguments are not as planned. */
+static int
+blas_call(long form, PyObject *args, const unsigned long long *x, unsigned long long o)
+{
+    long long v[GEMM_ARGS];
+    Py_ssize_t n = PyTuple_CheckExact(args) ? PyTuple_GET_SIZE(args) : 0;
+    if (n != (form == FORM_GEMV ? GEMV_ARGS : GEMM_ARGS))
+        return -1;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        v[i] = PyLong_AsLongLong(PyTuple_GET_ITEM(args, i));
+        if (v[i] == -1 && PyErr_Occurred()) {
+            PyErr_Clear();
+            return -1;
+        }
+    }
+    void *handle = (void *)(uintptr_t)v[1];
+    if (form == FORM_GEMV) {  /* routine, handle, trans, m, n, lda, incx, incy, alpha, beta, matrix */
+        int mat = v[10] != 0;
+        return ((gemv_fn)(uintptr_t)v[0])(handle, (int)v[2], (int)v[3], (int)v[4], (void *)(uintptr_t)v[8],
+                                          (void *)(uintptr_t)x[mat], (int)v[5], (void *)(uintptr_t)x[1 - mat],
+                                          (int)v[6], (void *)(uintptr_t)v[9], (void *)(uintptr_t)o, (int)v[7]);
+    }
+    /* routine, handle, ta, tb, m, n, k, lda, ldb, ldc, sa, sb, sc, batch, type, compute, algo, alpha, beta,
+       first */
+    int first = v[19] != 0;
+    const void *a = (void *)(uintptr_t)x[first], *b = (void *)(uintptr_t)x[1 - first];
+    const void *alpha = (void *)(uintptr_t)v[17], *beta = (void *)(uintptr_t)v[18];
+    int type = (int)v[14];
+    if (v[13] == 1)
+        return ((gemm_fn)(uintptr_t)v[0])(handle, (int)v[2], (int)v[3], (int)v[4], (int)v[5], (int)v[6], alpha, a,
+                                          type, (int)v[7], b, type, (int)v[8], beta, (void *)(uintptr_t)o, type,
+                                          (int)v[9], (int)v[15], (int)v[16]);
+    return ((gemm_batched_fn)(uintptr_t)v[0])(handle, (int)v[2], (int)v[3], (int)v[4], (int)v[5], (int)v[6], alpha,
+                                              a, type, (int)v[7], v[10], b, type, (int)v[8], v[11], beta,
+                                              (void *)(uintptr_t)o, type, (int)v[9], v[12], (int)v[13],
+                                              (int)v[15], (int)v[16]);
 }
 
 /* Run a GPU plan's direct kernel on ``xs`` (the operands in order: tensors, or Python scalars where the form
@@ -1076,7 +1134,7 @@ device_call(PyObject *plan, PyObject *native, PyObject *const *xs, Py_ssize_t n,
                 return python_path();
             continue;
         }
-        if (!Py_IS_TYPE(xs[i], Tensor_type) || (!element && !dense_operand(xs[i], native)))
+        if (!Py_IS_TYPE(xs[i], Tensor_type) || (!element && !planned_layout(xs[i], native, i)))
             return python_path();
         words[i] = device_address(xs[i], itemsize);
         if (words[i] == 0)
@@ -1121,7 +1179,11 @@ device_call(PyObject *plan, PyObject *native, PyObject *const *xs, Py_ssize_t n,
     launch_kernel_fn launch = (launch_kernel_fn)PyLong_AsVoidPtr(G(G_LAUNCH));
     unsigned blocks = (unsigned)PyLong_AsUnsignedLong(G(G_BLOCKS)), threads = (unsigned)PyLong_AsUnsignedLong(G(G_THREADS));
     int status = -1;
-    if (!PyErr_Occurred()) {
+    if (PyErr_Occurred())
+        ;
+    else if (form == FORM_GEMV || form == FORM_GEMM)
+        status = blas_call(form, G(G_ARGS), inputs, o);
+    else {
         words[0] = inputs[0];
         if (form == FORM_U || form == FORM_R)
             words[1] = o, words[2] = count;

@@ -15,7 +15,7 @@ from . import _capture
 from . import _dtypes as dt
 from . import runtime as _rt
 from ._device import Device
-from ._elementwise import _bound, _plans, _store
+from ._elementwise import _bound, _plans, _store, _tail
 from ._checks import check_axes, check_axis, check_tensor
 from ._data_type_functions import astype
 from ._launch import launch, make_view, result
@@ -185,12 +185,12 @@ def _direct_reduce_plan(plan: tuple, kernel: Kernel, x: Tensor, o: Tensor, clien
     direct = getattr(client, "direct_launch", None)
     if direct is None or o.size != 1 or x.size == 0:
         return False
-    part = direct(kernel.name, [x._dtype.np], o._dtype.np, "r", x.size, contiguous_strides(x._shape))
+    part = direct(kernel.name, [x._dtype.np], o._dtype.np, "r", x.size, (contiguous_strides(x._shape),))
     if part is None:
         return False
     plans, key = plan
     _store(plans, key, (o._dtype, o._shape, o._strides, None, o._dev, None, None, False, False,
-                        part + (o._dtype.itemsize, None, {}, o._dtype.np)))
+                        part + _tail(o._dtype, o._shape)))
     return True
 
 

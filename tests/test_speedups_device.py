@@ -59,7 +59,8 @@ class FakeDevice:
                input_strides: tuple = (1,)) -> tuple:
         kind = ord(dtype.kind) if dtype.kind == "f" or (dtype.kind == "i" and dtype.itemsize in (4, 8)) else 0
         return (ctypes.cast(self.launch, ctypes.c_void_p).value, function, (n + 255) // 256, 256, n, FORMS[form],
-                dtype.itemsize, rdtype.itemsize, kind, input_strides, 0xABC, self.stream, lambda: self.current, Memory,
+                dtype.itemsize, rdtype.itemsize, kind, (input_strides,) * (1 if form in "ur" else 2), None, 0xABC,
+                self.stream, lambda: self.current, Memory,
                 self.allocator, self.lock, n * rdtype.itemsize, None, {}, rdtype)
 
     def tensor(self, a: np.ndarray, offset: int = 0) -> Tensor:
@@ -230,3 +231,44 @@ def test_a_sum_of_all_elements_launches_one_block():
     t = Tensor(x._buf, x._dtype, (30, 40), (1, 30), 0, f.dev, None)  # the key's shape, not C-contiguous
     assert sp.reduce(plans, t, None, False, None, None) is NotImplemented
     assert sp.reduce(plans, x, None, True, None, None) is NotImplemented  # another key
+
+
+VP, I, LL = ctypes.c_void_p, ctypes.c_int, ctypes.c_longlong
+GEMV = ctypes.CFUNCTYPE(I, VP, I, I, I, VP, VP, I, VP, I, VP, VP, I)
+GEMM = ctypes.CFUNCTYPE(I, VP, I, I, I, I, I, VP, VP, I, I, VP, I, I, VP, VP, I, I, I, I)
+GEMM_BATCHED = ctypes.CFUNCTYPE(I, VP, I, I, I, I, I, VP, VP, I, I, LL, VP, I, I, LL, VP, VP, I, I, LL, I, I, I)
+
+
+@pytest.mark.parametrize("batch", [1, 3])
+def test_matrix_products_call_cublas_with_the_planned_arguments(batch):
+    f = FakeDevice()
+    calls = []
+    gemv = GEMV(lambda *a: calls.append(("gemv",) + a) or 0)
+    gemm = GEMM(lambda *a: calls.append(("gemm",) + a) or 0)
+    batched = GEMM_BATCHED(lambda *a: calls.append(("batched",) + a) or 0)
+    x = f.tensor(np.zeros((6, 4), np.float32))
+    v = f.tensor(np.zeros(4, np.float32))
+    addr = lambda fn: ctypes.cast(fn, ctypes.c_void_p).value  # noqa: E731
+    base = f.native(np.dtype(np.float32), np.dtype(np.float32), "tt", 6)
+    # gemv: routine, handle, trans, m, n, lda, incx, incy, alpha, beta, matrix operand
+    native = base[:5] + (7,) + base[6:9] + (((4, 1), (1,)), (addr(gemv), 0x77, 1, 4, 6, 4, 1, 1, 0xA, 0xB, 0)) + \
+        base[11:]
+    plans = f.plans(key2(x, v), np.float32, (6,), native)
+    r = sp.binary(None, plans, x, v, None, 1)
+    assert calls[-1] == ("gemv", 0x77, 1, 4, 6, 0xA, address(x), 4, address(v), 1, 0xB, address(r), 1)
+    # gemm: routine, handle, ta, tb, m, n, k, lda, ldb, ldc, sa, sb, sc, batch, type, compute, algo, alpha, beta,
+    # first operand
+    routine = addr(gemm if batch == 1 else batched)
+    y = f.tensor(np.zeros((4, 5), np.float32))
+    args = (routine, 0x77, 0, 1, 5, 6, 4, 5, 4, 5, 20, 0, 30, batch, 0, 68, -1, 0xA, 0xB, 1)
+    native = base[:5] + (8,) + base[6:9] + (((4, 1), (5, 1)), args) + base[11:]
+    plans = f.plans(key2(x, y), np.float32, (6, 5), native)
+    r = sp.binary(None, plans, x, y, None, 1)
+    if batch == 1:
+        assert calls[-1] == ("gemm", 0x77, 0, 1, 5, 6, 4, 0xA, address(y), 0, 5, address(x), 0, 4, 0xB, address(r),
+                             0, 5, 68, -1)
+    else:
+        assert calls[-1] == ("batched", 0x77, 0, 1, 5, 6, 4, 0xA, address(y), 0, 5, 20, address(x), 0, 4, 0, 0xB,
+                             address(r), 0, 5, 30, 3, 68, -1)
+    t = Tensor(x._buf, x._dtype, (6, 4), (1, 6), 0, f.dev, None)  # the key's shape, another layout
+    assert sp.binary(None, plans, t, y, None, 1) is NotImplemented

@@ -89,7 +89,8 @@ def test_vector_and_element_paths_of_every_size_and_alignment(n, offset):
     # 16 bytes per thread where every address is aligned (offset 0), element by element where one is not and
     # for the tail: the same values either way, for 1-, 4- and 8-byte types and a bool result
     for name in ("uint8", "int16", "float32", "float64"):
-        a, b = values(name, n + offset, 3), values(name, n + offset, 4)
+        m = n + offset
+        a, b = values(name, max(m, 8), 3)[:m], values(name, max(m, 8), 4)[:m]
         x, y = xp.asarray(a, device=DEV)[offset:], xp.asarray(b, device=DEV)[offset:]
         with np.errstate(all="ignore"):
             np.testing.assert_array_equal(to_np(xp.add(x, y)), a[offset:] + b[offset:], strict=True)

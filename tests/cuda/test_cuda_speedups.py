@@ -255,3 +255,54 @@ def test_a_small_sum_launches_from_c(dtype):
     np.testing.assert_allclose(to_np(r), a.sum(dtype=np.float64), rtol=1e-5)
     transposed = xp.sum(put(a.reshape(30, 100)).T)  # not dense: the Python path (CuPy's reduction)
     np.testing.assert_allclose(to_np(transposed), a.sum(dtype=np.float64), rtol=1e-5)
+
+
+PRODUCTS = {  # (a's shape, b's shape, transpose a's last two axes, transpose b's)
+    "matrix @ vector": ((300, 64), (64,), False, False),
+    "transposed matrix @ vector": ((64, 300), (64,), True, False),
+    "vector @ matrix": ((64,), (64, 30), False, False),
+    "matrix @ matrix": ((50, 64), (64, 30), False, False),
+    "transposed operands": ((64, 50), (30, 64), True, True),
+    "batched": ((4, 50, 16), (4, 16, 30), False, False),
+    "batched, transposed": ((4, 16, 50), (4, 16, 30), True, False),
+    "matrix @ batch": ((50, 16), (4, 16, 30), False, False),
+    "dot": ((64,), (64,), False, False),
+}
+
+
+@pytest.mark.parametrize("name", sorted(PRODUCTS))
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_a_repeated_product_calls_cublas_from_c(name, dtype):
+    sa, sb, ta, tb = PRODUCTS[name]
+    rng = np.random.default_rng(5)
+    a, b = rng.standard_normal(sa).astype(dtype), rng.standard_normal(sb).astype(dtype)
+    x, y = put(a), put(b)
+    if ta:
+        x, a = xp.matrix_transpose(x), np.swapaxes(a, -1, -2)
+    if tb:
+        y, b = xp.matrix_transpose(y), np.swapaxes(b, -1, -2)
+    first = to_np(x @ y)
+    calls = _python_calls(lambda: x @ y)
+    assert not {"matmul", "matmul_into", "_product_2d", "launch"} & set(calls), calls
+    again = x @ y
+    np.testing.assert_array_equal(to_np(again), first)  # the same cuBLAS call
+    np.testing.assert_allclose(to_np(again), a @ b, rtol=1e-4 if dtype == np.float32 else 1e-12,
+                               atol=1e-4 if dtype == np.float32 else 1e-12)
+    if len(sa) == len(sb) == 1:
+        assert "vecdot" in [c for c in _python_calls(lambda: xp.vecdot(x, y))][:1]  # the call itself alone
+        assert len(_python_calls(lambda: xp.vecdot(x, y))) <= 2
+        np.testing.assert_array_equal(to_np(xp.vecdot(x, y)), first)
+
+
+def test_a_capture_of_cached_products_replays_them():
+    rng = np.random.default_rng(6)
+    a, w = rng.standard_normal((300, 64)).astype(np.float32), rng.standard_normal(64).astype(np.float32)
+    X, v = put(a), put(w)
+    o = put(np.zeros(64, np.float32))
+    X.T @ (X @ v)
+    X.T @ (X @ v)
+    with xp.capture(device=DEV) as g:
+        xp.multiply(X.T @ (X @ v), 1.0, out=o)
+    v[...] = put(2 * w)
+    g.replay()
+    np.testing.assert_allclose(to_np(o), a.T @ (a @ (2 * w)), rtol=1e-4)

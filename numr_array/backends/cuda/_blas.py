@@ -22,7 +22,7 @@ import numpy as np
 
 # cuBLAS / CUDA enum values (cublas_api.h, library_types.h)
 _OP_N, _OP_T = 0, 1
-_GEMM_DEFAULT = -1
+_GEMM_DEFAULT = GEMM_DEFAULT_ALGO = -1
 _COMPUTE_32F, _COMPUTE_32F_FAST_TF32, _COMPUTE_64F = 68, 77, 70
 _CUDA_R_32F, _CUDA_R_64F, _CUDA_C_32F, _CUDA_C_64F = 0, 1, 4, 5
 
@@ -35,7 +35,7 @@ def workspace_bytes(compute_capability: str) -> int:
     return (32 if int(compute_capability) >= 90 else 4) * 1024 * 1024
 
 
-def _types(dtype: np.dtype):
+def blas_types(dtype: np.dtype):
     """(cudaDataType, cublasComputeType, alpha, beta) for a floating dtype, as CuPy's matmul chooses them."""
     ch = dtype.char
     if ch == "f":
@@ -135,7 +135,7 @@ class Cublas:
     def gemm(self, ta: int, tb: int, m: int, n: int, k: int, a: int, lda: int, sa: int, b: int, ldb: int,
              sb: int, c: int, ldc: int, sc: int, batch: int, dtype: np.dtype) -> None:
         """Column-major C = op(A) op(B) for ``batch`` matrices at element strides sa, sb, sc."""
-        dt, compute, one, zero = _types(dtype)
+        dt, compute, one, zero = blas_types(dtype)
         if batch == 1:
             st = self._gemm(self.handle, ta, tb, m, n, k, ctypes.byref(one), a, dt, lda, b, dt, ldb,
                             ctypes.byref(zero), c, dt, ldc, compute, _GEMM_DEFAULT)
@@ -144,10 +144,26 @@ class Cublas:
                                     sb, ctypes.byref(zero), c, dt, ldc, sc, batch, compute, _GEMM_DEFAULT)
         _check(st, "cublasGemmEx")
 
+    def routine(self, name: str, dtype: np.dtype) -> int:
+        """The address of the routine ``name`` ("gemv", "gemm", "gemm_batched") for ``dtype``'s products, for
+        numr_array._speedups's calls of a cached plan (CudaClient.product_launch)."""
+        fn = self._gemv[dtype.char] if name == "gemv" else self._gemm if name == "gemm" else self._gemm_batched
+        return ctypes.cast(fn, ctypes.c_void_p).value
+
+    def run(self, plan: tuple, operands: tuple[int, int], out: int, dtype: np.dtype) -> None:
+        """The cuBLAS call of a ``plan_2d``/``plan_product`` plan on the operands' and out's addresses."""
+        if plan[0] == "gemv":
+            trans, m, n, lda, incx, incy, matrix = plan[1:]
+            self.gemv(trans, m, n, operands[matrix], lda, operands[1 - matrix], incx, out, incy, dtype)
+        else:
+            ta, tb, m, n, k, lda, ldb, ldc, sa, sb, sc, batch, first = plan[1:]
+            self.gemm(ta, tb, m, n, k, operands[first], lda, sa, operands[1 - first], ldb, sb, out, ldc, sc, batch,
+                      dtype)
+
     def gemv(self, trans: int, m: int, n: int, a: int, lda: int, x: int, incx: int, y: int, incy: int,
              dtype: np.dtype) -> None:
         """y = op(A) x for the column-major ``m x n`` matrix A (leading dimension ``lda``)."""
-        _, _, one, zero = _types(dtype)
+        _, _, one, zero = blas_types(dtype)
         st = self._gemv[dtype.char](self.handle, trans, m, n, ctypes.byref(one), a, lda, x, incx,
                                     ctypes.byref(zero), y, incy)
         _check(st, "cublas gemv")
@@ -229,49 +245,110 @@ def _elements(x) -> list[int]:
     return [s // item for s in x.strides]
 
 
-def _product_2d(blas: Cublas, a, b, out) -> bool:
-    """``out[...] = a @ b`` with one cuBLAS call for operands of at most two dimensions (not both 1-D) in
-    ``out``'s dtype, written straight into ``out``: gemv when one operand is a vector, else gemm. False
-    (nothing done) where a layout has no cuBLAS form (then the general path copies it) or out aliases an
-    operand."""
-    if a.ndim == 1:
-        if b.ndim != 2:
-            return False
-        K, N = b.shape
+def plan_2d(a_shape: tuple, sa: list, b_shape: tuple, sb: list, out_shape: tuple, so: list) -> tuple | None:
+    """The one cuBLAS call computing ``out = a @ b`` for operands of at most two dimensions (not both 1-D), from
+    their shapes and element strides alone: ``("gemv", trans, m, n, lda, incx, incy, matrix)`` when one is a
+    vector (``matrix``: 0 for a, 1 for b), else ``("gemm", transa, transb, m, n, k, lda, ldb, ldc, 0, 0, 0, 1,
+    first)`` (cuBLAS's A is operand ``first``, its B the other; strides and batch of one product); None where a
+    layout has no cuBLAS form (the general path then copies it) or nothing is contracted. Run by
+    ``Cublas.run`` here, or from C (numr_array/_speedups.c, ``blas_call``) for a cached plan."""
+    if len(a_shape) == 1:
+        if len(b_shape) != 2:
+            return None
+        K, N = b_shape
         M = 1
     else:
-        M, K = a.shape
-        N = b.shape[1] if b.ndim == 2 else 1
-    if K == 0 or _overlaps(out, a, b):
-        return False
-    dtype = out.dtype
-    if a.ndim == 2 and b.ndim == 2:
-        sa, sb, so = _elements(a), _elements(b), _elements(out)
+        M, K = a_shape
+        N = b_shape[1] if len(b_shape) == 2 else 1
+    if K == 0:
+        return None
+    if len(a_shape) == 2 and len(b_shape) == 2:
         la, lb = _operand(M, K, sa[0], sa[1]), _operand(K, N, sb[0], sb[1])
         ldc = so[0] if M > 1 else N  # out read column-major is C^T (N x M): unit stride along N
         if la is None or lb is None or (N > 1 and so[1] != 1) or ldc < N:
-            return False
+            return None
         # row-major C = A B is column-major C^T = B^T A^T
-        blas.gemm(lb[0], la[0], N, M, K, _address(b), lb[1], 0, _address(a), la[1], 0, _address(out), ldc, 0,
-                  1, dtype)
-        return True
+        return ("gemm", lb[0], la[0], N, M, K, lb[1], la[1], ldc, 0, 0, 0, 1, 1)
     # a vector: y = A v (matrix @ vector) or y = B^T v (vector @ matrix)
-    if a.ndim == 2:
-        mat, vec, rows, cols, vector_first = a, b, M, K, False
+    if len(a_shape) == 2:
+        matrix, sm, sv, rows, cols, vector_first = 0, sa, sb, M, K, False
     else:
-        mat, vec, rows, cols, vector_first = b, a, K, N, True
-    sm = _elements(mat)
+        matrix, sm, sv, rows, cols, vector_first = 1, sb, sa, K, N, True
     layout = _operand(rows, cols, sm[0], sm[1])
-    incx = _elements(vec)[0] if vec.shape[0] > 1 else 1
-    incy = _elements(out)[0] if out.shape[0] > 1 else 1
+    incx = sv[0] if (a_shape if vector_first else b_shape)[0] > 1 else 1
+    incy = so[0] if out_shape[0] > 1 else 1
     if layout is None or incx <= 0 or incy <= 0:
-        return False
+        return None
     op, ld = layout
     # the memory read column-major is the matrix itself (op T, rows x cols) or its transpose (op N, cols x rows)
     m, n = (rows, cols) if op == _OP_T else (cols, rows)
     trans = op if vector_first else (_OP_T if op == _OP_N else _OP_N)
-    blas.gemv(trans, m, n, _address(mat), ld, _address(vec), incx, _address(out), incy, dtype)
+    return ("gemv", trans, m, n, ld, incx, incy, matrix)
+
+
+def _product_2d(blas: Cublas, a, b, out) -> bool:
+    """``out[...] = a @ b`` with one cuBLAS call (``plan_2d``) written straight into ``out``; False (nothing done)
+    where there is none or out aliases an operand."""
+    if _overlaps(out, a, b):
+        return False
+    plan = plan_2d(a.shape, _elements(a), b.shape, _elements(b), out.shape, _elements(out))
+    if plan is None:
+        return False
+    blas.run(plan, (_address(a), _address(b)), _address(out), out.dtype)
     return True
+
+
+def _gemm_layout(shape: tuple, strides: list, batch: int) -> tuple[int, int, int] | None:
+    """(op, ld, batch stride) with which cuBLAS reads the row-major matrices of a (broadcast) operand of
+    ``shape`` and element ``strides``, ``batch`` products in all; None where it needs a copy first."""
+    if min(strides[-2:]) < 0:
+        return None
+    layout = _operand(shape[-2], shape[-1], strides[-2], strides[-1])
+    bs = _batch_stride(shape[:-2], strides[:-2]) if batch > 1 else 0
+    return None if layout is None or bs is None else (layout[0], layout[1], bs)
+
+
+def _broadcast(shape: tuple, strides: list, batch_shape: tuple) -> tuple[tuple, list]:
+    """``shape`` and ``strides`` (of an operand's matrices and its batch axes) broadcast to ``batch_shape``."""
+    lead = len(batch_shape) - (len(shape) - 2)
+    st = [0] * lead + [0 if n == 1 else s for n, s in zip(shape[:-2], strides[:-2])] + list(strides[-2:])
+    return batch_shape + tuple(shape[-2:]), st
+
+
+def plan_product(a_shape: tuple, sa: list, b_shape: tuple, sb: list, out_shape: tuple) -> tuple | None:
+    """The one cuBLAS call writing ``a @ b`` (NumPy's matmul rules) into a new C-contiguous ``out`` of
+    ``out_shape`` without copying an operand: ``plan_2d``'s for operands of at most two dimensions, else
+    ``("gemm", ...)`` with the batch strides and count of GemmStridedBatchedEx; None where there is none (a
+    layout cuBLAS cannot read, nothing contracted, an empty result)."""
+    size = 1
+    for n in out_shape:
+        size *= n
+    if size == 0:
+        return None
+    so = [1] * len(out_shape)
+    for i in range(len(out_shape) - 2, -1, -1):
+        so[i] = so[i + 1] * out_shape[i + 1]
+    if len(a_shape) <= 2 and len(b_shape) <= 2:
+        if len(a_shape) + len(b_shape) > 2:
+            return plan_2d(a_shape, sa, b_shape, sb, out_shape, so)
+        return plan_2d((1,) + a_shape, [0] + sa, b_shape, sb, (1,), [1])  # a dot product: 1 x K times b
+    a1, b1 = len(a_shape) == 1, len(b_shape) == 1
+    if a1:
+        a_shape, sa = (1,) + a_shape, [0] + sa
+    if b1:
+        b_shape, sb = b_shape + (1,), sb + [0]
+    M, K = a_shape[-2:]
+    N = b_shape[-1]
+    if K == 0:
+        return None
+    batch_shape = out_shape[:len(out_shape) - (not a1) - (not b1)]
+    batch = size // (M * N)
+    la = _gemm_layout(*_broadcast(a_shape, sa, batch_shape), batch)
+    lb = _gemm_layout(*_broadcast(b_shape, sb, batch_shape), batch)
+    if la is None or lb is None:
+        return None
+    # row-major C = A B is column-major C^T = B^T A^T
+    return ("gemm", lb[0], la[0], N, M, K, lb[1], la[1], N, lb[2], la[2], M * N, batch, 1)
 
 
 def matmul_into(cp, blas: Cublas, a, b, out) -> None:
@@ -310,16 +387,11 @@ def matmul_into(cp, blas: Cublas, a, b, out) -> None:
         ops = []
         for x in (a, b):
             x = cp.broadcast_to(x, batch_shape + x.shape[-2:])
-            item = x.itemsize
-            st = [s // item for s in x.strides]
-            layout = _operand(x.shape[-2], x.shape[-1], st[-2], st[-1]) if min(st[-2:]) >= 0 else None
-            bs = _batch_stride(x.shape[:-2], st[:-2]) if batch > 1 else 0
-            if layout is None or bs is None:
+            layout = _gemm_layout(x.shape, _elements(x), batch)
+            if layout is None:
                 x = cp.ascontiguousarray(x)
-                st = [s // item for s in x.strides]
-                layout = _operand(x.shape[-2], x.shape[-1], st[-2], st[-1])
-                bs = _batch_stride(x.shape[:-2], st[:-2]) if batch > 1 else 0
-            ops.append((x, layout[0], layout[1], bs))  # x stays referenced: a copy's block must outlive the GEMM
+                layout = _gemm_layout(x.shape, _elements(x), batch)
+            ops.append((x,) + layout)  # x stays referenced: a copy's block must outlive the GEMM
         (xa, ta, lda, sa), (xb, tb, ldb, sb) = ops
         # row-major C = A B is column-major C^T = B^T A^T
         blas.gemm(tb, ta, N, M, K, _address(xb), ldb, sb, _address(xa), lda, sa, _address(c), N, M * N, batch, dtype)

@@ -43,7 +43,7 @@ from ..._tensor import Tensor, contiguous_strides
 from ...kernels import CHECK_LAUNCHES
 from ...runtime import Allocator, Buffer, Client, CudaInterop, Graph, PeerCopy, entry_point, renewed
 from ..array_module_kernels import make_kernels, native_views
-from ._blas import Cublas, workspace_bytes
+from ._blas import GEMM_DEFAULT_ALGO, Cublas, blas_types, plan_product, workspace_bytes
 from ._direct_elementwise import BINARY as DIRECT_BINARY, STORE_MAX, UNARY as DIRECT_UNARY, DirectLauncher, FusedRun
 from ._cupy_module import make_module
 from ._kernels import kernels as cuda_kernels
@@ -56,6 +56,8 @@ _memcpy_peer = runtime.memcpyPeerAsync  # (a name of this module's: the multi-GP
 _current_stream = cupy.cuda.get_current_stream
 _DEFAULT_STREAMS = (0, runtime.streamLegacy, runtime.streamPerThread)
 _OOM = cupy.cuda.memory.OutOfMemoryError
+#: the dtypes whose matrix products _speedups.c calls cuBLAS for (product_launch)
+_BLAS_DTYPES = frozenset((np.dtype(np.float32), np.dtype(np.float64)))
 #: the codes of the direct launches' operand forms in _speedups.c (FORM_*)
 _FORM_CODES = {"u": 0, "tt": 1, "ts": 2, "st": 3, "tp": 4, "pt": 5, "r": 6}
 
@@ -455,15 +457,15 @@ class CudaClient(Client, CudaInterop, PeerCopy):
             lock.release()
 
     def direct_launch(self, kernel: str, dtypes: Sequence[np.dtype], result: np.dtype, form: str, n: int,
-                      input_strides: tuple[int, ...]) -> tuple | None:
+                      input_strides: tuple) -> tuple | None:
         """The eager launch of ``kernel`` on operands of NumPy ``dtypes`` in operand ``form`` over ``n`` elements
         (the result's; an operand's for a sum, form "r") with a result of ``result``, as numr_array._speedups
         runs it: (cuLaunchKernel's address, the direct kernel's CUfunction, blocks, threads, n, the form's
-        code, the operands' itemsize, the result's, the scalar operand's kind, ``input_strides`` (an array
-        operand's, C-contiguous), the compute stream's handle and object, CuPy's current-stream call, the
-        pool's malloc, the allocator, the client's lock); None where the direct launcher would not take such
-        operands, the driver's entry point is not found, or launches are checked. The layout is
-        _speedups.c's G_* (there: what it checks before each launch)."""
+        code, the operands' itemsize, the result's, the scalar operand's kind, ``input_strides`` (per operand:
+        an array's C-contiguous strides, None for a scalar or a broadcast element), no BLAS arguments, then
+        ``_device_parts``); None where the direct launcher would not take such operands, the driver's entry
+        point is not found, or launches are checked. The layout is _speedups.c's G_* (there: what it checks
+        before each launch)."""
         launch = _launch_kernel_address()
         if launch is None or CHECK_LAUNCHES:
             return None
@@ -478,8 +480,44 @@ class CudaClient(Client, CudaInterop, PeerCopy):
         d = dtypes[0]
         kind = ord(d.kind) if d.kind == "f" or (d.kind == "i" and d.itemsize in (4, 8)) else 0
         return (launch, function, blocks, threads, n, _FORM_CODES[form], d.itemsize, result.itemsize, kind,
-                input_strides, self.stream.ptr, self.stream, _current_stream, self.pool.malloc, self.allocator,
-                self._lock)
+                input_strides, None) + self._device_parts()
+
+    def product_launch(self, dtypes: Sequence[np.dtype], result: np.dtype, shapes: tuple, strides: tuple,
+                       out_shape: tuple) -> tuple | None:
+        """matmul of two arrays of NumPy ``dtypes``, ``shapes`` and element ``strides`` into a new C-contiguous
+        result of ``out_shape`` and dtype ``result``, as numr_array._speedups runs it: the G_* layout of
+        ``direct_launch`` with form "gemv" or "gemm" and, as its BLAS arguments, the cuBLAS call the kernel
+        makes (``_blas.plan_product``: the routine's address, the handle, the plan's integers, the data and
+        compute types, the algorithm, alpha's and beta's addresses, which operand is cuBLAS's first); None
+        for anything but float32/float64 operands of the result's dtype that cuBLAS reads without a copy, or
+        where launches are checked."""
+        if CHECK_LAUNCHES or result not in _BLAS_DTYPES or dtypes[0] != result or dtypes[1] != result:
+            return None
+        plan = plan_product(shapes[0], list(strides[0]), shapes[1], list(strides[1]), out_shape)
+        if plan is None:
+            return None
+        blas = self.blas()
+        dt_code, compute, one, zero = blas_types(result)
+        alpha, beta = ctypes.addressof(one), ctypes.addressof(zero)
+        n = 1
+        for d in out_shape:
+            n *= d
+        if plan[0] == "gemv":
+            routine = blas.routine("gemv", result)
+            args = (routine, blas.handle.value) + plan[1:7] + (alpha, beta, plan[7])
+            form = 7
+        else:
+            routine = blas.routine("gemm" if plan[12] == 1 else "gemm_batched", result)
+            args = (routine, blas.handle.value) + plan[1:13] + (dt_code, compute, GEMM_DEFAULT_ALGO, alpha, beta,
+                                                                plan[13])
+            form = 8
+        return (0, 0, 0, 0, n, form, result.itemsize, result.itemsize, 0, tuple(strides), args) + \
+            self._device_parts()
+
+    def _device_parts(self) -> tuple:
+        """The G_* layout's last entries before the plan's own: the compute stream's handle and object, CuPy's
+        current-stream call, the pool's malloc, the allocator and the client's lock."""
+        return self.stream.ptr, self.stream, _current_stream, self.pool.malloc, self.allocator, self._lock
 
     @staticmethod
     def writes_directly(shape: tuple[int, ...], strides: tuple[int, ...], dtype) -> bool:
