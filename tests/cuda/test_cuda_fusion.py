@@ -14,7 +14,7 @@ pytestmark = pytest.mark.cuda
 if get_runtime("cuda") is None:
     pytest.skip("no CUDA device: CuPy is missing or finds no GPU", allow_module_level=True)
 
-from numr_array.backends.cuda._direct_elementwise import SMALL, FusedRun  # noqa: E402
+from numr_array.backends.cuda._direct_elementwise import FusedRun  # noqa: E402
 
 DEV = "cuda:0"
 client = xp._device.parse_device(DEV).client
@@ -164,8 +164,8 @@ def test_float64_casts_and_mixed_results(runs):
     replay_equals_eager(block, [a], runs, 7)
 
 
-def test_arrays_beyond_the_direct_size_fuse_too(runs):
-    n = SMALL + 4099
+def test_large_arrays_fuse_too(runs):
+    n = (1 << 20) + 4099
     a = values("float32", n, 9)
 
     def block(x):

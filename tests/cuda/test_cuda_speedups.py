@@ -288,9 +288,8 @@ def test_a_repeated_product_calls_cublas_from_c(name, dtype):
     np.testing.assert_array_equal(to_np(again), first)  # the same cuBLAS call
     np.testing.assert_allclose(to_np(again), a @ b, rtol=1e-4 if dtype == np.float32 else 1e-12,
                                atol=1e-4 if dtype == np.float32 else 1e-12)
-    if len(sa) == len(sb) == 1:
-        assert "vecdot" in [c for c in _python_calls(lambda: xp.vecdot(x, y))][:1]  # the call itself alone
-        assert len(_python_calls(lambda: xp.vecdot(x, y))) <= 2
+    if len(sa) == len(sb) == 1:  # vecdot of real vectors is their cached product
+        assert not {"matmul", "launch", "numeric_pair"} & set(_python_calls(lambda: xp.vecdot(x, y)))
         np.testing.assert_array_equal(to_np(xp.vecdot(x, y)), first)
 
 
@@ -305,4 +304,5 @@ def test_a_capture_of_cached_products_replays_them():
         xp.multiply(X.T @ (X @ v), 1.0, out=o)
     v[...] = put(2 * w)
     g.replay()
-    np.testing.assert_allclose(to_np(o), a.T @ (a @ (2 * w)), rtol=1e-4)
+    want = a.T.astype(np.float64) @ (a.astype(np.float64) @ (2 * w.astype(np.float64)))
+    np.testing.assert_allclose(to_np(o), want, rtol=1e-4, atol=1e-5 * np.abs(want).max())

@@ -29,7 +29,7 @@ from cupy.cuda import runtime  # noqa: E402
 from numr_array.backends.cuda import _client as cuda_client  # noqa: E402
 
 D0, D1 = xp._device.parse_device("cuda:0"), xp._device.parse_device("cuda:1")
-BIG = 1 << 21  # beyond the direct launcher's SMALL: CuPy's kernels and temporaries
+BIG = 1 << 21  # a large array: many blocks of the direct kernels, and CuPy's reductions and temporaries
 
 
 def gpu_of(t) -> int:

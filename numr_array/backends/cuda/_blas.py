@@ -150,16 +150,6 @@ class Cublas:
         fn = self._gemv[dtype.char] if name == "gemv" else self._gemm if name == "gemm" else self._gemm_batched
         return ctypes.cast(fn, ctypes.c_void_p).value
 
-    def run(self, plan: tuple, operands: tuple[int, int], out: int, dtype: np.dtype) -> None:
-        """The cuBLAS call of a ``plan_2d``/``plan_product`` plan on the operands' and out's addresses."""
-        if plan[0] == "gemv":
-            trans, m, n, lda, incx, incy, matrix = plan[1:]
-            self.gemv(trans, m, n, operands[matrix], lda, operands[1 - matrix], incx, out, incy, dtype)
-        else:
-            ta, tb, m, n, k, lda, ldb, ldc, sa, sb, sc, batch, first = plan[1:]
-            self.gemm(ta, tb, m, n, k, operands[first], lda, sa, operands[1 - first], ldb, sb, out, ldc, sc, batch,
-                      dtype)
-
     def gemv(self, trans: int, m: int, n: int, a: int, lda: int, x: int, incx: int, y: int, incy: int,
              dtype: np.dtype) -> None:
         """y = op(A) x for the column-major ``m x n`` matrix A (leading dimension ``lda``)."""
@@ -251,7 +241,7 @@ def plan_2d(a_shape: tuple, sa: list, b_shape: tuple, sb: list, out_shape: tuple
     vector (``matrix``: 0 for a, 1 for b), else ``("gemm", transa, transb, m, n, k, lda, ldb, ldc, 0, 0, 0, 1,
     first)`` (cuBLAS's A is operand ``first``, its B the other; strides and batch of one product); None where a
     layout has no cuBLAS form (the general path then copies it) or nothing is contracted. Run by
-    ``Cublas.run`` here, or from C (numr_array/_speedups.c, ``blas_call``) for a cached plan."""
+    ``run_plan`` here, or from C (numr_array/_speedups.c, ``blas_call``) for a cached plan."""
     if len(a_shape) == 1:
         if len(b_shape) != 2:
             return None
@@ -286,6 +276,16 @@ def plan_2d(a_shape: tuple, sa: list, b_shape: tuple, sb: list, out_shape: tuple
     return ("gemv", trans, m, n, ld, incx, incy, matrix)
 
 
+def run_plan(blas: Cublas, plan: tuple, operands: tuple[int, int], out: int, dtype: np.dtype) -> None:
+    """The cuBLAS call of a ``plan_2d``/``plan_product`` plan on the operands' and out's addresses."""
+    if plan[0] == "gemv":
+        trans, m, n, lda, incx, incy, matrix = plan[1:]
+        blas.gemv(trans, m, n, operands[matrix], lda, operands[1 - matrix], incx, out, incy, dtype)
+    else:
+        ta, tb, m, n, k, lda, ldb, ldc, sa, sb, sc, batch, first = plan[1:]
+        blas.gemm(ta, tb, m, n, k, operands[first], lda, sa, operands[1 - first], ldb, sb, out, ldc, sc, batch, dtype)
+
+
 def _product_2d(blas: Cublas, a, b, out) -> bool:
     """``out[...] = a @ b`` with one cuBLAS call (``plan_2d``) written straight into ``out``; False (nothing done)
     where there is none or out aliases an operand."""
@@ -294,14 +294,14 @@ def _product_2d(blas: Cublas, a, b, out) -> bool:
     plan = plan_2d(a.shape, _elements(a), b.shape, _elements(b), out.shape, _elements(out))
     if plan is None:
         return False
-    blas.run(plan, (_address(a), _address(b)), _address(out), out.dtype)
+    run_plan(blas, plan, (_address(a), _address(b)), _address(out), out.dtype)
     return True
 
 
 def _gemm_layout(shape: tuple, strides: list, batch: int) -> tuple[int, int, int] | None:
     """(op, ld, batch stride) with which cuBLAS reads the row-major matrices of a (broadcast) operand of
     ``shape`` and element ``strides``, ``batch`` products in all; None where it needs a copy first."""
-    if min(strides[-2:]) < 0:
+    if any(s < 0 for n, s in zip(shape[-2:], strides[-2:]) if n > 1):  # (a length-1 axis's stride is not read)
         return None
     layout = _operand(shape[-2], shape[-1], strides[-2], strides[-1])
     bs = _batch_stride(shape[:-2], strides[:-2]) if batch > 1 else 0
