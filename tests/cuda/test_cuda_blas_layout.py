@@ -41,11 +41,12 @@ class ModelBlas:
         self.calls = []
 
     def gemm(self, ta, tb, m, n, k, a, lda, sa, b, ldb, sb, c, ldc, sc, batch, dtype):
-        assert batch == 1
-        A = at(a, (m, k) if ta == _blas._OP_N else (k, m), (1, lda), dtype)
-        B = at(b, (k, n) if tb == _blas._OP_N else (n, k), (1, ldb), dtype)
-        assert lda >= A.shape[0] and ldb >= B.shape[0] and ldc >= m
-        at(c, (m, n), (1, ldc), dtype)[...] = op(A, ta) @ op(B, tb)
+        item = np.dtype(dtype).itemsize
+        for i in range(batch):  # matrix i at element offsets i * sa, i * sb, i * sc
+            A = at(a + i * sa * item, (m, k) if ta == _blas._OP_N else (k, m), (1, lda), dtype)
+            B = at(b + i * sb * item, (k, n) if tb == _blas._OP_N else (n, k), (1, ldb), dtype)
+            assert lda >= A.shape[0] and ldb >= B.shape[0] and ldc >= m
+            at(c + i * sc * item, (m, n), (1, ldc), dtype)[...] = op(A, ta) @ op(B, tb)
         self.calls.append("gemm")
 
     def gemv(self, trans, m, n, a, lda, x, incx, y, incy, dtype):
@@ -129,3 +130,34 @@ def test_a_dot_product_is_one_gemv_of_a_one_row_matrix():
             np.testing.assert_allclose(o, a @ b, rtol=1e-12, err_msg=f"{na} . {nb}")
             taken += 1
     assert taken == 4  # contiguous and step, each way; a reversed vector has no BLAS form
+
+
+@pytest.mark.parametrize("sa,sb", [((5, 3), (3,)), ((3,), (3, 4)), ((5, 3), (3, 4)), ((3,), (3,)),
+                                   ((2, 5, 3), (2, 3, 4)), ((2, 5, 3), (3, 4)), ((5, 3), (2, 3, 4)),
+                                   ((2, 5, 3), (3,)), ((3,), (2, 3, 4)), ((1, 5, 3), (2, 3, 4))])
+@pytest.mark.parametrize("ta,tb", list(itertools.product([False, True], repeat=2)))
+def test_the_plan_of_a_new_result_computes_the_product(sa, sb, ta, tb):
+    # plan_product: what the compiled call runs for a cached matmul plan (CudaClient.product_launch), into a
+    # new C-contiguous result: one cuBLAS call, batched where the batch axes allow it, or none
+    a, b = rng.standard_normal(sa), rng.standard_normal(sb)
+    if ta and a.ndim >= 2:
+        a = np.ascontiguousarray(np.swapaxes(a, -1, -2)).swapaxes(-1, -2)
+    if tb and b.ndim >= 2:
+        b = np.ascontiguousarray(np.swapaxes(b, -1, -2)).swapaxes(-1, -2)
+    want = a @ b
+    plan = _blas.plan_product(a.shape, [s // 8 for s in a.strides], b.shape, [s // 8 for s in b.strides],
+                              want.shape)
+    assert plan is not None
+    out = np.full(want.shape, np.nan)
+    blas = ModelBlas()
+    _blas.run_plan(blas, plan, (a.ctypes.data, b.ctypes.data), out.ctypes.data, out.dtype)
+    assert len(blas.calls) == 1
+    np.testing.assert_allclose(out, want, rtol=1e-12, atol=1e-12)
+
+
+def test_no_plan_where_cublas_cannot_read_a_layout():
+    a = np.zeros((4, 6))[:, ::2]  # no unit stride
+    assert _blas.plan_product(a.shape, [6, 2], (3, 2), [2, 1], (4, 2)) is None
+    assert _blas.plan_product((4, 0), [0, 1], (0, 2), [2, 1], (4, 2)) is None  # nothing contracted
+    # a batch broadcast along one axis but not the other: no one batch stride (the general path copies)
+    assert _blas.plan_product((2, 1, 5, 3), [15, 15, 3, 1], (2, 3, 4), [12, 4, 1], (2, 2, 5, 4)) is None
