@@ -121,34 +121,14 @@ def _elides(shape: tuple[int, ...], dtype: dt.DType) -> bool:
     return ELIDE and _size(shape) * dtype.itemsize >= ELIDE_MIN_BYTES
 
 
-def _form(shapes: tuple | None, shape: tuple, scalar: tuple | None, reflected: bool) -> str | None:
-    """The operand form of a device's direct launch (backends/cuda/_direct_elementwise.py): "u" one array,
-    "tt" two of the result's shape, "ts"/"st" an array and a scalar (second/first), "tp"/"pt" an array and
-    one element broadcast (second/first); None for any other broadcast, or where ``shapes`` are not given
-    (a plan that is not element-wise)."""
-    if scalar is not None:
-        return "st" if reflected else "ts"
-    if shapes is None:
-        return None
-    if len(shapes) == 1:
-        return "u"
-    s1, s2 = shapes
-    if s1 == shape and s2 == shape:
-        return "tt"
-    if s1 == shape and _size(s2) == 1:
-        return "tp"
-    if s2 == shape and _size(s1) == 1:
-        return "pt"
-    return None
-
-
 def _native(client, op: Op, dtypes: tuple, rdtype: dt.DType, shape: tuple, scalar: tuple | None = None,
-            shapes: tuple | None = None, reflected: bool = False):
+            operands: tuple | None = None):
     """A plan's ``native`` entry: None, or the client's launch of ``op`` on operands of ``dtypes`` (the arrays'
     dtypes, and the scalar's) as _speedups.c runs it followed by the result's bytes, how a scalar operand is
     passed, the accepted ``out=`` signatures, and the result's NumPy dtype (the layouts _speedups.c reads).
     The launch is a CPU client's ufunc call (``ufunc_launch``), or a GPU client's direct kernel
-    (``direct_launch``) of an operand form (``_form`` of the operands' ``shapes``).
+    (``direct_launch``) for the ``operands`` it was planned with: per operand, in order, (shape, strides) of
+    an array, None for the scalar.
 
     ``scalar``: (its type, its dtype, the array's dtype) for a plan with a Python scalar operand. It is passed
     as a NumPy scalar of its dtype, as the Python path does; a Python float beside a real floating-point
@@ -159,20 +139,11 @@ def _native(client, op: Op, dtypes: tuple, rdtype: dt.DType, shape: tuple, scala
     if launch is not None:
         part = launch(op.name, [d.np for d in dtypes], rdtype.np)
     else:
-        direct = getattr(client, "direct_launch", None)
-        form = _form(shapes, shape, scalar, reflected) if direct is not None else None
-        part = direct(op.name, [d.np for d in dtypes], rdtype.np, form, _size(shape),
-                      _array_strides(form, contiguous_strides(shape))) if form else None
+        direct = getattr(client, "direct_launch", None) if operands is not None else None
+        part = direct(op.name, [d.np for d in dtypes], rdtype.np, shape, operands) if direct else None
     if part is None:
         return None
     return part + _tail(rdtype, shape, scalar)
-
-
-def _array_strides(form: str, strides: tuple) -> tuple:
-    """Per operand of a direct launch's ``form``, the strides it must have: an array's ``strides`` (C-contiguous,
-    of the result's shape), None for a scalar or a broadcast element."""
-    return {"u": (strides,), "tt": (strides, strides), "ts": (strides, None), "tp": (strides, None),
-            "st": (None, strides), "pt": (None, strides)}[form]
 
 
 def _tail(rdtype: dt.DType, shape: tuple, scalar: tuple | None = None) -> tuple:
@@ -217,7 +188,7 @@ def _plan_unary(op: Op, plans: dict, key: tuple, x) -> tuple:
     elide = rdtype is dtype and _elides(shape, rdtype)
     return _store(plans, key, (rdtype, shape, contiguous_strides(shape), params, dev, client.alloc_tensor,
                                _bound(client, dev, op, params), elide,
-                               _native(client, op, (dtype,), rdtype, shape, shapes=(shape,))))
+                               _native(client, op, (dtype,), rdtype, shape, operands=((shape, x._strides),))))
 
 
 def _plan_binary(op: Op, plans: dict, key: tuple, x1, x2) -> tuple:
@@ -249,7 +220,8 @@ def _plan_binary(op: Op, plans: dict, key: tuple, x1, x2) -> tuple:
         elide = (s1 == shape and d1 is rdtype) + 2 * (s2 == shape and d2 is rdtype)
     return _store(plans, key, (rdtype, shape, contiguous_strides(shape), params, dev, client.alloc_tensor,
                                _bound(client, dev, op, params), s1 != shape or s2 != shape, elide,
-                               _native(client, op, (d1, d2), rdtype, shape, shapes=(s1, s2))))
+                               _native(client, op, (d1, d2), rdtype, shape,
+                                       operands=((s1, x1._strides), (s2, x2._strides)))))
 
 
 def _plan_scalar(op: Op, plans: dict, key: tuple, x, value, reflected: bool) -> tuple:
@@ -267,7 +239,7 @@ def _plan_scalar(op: Op, plans: dict, key: tuple, x, value, reflected: bool) -> 
     return _store(plans, key, (rdtype, shape, contiguous_strides(shape), params, dev, client.alloc_tensor,
                                _bound(client, dev, op, params), dtype, elide,
                                _native(client, op, dtypes, rdtype, shape, (type(value), dtype, x._dtype),
-                                       reflected=reflected)))
+                                       (None, (shape, x._strides)) if reflected else ((shape, x._strides), None))))
 
 
 def _overflow(op: Op, dtype: dt.DType, value) -> OverflowError:

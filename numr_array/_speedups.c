@@ -339,14 +339,15 @@ enum { N_UFUNC, N_ALLOCATOR, N_NATIVE, N_ERRVAR, N_QUIET, N_EMPTY, N_NBYTES, N_S
    (``G_ARGS``), then the same four entries as the CPU's. ``G_FORM``: U (one array), TT (two), TS/ST (an
    array and a scalar second/first), TP/PT (an array and one element broadcast, second/first), R (one array
    reduced to one element: the kernel's words are U's), GEMV/GEMM (a matrix product: ``G_ARGS`` holds the
-   routine's address, the cuBLAS handle and its other arguments); ``G_SCALAR_KIND``: 'f' or 'i' (a Python
+   routine's address, the cuBLAS handle and its other arguments), BC (two arrays of any strides, broadcast
+   ones included: ``G_ARGS`` is the bytes of the kernel's fifth argument, their merged layout); ``G_SCALAR_KIND``: 'f' or 'i' (a Python
    scalar operand as a C float or int of the operands' itemsize), 0 for none; ``G_INPUT_STRIDES``: per
    operand, the strides an array operand must have (C-contiguous for an element-wise kernel, the layout the
    product was planned for), None for a scalar or a broadcast element (the plan's key holds the shapes). */
 enum { G_LAUNCH, G_FUNCTION, G_BLOCKS, G_THREADS, G_ELEMENTS, G_FORM, G_ITEMSIZE, G_RESULT_ITEMSIZE, G_SCALAR_KIND,
        G_INPUT_STRIDES, G_ARGS, G_STREAM, G_STREAM_OBJ, G_CURRENT_STREAM, G_MALLOC, G_ALLOCATOR, G_LOCK, G_NBYTES,
        G_SCALAR, G_OUTS, G_NPDTYPE, G_LEN };
-enum { FORM_U, FORM_TT, FORM_TS, FORM_ST, FORM_TP, FORM_PT, FORM_R, FORM_GEMV, FORM_GEMM };
+enum { FORM_U, FORM_TT, FORM_TS, FORM_ST, FORM_TP, FORM_PT, FORM_R, FORM_GEMV, FORM_GEMM, FORM_BC };
 /* the entries both layouts end with, by their place from the end */
 #define NATIVE_TAIL(native, k) PyTuple_GET_ITEM(native, PyTuple_GET_SIZE(native) - 4 + (k))
 #define NATIVE_NBYTES(native) NATIVE_TAIL(native, 0)
@@ -1113,7 +1114,7 @@ static PyObject *
 device_call(PyObject *plan, PyObject *native, PyObject *const *xs, Py_ssize_t n, PyObject *out, PyObject *target)
 {
     static unsigned long long words[4];
-    static void *params[4] = {&words[0], &words[1], &words[2], &words[3]};
+    static void *params[5] = {&words[0], &words[1], &words[2], &words[3], NULL};
 #define G(k) PyTuple_GET_ITEM(native, k)
     long form = PyLong_AsLong(G(G_FORM));
     Py_ssize_t itemsize = PyLong_AsSsize_t(G(G_ITEMSIZE));
@@ -1183,12 +1184,15 @@ device_call(PyObject *plan, PyObject *native, PyObject *const *xs, Py_ssize_t n,
         ;
     else if (form == FORM_GEMV || form == FORM_GEMM)
         status = blas_call(form, G(G_ARGS), inputs, o);
+    else if (form == FORM_BC && !PyBytes_CheckExact(G(G_ARGS)))
+        ;
     else {
         words[0] = inputs[0];
         if (form == FORM_U || form == FORM_R)
             words[1] = o, words[2] = count;
         else
             words[1] = inputs[1], words[2] = o, words[3] = count;
+        params[4] = form == FORM_BC ? PyBytes_AS_STRING(G(G_ARGS)) : NULL;  /* (the plan holds the bytes) */
         status = launch(function, blocks, 1, 1, threads, 1, 1, 0, stream, params, NULL);
     }
     PyErr_Clear();

@@ -20,7 +20,7 @@ from ._checks import check_axes, check_axis, check_tensor
 from ._data_type_functions import astype
 from ._launch import launch, make_view, result
 from ._info import default_dtypes_of
-from ._tensor import Tensor, contiguous_strides
+from ._tensor import Tensor
 from .kernels import K, Kernel
 
 __all__ = ["cumulative_prod", "cumulative_sum", "max", "mean", "min", "prod", "std", "sum", "var"]
@@ -185,7 +185,7 @@ def _direct_reduce_plan(plan: tuple, kernel: Kernel, x: Tensor, o: Tensor, clien
     direct = getattr(client, "direct_launch", None)
     if direct is None or o.size != 1 or x.size == 0:
         return False
-    part = direct(kernel.name, [x._dtype.np], o._dtype.np, "r", x.size, (contiguous_strides(x._shape),))
+    part = direct(kernel.name, [x._dtype.np], o._dtype.np, o._shape, ((x._shape, x._strides),))
     if part is None:
         return False
     plans, key = plan

@@ -53,6 +53,7 @@ class FakeDevice:
     def _launch(self, function, gx, gy, gz, bx, by, bz, shared, stream, params, extra):
         words = [ctypes.c_uint64.from_address(params[k]).value for k in range(4)]
         self.launches.append((function, gx, bx, stream, words))
+        self.fifth = params[4]  # the strided form's layout argument (NULL for the others)
         return self.status
 
     def native(self, dtype: np.dtype, rdtype: np.dtype, form: str, n: int, function: int = 7,
@@ -272,3 +273,23 @@ def test_matrix_products_call_cublas_with_the_planned_arguments(batch):
                              address(r), 0, 5, 30, 3, 68, -1)
     t = Tensor(x._buf, x._dtype, (6, 4), (1, 6), 0, f.dev, None)  # the key's shape, another layout
     assert sp.binary(None, plans, t, y, None, 1) is NotImplemented
+
+
+def test_strided_operands_pass_their_layout_as_a_fifth_argument():
+    f = FakeDevice()
+    x = f.tensor(np.zeros((4, 6), np.float32))
+    t = Tensor(x._buf, x._dtype, (6, 4), (1, 6), 0, f.dev, None)  # a transposed view
+    y = f.tensor(np.zeros(4, np.float32))  # broadcast along the rows
+    layout = bytes(range(80))
+    base = f.native(np.dtype(np.float32), np.dtype(np.float32), "tt", 24)
+    native = base[:5] + (9,) + base[6:9] + (((1, 6), (1,)), layout) + base[11:]  # form BC
+    plans = f.plans(key2(t, y), np.float32, (6, 4), native)
+    r = sp.binary(None, plans, t, y, None, 1)
+    assert f.launches[-1][-1] == [address(t), address(y), address(r), 24]
+    assert ctypes.string_at(f.fifth, 80) == layout
+    x2 = f.tensor(np.zeros((6, 4), np.float32))  # the key's shape in another layout: not as planned
+    assert sp.binary(None, plans, x2, y, None, 1) is NotImplemented
+    f.launches.clear()
+    native = base[:5] + (9,) + base[6:9] + (((1, 6), (1,)), None) + base[11:]  # no layout: nothing launched
+    plans = f.plans(key2(t, y), np.float32, (6, 4), native)
+    assert sp.binary(None, plans, t, y, None, 1) is NotImplemented and f.launches == []

@@ -101,6 +101,32 @@ def test_vector_and_element_paths_of_every_size_and_alignment(n, offset):
     assert n < 1 << 22 or ("add", np.dtype(np.float32), "tt") in direct_keys()  # large ones are direct too
 
 
+#: (x1, x2) as views of two flat arrays A and B, made alike by NumPy and numr (m: the namespace)
+STRIDED = {
+    "kmeans' distances": lambda m, A, B: (m.reshape(A[:12800], (200, 1, 64))[:, :, :32],
+                                          m.reshape(B, (1, 16, 32))),
+    "a row": lambda m, A, B: (m.reshape(A, (800, 64)), m.reshape(B, (8, 64))[2:3, :]),
+    "a column": lambda m, A, B: (m.reshape(A, (800, 64)), m.reshape(A, (800, 64))[:, 5:6]),
+    "a transpose": lambda m, A, B: (m.reshape(A, (64, 800)).T, m.reshape(A, (800, 64))),
+    "reversed and stepped": lambda m, A, B: (m.reshape(A, (4, 8, 25, 64))[:, ::-1, :, ::2],
+                                             m.reshape(B[:25], (25, 1))),
+}
+
+
+@pytest.mark.parametrize("case", sorted(STRIDED))
+@pytest.mark.parametrize("op,name", [("subtract", "float32"), ("multiply", "float64"), ("less", "float32"),
+                                     ("bitwise_xor", "int16"), ("add", "uint8"), ("pow", "float32"),
+                                     ("pow", "float64")])
+def test_strided_and_broadcast_operands_are_one_direct_kernel(case, op, name):
+    A, B = values(name, 51200, 5), values(name, 512, 6)
+    p, q = STRIDED[case](np, A, B)
+    x, y = STRIDED[case](xp, xp.asarray(A, device=DEV), xp.asarray(B, device=DEV))
+    with np.errstate(all="ignore"):
+        want = getattr(np, {"pow": "power"}.get(op, op))(p, q)
+    np.testing.assert_array_equal(to_np(getattr(xp, op)(x, y)), want, strict=True, err_msg=f"{op} {name} {case}")
+    assert (op, np.dtype(name), "bc") in direct_keys()  # one kernel of ours, not CuPy's
+
+
 def test_direct_in_place_and_offset_views():
     a = np.arange(20, dtype=np.float32)
     x = xp.asarray(a, device=DEV)

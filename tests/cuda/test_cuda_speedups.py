@@ -70,8 +70,8 @@ def data(dtype, n=1000, seed=0) -> np.ndarray:
 
 def test_the_driver_entry_point_is_found():
     assert cuda_client._launch_kernel_address()
-    x = put(data(np.float32))
-    assert client.direct_launch("add", [x.dtype, x.dtype], x.dtype, "tt", 1000, (1,)) is not None
+    d = np.dtype(np.float32)
+    assert client.direct_launch("add", [d, d], d, (1000,), (((1000,), (1,)), ((1000,), (1,)))) is not None
 
 
 CALLS = {  # (m: the namespace, numr_array or NumPy)
@@ -85,6 +85,11 @@ CALLS = {  # (m: the namespace, numr_array or NumPy)
     "0-D first": lambda m, x, y, z: z - x,
     "unary": lambda m, x, y, z: m.exp(x),
     "negative": lambda m, x, y, z: -x,
+    "power": lambda m, x, y, z: x ** 2,
+    "broadcast rows": lambda m, x, y, z: m.reshape(x, (40, 25)) - m.reshape(y, (40, 25))[:1, :],
+    "broadcast columns": lambda m, x, y, z: m.reshape(x, (40, 25)) / m.reshape(y, (40, 25))[:, 3:4],
+    "transposed": lambda m, x, y, z: m.reshape(x, (40, 25)).T * m.reshape(y, (25, 40)),
+    "outer": lambda m, x, y, z: x[:40, None] < y[None, :25],
 }
 
 

@@ -27,6 +27,7 @@ import contextlib
 import ctypes
 import functools
 import gc
+import math
 import os
 import threading
 import time
@@ -44,13 +45,14 @@ from ...kernels import CHECK_LAUNCHES
 from ...runtime import Allocator, Buffer, Client, CudaInterop, Graph, PeerCopy, entry_point, renewed
 from ..array_module_kernels import make_kernels, native_views
 from ._blas import GEMM_DEFAULT_ALGO, Cublas, blas_types, plan_product, workspace_bytes
-from ._direct_elementwise import BINARY as DIRECT_BINARY, STORE_MAX, UNARY as DIRECT_UNARY, DirectLauncher, FusedRun
+from ._direct_elementwise import BINARY_OPS as DIRECT_BINARY, STORE_MAX, UNARY as DIRECT_UNARY, DirectLauncher, FusedRun
 from ._cupy_module import make_module
 from ._kernels import kernels as cuda_kernels
 from ._subnormals import keep_float32_subnormals
 from ._direct_elementwise import FUSABLE  # (a line of its own: other branches edit the import above)
+from ._direct_elementwise import strided_layout
 
-_FUSED_NOT_BINARY = FUSABLE - DIRECT_BINARY.keys()
+_FUSED_NOT_BINARY = FUSABLE - DIRECT_BINARY
 _get_device = runtime.getDevice
 _memcpy_peer = runtime.memcpyPeerAsync  # (a name of this module's: the multi-GPU tests count its calls)
 _current_stream = cupy.cuda.get_current_stream
@@ -59,7 +61,48 @@ _OOM = cupy.cuda.memory.OutOfMemoryError
 #: the dtypes whose matrix products _speedups.c calls cuBLAS for (product_launch)
 _BLAS_DTYPES = frozenset((np.dtype(np.float32), np.dtype(np.float64)))
 #: the codes of the direct launches' operand forms in _speedups.c (FORM_*)
-_FORM_CODES = {"u": 0, "tt": 1, "ts": 2, "st": 3, "tp": 4, "pt": 5, "r": 6}
+_FORM_CODES = {"u": 0, "tt": 1, "ts": 2, "st": 3, "tp": 4, "pt": 5, "r": 6, "bc": 9}
+
+
+def _operand_form(kernel: str, out_shape: tuple, operands: tuple) -> tuple | None:
+    """(form, element count, per operand the strides it must have, the strided layout or None) of a direct
+    launch of ``kernel`` on ``operands`` (``direct_launch``'s) into a C-contiguous ``out_shape``: "r" a sum of
+    all of one dense array, "u" one dense array, "tt" two, "ts"/"st" a dense array and a scalar, "tp"/"pt" a
+    dense array and one element, "bc" two arrays of any strides (broadcast ones too); None for anything else."""
+    dense = contiguous_strides(out_shape)
+    n = 1
+    for d in out_shape:
+        n *= d
+    if kernel == "sum":
+        (shape, strides), = operands
+        size = 1
+        for d in shape:
+            size *= d
+        return ("r", size, (strides,), None) if strides == contiguous_strides(shape) else None
+    if len(operands) == 1:
+        (shape, strides), = operands
+        return ("u", n, (strides,), None) if shape == out_shape and strides == dense else None
+    a, b = operands
+    whole = [x is not None and x[0] == out_shape and x[1] == dense for x in (a, b)]
+    if a is None or b is None:
+        return None if not (whole[0] or whole[1]) else ("st" if a is None else "ts", n,
+                                                          (None, dense) if a is None else (dense, None), None)
+    if whole[0] and whole[1]:
+        return "tt", n, (dense, dense), None
+    one = [math.prod(x[0]) == 1 for x in (a, b)]
+    if whole[0] and one[1]:
+        return "tp", n, (dense, None), None
+    if whole[1] and one[0]:
+        return "pt", n, (None, dense), None
+    layout = strided_layout(out_shape, _broadcast_strides(*a, out_shape), _broadcast_strides(*b, out_shape))
+    return None if layout is None else ("bc", n, (a[1], b[1]), layout)
+
+
+def _broadcast_strides(shape: tuple, strides: tuple, out_shape: tuple) -> tuple:
+    """The element strides of an operand of ``shape`` and ``strides`` broadcast to ``out_shape`` (0 along the
+    axes it is broadcast on)."""
+    lead = len(out_shape) - len(shape)
+    return (0,) * lead + tuple(0 if d == 1 and o != 1 else s for d, s, o in zip(shape, strides, out_shape[lead:]))
 
 
 @functools.cache
@@ -456,19 +499,23 @@ class CudaClient(Client, CudaInterop, PeerCopy):
         finally:
             lock.release()
 
-    def direct_launch(self, kernel: str, dtypes: Sequence[np.dtype], result: np.dtype, form: str, n: int,
-                      input_strides: tuple) -> tuple | None:
-        """The eager launch of ``kernel`` on operands of NumPy ``dtypes`` in operand ``form`` over ``n`` elements
-        (the result's; an operand's for a sum, form "r") with a result of ``result``, as numr_array._speedups
-        runs it: (cuLaunchKernel's address, the direct kernel's CUfunction, blocks, threads, n, the form's
-        code, the operands' itemsize, the result's, the scalar operand's kind, ``input_strides`` (per operand:
-        an array's C-contiguous strides, None for a scalar or a broadcast element), no BLAS arguments, then
-        ``_device_parts``); None where the direct launcher would not take such operands, the driver's entry
-        point is not found, or launches are checked. The layout is _speedups.c's G_* (there: what it checks
-        before each launch)."""
+    def direct_launch(self, kernel: str, dtypes: Sequence[np.dtype], result: np.dtype, out_shape: tuple,
+                      operands: tuple) -> tuple | None:
+        """The eager launch of ``kernel`` on ``operands`` (per operand, in order: (shape, element strides) of an
+        array, None for a Python scalar) of NumPy ``dtypes`` into a new C-contiguous result of ``out_shape`` and
+        dtype ``result``, as numr_array._speedups runs it: (cuLaunchKernel's address, the direct kernel's
+        CUfunction, blocks, threads, the element count, the operand form's code (``_operand_form``), the
+        operands' itemsize, the result's, the scalar operand's kind, per operand the strides it must have (None
+        for a scalar or a broadcast element), the strided form's layout argument, then ``_device_parts``);
+        None where the direct launcher would not take such operands, the driver's entry point is not found, or
+        launches are checked. The layout is _speedups.c's G_* (there: what it checks before each launch)."""
         launch = _launch_kernel_address()
         if launch is None or CHECK_LAUNCHES:
             return None
+        planned = _operand_form(kernel, out_shape, operands)
+        if planned is None:
+            return None
+        form, n, input_strides, layout = planned
         try:  # (compiles the kernel on first use)
             part = self._direct.native_part(kernel, dtypes, result, form, n)
         except _CUDA_ERRORS as e:
@@ -480,7 +527,7 @@ class CudaClient(Client, CudaInterop, PeerCopy):
         d = dtypes[0]
         kind = ord(d.kind) if d.kind == "f" or (d.kind == "i" and d.itemsize in (4, 8)) else 0
         return (launch, function, blocks, threads, n, _FORM_CODES[form], d.itemsize, result.itemsize, kind,
-                input_strides, None) + self._device_parts()
+                input_strides, layout) + self._device_parts()
 
     def product_launch(self, dtypes: Sequence[np.dtype], result: np.dtype, shapes: tuple, strides: tuple,
                        out_shape: tuple) -> tuple | None:

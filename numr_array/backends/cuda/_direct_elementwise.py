@@ -51,6 +51,10 @@ UNARY = {
     "tanh": "tanh(a)",
 }
 _BOOL_RESULT = {"equal", "not_equal", "less", "less_equal", "greater", "greater_equal"}
+#: binary kernels launched directly for float32 and float64 operands only (their integer meaning is CuPy's)
+FLOAT_BINARY = frozenset(["pow"])
+#: every binary kernel the direct launcher may take
+BINARY_OPS = frozenset(BINARY) | FLOAT_BINARY
 
 #: NumPy dtype name -> C type (complex goes to CuPy: it needs CuPy's complex headers)
 _CTYPE = {
@@ -119,9 +123,81 @@ def _kernel(ctype: str, rtype: str, operands: list[tuple[str, str, str, str, str
             "}\n")
 
 
+def _binary_expression(op: str, ctype: str) -> str:
+    if op == "pow":  # CuPy's power of floats: powf for float32, pow for float64
+        return "powf(a, b)" if ctype == "float" else "pow(a, b)"
+    return BINARY[op]
+
+
 def _source(op: str, ctype: str, rtype: str, form: str) -> str:
+    if form == "bc":
+        return _strided_source(op, ctype, rtype)
     ka, kb = _FORMS[form]
-    return _kernel(ctype, rtype, [_operand(ka, "a"), _operand(kb, "b")], BINARY[op])
+    return _kernel(ctype, rtype, [_operand(ka, "a"), _operand(kb, "b")], _binary_expression(op, ctype))
+
+
+#: the most axes a strided launch takes (after merging the axes its operands allow)
+STRIDED_AXES = 4
+
+
+def _strided_source(op: str, ctype: str, rtype: str) -> str:
+    """Two operands of any element strides (0 along broadcast axes) over the result's shape, merged to
+    STRIDED_AXES axes (``strided_layout``, passed by value): each thread writes ``16 / sizeof(T)`` consecutive
+    elements of the C-contiguous result, with one vector store where they lie in one innermost row."""
+    expression = _binary_expression(op, ctype)
+    return (f"typedef {ctype} T;\ntypedef {rtype} R;\n"
+            "#define V (16 / sizeof(T))\n"
+            "struct __align__(sizeof(R) * V) RV { R v[V]; };\n"
+            "struct Layout { unsigned int d[4]; long long sa[4]; long long sb[4]; };\n"
+            "__device__ __forceinline__ void at(const Layout& l, unsigned int i, long long& oa, long long& ob) {\n"
+            "  unsigned int i3 = i % l.d[3]; i /= l.d[3];\n"
+            "  unsigned int i2 = i % l.d[2]; i /= l.d[2];\n"
+            "  unsigned int i1 = i % l.d[1], i0 = i / l.d[1];\n"
+            "  oa = i0 * l.sa[0] + i1 * l.sa[1] + i2 * l.sa[2] + i3 * l.sa[3];\n"
+            "  ob = i0 * l.sb[0] + i1 * l.sb[1] + i2 * l.sb[2] + i3 * l.sb[3];\n"
+            "}\n"
+            "extern \"C\" __global__ void k(const T* a_, const T* b_, R* o, long long n, Layout l) {\n"
+            "  long long s = (blockIdx.x * (long long)blockDim.x + threadIdx.x) * V;\n"
+            "  if (s >= n) return;\n"
+            "  long long oa, ob;\n"
+            "  at(l, (unsigned int)s, oa, ob);\n"
+            "  if (s + V <= n && (unsigned int)s % l.d[3] + V <= l.d[3] && (unsigned long long)o % sizeof(RV) == 0) {\n"
+            "    RV r;\n"
+            "#pragma unroll\n"
+            f"    for (int j = 0; j < V; ++j) {{ T a = a_[oa + j * l.sa[3]]; T b = b_[ob + j * l.sb[3]]; "
+            f"r.v[j] = (R)({expression}); }}\n"
+            "    *(RV*)(o + s) = r;\n"
+            "  } else {\n"
+            "    for (long long i = s; i < n && i < s + V; ++i) {\n"
+            f"      at(l, (unsigned int)i, oa, ob); T a = a_[oa]; T b = b_[ob]; o[i] = (R)({expression});\n"
+            "    }\n"
+            "  }\n"
+            "}\n")
+
+
+def strided_layout(shape: tuple, sa: tuple, sb: tuple) -> bytes | None:
+    """The ``Layout`` argument of a strided launch over the C-contiguous result of ``shape`` for operands of
+    element strides ``sa``, ``sb`` along its axes (0 where broadcast): the axes of length 1 dropped, each
+    merged with the one outside it where both operands step through them as one, padded to STRIDED_AXES;
+    None where more axes remain or 32-bit coordinates do not reach every element."""
+    dims, xa, xb = [], [], []
+    n = 1
+    for d, x, y in zip(shape, sa, sb):
+        n *= d
+        if d == 1:
+            continue
+        if dims and xa[-1] == x * d and xb[-1] == y * d:
+            dims[-1] *= d
+            xa[-1], xb[-1] = x, y
+        else:
+            dims.append(d)
+            xa.append(x)
+            xb.append(y)
+    if len(dims) > STRIDED_AXES or n >= 1 << 31:
+        return None
+    pad = STRIDED_AXES - len(dims)
+    return (np.array([1] * pad + dims, np.uint32).tobytes() + np.array([0] * pad + xa, np.int64).tobytes()
+            + np.array([0] * pad + xb, np.int64).tobytes())
 
 
 def _unary_source(op: str, ctype: str) -> str:
@@ -169,6 +245,12 @@ class _Args(threading.local):
         self.addresses = np.array([self.words.ctypes.data + 8 * k for k in range(4)], np.uint64)
         self.params = self.addresses.ctypes.data
         self.scalar_views: dict = {}
+
+    def with_layout(self, layout: bytes) -> int:
+        """The parameters of a strided launch: the four words and ``layout`` (kept until the next one)."""
+        self.layout = np.frombuffer(layout, np.uint8).copy()
+        self.five = np.array([*self.addresses, self.layout.ctypes.data], np.uint64)
+        return self.five.ctypes.data
 
     def scalar_slot(self, npdtype):
         """A view of ``words`` in ``npdtype``: element ``8 // itemsize * k`` is the start of slot k."""
@@ -219,17 +301,17 @@ class DirectLauncher:
         if form == "u":
             if op not in UNARY or npdtype not in _UNARY_DTYPES or result != npdtype:
                 return None
-        elif op not in BINARY or form not in _FORMS or npdtype not in _DIRECT_DTYPES or dtypes[1] != npdtype or \
+        elif not _binary_ok(op, npdtype, form) or dtypes[1] != npdtype or \
                 result != (np.dtype(np.bool_) if op in _BOOL_RESULT else npdtype):
             return None
         return self._function(op, npdtype, form), blocks(n, npdtype.itemsize), BLOCK
 
     def try_binary(self, op: str, ins, outs) -> bool:
         """Launch ``op`` on (x1, x2) into outs[0] if every operand qualifies; False (nothing done) otherwise."""
-        plan = qualify(op, ins, outs) or _qualify_broadcast_element(op, ins, outs)
+        plan = qualify(op, ins, outs) or _qualify_broadcast_element(op, ins, outs) or _qualify_strided(op, ins, outs)
         if plan is None:
             return False
-        npdtype, form, n = plan
+        npdtype, form, n = plan[:3]
         args = self._args
         words = args.words
         for k, x in enumerate(ins):
@@ -240,7 +322,8 @@ class DirectLauncher:
         words[2] = address(outs[0])
         words[3] = n
         f = self._function(op, npdtype, form)
-        driver.launchKernel(f, blocks(n, npdtype.itemsize), 1, 1, BLOCK, 1, 1, 0, self._stream, args.params, 0)
+        params = args.params if form != "bc" else args.with_layout(plan[3])
+        driver.launchKernel(f, blocks(n, npdtype.itemsize), 1, 1, BLOCK, 1, 1, 0, self._stream, params, 0)
         return True
 
     def try_unary(self, op: str, ins, outs) -> bool:
@@ -421,11 +504,39 @@ def qualify(op: str, ins, outs):
         form = "st"
     else:
         return None
-    if npdtype not in _DIRECT_DTYPES:
+    if not _binary_ok(op, npdtype, form):
         return None
     if op not in _BOOL_RESULT and o._dtype.np is not npdtype:
         return None
     return npdtype, form, n
+
+
+def _binary_ok(op: str, npdtype: np.dtype, form: str) -> bool:
+    """Whether the direct kernels compute ``op`` on operands of ``npdtype`` in ``form``."""
+    if form not in _FORMS and form != "bc":
+        return False
+    if op in FLOAT_BINARY:
+        return npdtype in _UNARY_DTYPES
+    return op in BINARY and npdtype in _DIRECT_DTYPES
+
+
+def _qualify_strided(op: str, ins, outs):
+    """(dtype, "bc", element count, layout) when both operands of ``op`` are arrays of one dtype with the
+    result's shape (broadcast views: strides 0) in any layout ``strided_layout`` takes, into a dense result."""
+    x1, x2 = ins
+    if type(x1) is not Tensor or type(x2) is not Tensor:
+        return None
+    o = outs[0]
+    npdtype = x1._dtype.np
+    if x2._dtype.np is not npdtype or not _binary_ok(op, npdtype, "bc"):
+        return None
+    if op not in _BOOL_RESULT and o._dtype.np is not npdtype:
+        return None
+    shape = o._shape
+    if x1._shape != shape or x2._shape != shape or _dense_result(o) is None:
+        return None
+    layout = strided_layout(shape, x1._strides, x2._strides)
+    return None if layout is None else (npdtype, "bc", _dense_result(o)[0], layout)
 
 
 def _qualify_broadcast_element(op: str, ins, outs):
@@ -437,7 +548,7 @@ def _qualify_broadcast_element(op: str, ins, outs):
     o = outs[0]
     shape = o._shape
     npdtype = x1._dtype.np
-    if x2._dtype.np is not npdtype or npdtype not in _DIRECT_DTYPES or x1._shape != shape or x2._shape != shape:
+    if x2._dtype.np is not npdtype or not _binary_ok(op, npdtype, "tp") or x1._shape != shape or x2._shape != shape:
         return None
     if op not in _BOOL_RESULT and o._dtype.np is not npdtype:
         return None
