@@ -3,12 +3,19 @@ one dispatch of one generated shader.
 
 Each dispatch of a replay costs GPU time of its own (a barrier and a launch), so a captured chain of
 small element-wise operations replays no faster than the GPU can launch them one by one. At the end of a
-capture, runs of consecutive map launches (element-wise functions, casts, fill, where, clip) over the
-same merged dimensions are merged when that is safe: per element, each launch only reads what the same
-element of the earlier launches wrote (a read of a buffer written earlier in the run must use the very
-same view, and a write must not touch what an earlier launch reads through another view). The merged
-shader runs the launches' bodies in order for each element, passing written values on in registers, and
-still writes every output (a tensor written inside the block may be read after a replay).
+capture, runs of consecutive map launches (element-wise functions, casts, fill, where, clip) over one
+iteration space are merged when that is safe: per element, each launch only reads what the same element
+of the earlier launches wrote (a read of a buffer written earlier in the run uses the very same view, or
+words no launch of the run writes, and a write must not touch what an earlier launch reads or writes
+through another view). The merged shader runs the launches' bodies in order for each element, passing
+written values on in registers, and still writes every output (a tensor written inside the block may be
+read after a replay).
+
+One iteration space: launches over the same number of elements share the dimensions that split both of
+theirs (a broadcast difference over (n, k, d), then the square of its contiguous result over n*k*d
+elements), and a one-element launch (a scalar of an iterative solver, one element of a concat) joins a
+larger run by being computed in every invocation and stored by the first alone; nothing of the run may
+then read its words from memory.
 
 A replay gives what eager execution gives, bit for bit: a register holds what a load of the stored value
 would give (8- and 16-bit integers narrowed to their width), and each operand of each launch (a register
@@ -25,6 +32,7 @@ from typing import TYPE_CHECKING
 
 from ._wgsl_helpers import WgslHelpers
 from ._map_template import MapCodegen, MapRecord, coord_lines, element_lines
+from ._views import element_span
 from ._shader import Layout, bindings, groups, main_header, pack_words
 from ._types import WgslType, _packing, wt
 
@@ -81,21 +89,118 @@ def _view(rec: MapRecord, i: int) -> tuple:
     return rec.views[i]
 
 
+def _count(dims) -> int:
+    n = 1
+    for s in dims:
+        n *= s
+    return n
+
+
+def _refinement(a: tuple, b: tuple) -> tuple | None:
+    """The coarsest dims that split both ``a`` and ``b`` into consecutive dimensions, or None: (16384,) and
+    (512, 4, 8) give (512, 4, 8); (6, 4) and (4, 6) none, nor two spaces of different element counts."""
+    if _count(a) != _count(b):
+        return None
+    def cuts(dims):
+        out, p = set(), 1
+        for s in reversed(dims):
+            p *= s
+            out.add(p)
+        return out
+    dims, prev = [], 1
+    for c in sorted(cuts(a) | cuts(b)):
+        if c % prev:
+            return None
+        dims.append(c // prev)
+        prev = c
+    return tuple(reversed(dims))
+
+
+def _common_dims(a: tuple, b: tuple) -> tuple | None:
+    """The iteration space a run over ``a`` and a launch over ``b`` can share, or None: a refinement of
+    both, or the larger one where the other has one element (computed by every invocation)."""
+    if a == b:
+        return a
+    na, nb = _count(a), _count(b)
+    if na == nb:
+        return _refinement(a, b)
+    if na == 1:
+        return b
+    return a if nb == 1 else None
+
+
+def _split(strides: tuple, old: tuple, new: tuple) -> tuple:
+    """``strides`` over ``old`` as strides over ``new``, a refinement of it."""
+    out: list[int] = []
+    j = len(new)
+    for s, d in zip(reversed(strides), reversed(old)):
+        p = 1
+        while p < d:
+            j -= 1
+            out.append(s * p)
+            p *= new[j]
+    return tuple(reversed(out))
+
+
+def _recast(rec: MapRecord, dims: tuple) -> MapRecord:
+    """``rec`` over the iteration space ``dims`` (what _common_dims gave): the same elements in the same
+    order, or, for a one-element launch, the one element in every invocation (``bcast``)."""
+    if rec.dims == dims:
+        return rec
+    if _count(rec.dims) == 1:
+        strides = [(0,) * len(dims)] * len(rec.views)
+        bcast = True
+    else:
+        strides = [_split(st, rec.dims, dims) for st in rec.strides]
+        bcast = rec.bcast
+    views = [(v[0], v[1], st, v[3]) for v, st in zip(rec.views, strides)]
+    return rec._replace(dims=dims, strides=strides, views=views, bcast=bcast)
+
+
+def _words(v: tuple, dims: tuple) -> tuple[int, int]:
+    """The 32-bit words [lo, hi) of its buffer that view ``v`` reaches over ``dims`` (whole words: packed
+    8- and 16-bit elements of one word are not told apart)."""
+    lo, hi = element_span(v[1], v[2], dims)
+    isz = v[3].itemsize
+    return lo * isz >> 2, ((hi + 1) * isz + 3) >> 2
+
+
+def _clash(u: tuple, v: tuple, dims: tuple) -> bool:
+    """Whether two views of one buffer reach a common word."""
+    a0, a1 = _words(u, dims)
+    b0, b1 = _words(v, dims)
+    return a0 < b1 and b0 < a1
+
+
 def _can_join(run: list[MapRecord], rec: MapRecord, limit: int) -> bool:
-    if rec.dims != run[0].dims or len(run) >= MAX_RUN:
+    """Whether ``rec`` (over the run's dims) can join ``run``. Per element, a launch may read what the same
+    element of earlier launches wrote: a read of a buffer written earlier in the run uses the very same
+    view (then a register) or words no launch of the run writes, and a write must not touch what an
+    earlier launch reads or writes through another view. A ``bcast`` launch's element is written by the
+    first invocation alone while every invocation computes it: nothing of the run may read its words
+    from memory, which another invocation could do after the store."""
+    if len(run) >= MAX_RUN:
         return False
-    written = {}
-    read = {}
+    dims = rec.dims
+    written: dict = {}
+    read: dict = {}
     for r in run:
         for i in range(len(r.views)):
             v = _view(r, i)
             (written if i < r.nout else read).setdefault(v[0], set()).add(v)
     for i in range(len(rec.views)):
         v = _view(rec, i)
-        if i < rec.nout:  # a write: the buffer's earlier readers and writers used this same view
-            if any(u != v for u in read.get(v[0], ())) or any(u != v for u in written.get(v[0], ())):
+        if i < rec.nout:
+            if rec.bcast:
+                if any(_clash(u, v, dims) for u in read.get(v[0], ())):
+                    return False
+                if any(_clash(_view(rec, k), v, dims) for k in range(rec.nout, len(rec.views))
+                       if _view(rec, k)[0] == v[0]):
+                    return False
+            if any(u != v and _clash(u, v, dims) for u in read.get(v[0], ())) \
+                    or any(u != v and _clash(u, v, dims) for u in written.get(v[0], ())):
                 return False
-        elif any(u != v for u in written.get(v[0], ())):  # a read of something written: the same view
+        elif any(u != v and _clash(u, v, dims) for u in written.get(v[0], ())):
             return False
     views = {_view(r, i) for r in run + [rec] for i in range(len(r.views))}
     return len(views) <= limit
@@ -105,13 +210,14 @@ def fuse(client: WebGPUClient, steps: list, records: list) -> list:
     """``steps`` with each run of two or more joinable map launches replaced by one merged launch."""
     limit = min(client.max_storage_per_stage, 24)
     out: list = []
-    run: list[int] = []
+    run: list[MapRecord] = []  # the records of the open run, recast over one iteration space
+    first = [0]  # the step of the run's first launch
 
     def close():
         if len(run) >= 2:
-            out.append(_merged(client, [records[k] for k in run]))
+            out.append(_merged(client, run))
         else:
-            out.extend(steps[k] for k in run)
+            out.extend(steps[first[0]:first[0] + len(run)])
         run.clear()
 
     for k, (st, rec) in enumerate(zip(steps, records)):
@@ -119,9 +225,18 @@ def fuse(client: WebGPUClient, steps: list, records: list) -> list:
             close()
             out.append(st)
             continue
-        if run and not _can_join([records[j] for j in run], rec, limit):
+        if run:
+            dims = _common_dims(run[0].dims, rec.dims)
+            if dims is not None:
+                cand = rec if rec.dims == dims else _recast(rec, dims)
+                base = run if run[0].dims == dims else [_recast(r, dims) for r in run]
+                if _can_join(base, cand, limit):
+                    run[:] = base
+                    run.append(cand)
+                    continue
             close()
-        run.append(k)
+        first[0] = k
+        run.append(rec)
     close()
     return out
 
@@ -187,7 +302,10 @@ def _merged(client: WebGPUClient, run: list[MapRecord]) -> tuple:
             w = wt(v[3])
             name = f"r{ri}_{j}"
             regs[v] = name
-            return (f"  let s{name} = {value};\n  st{b}(e{b}, s{name});\n"
+            put = f"st{b}(e{b}, s{name});"
+            if rec.bcast:  # every invocation computes the element, the first one stores it
+                put = f"if (i == 0u) {{ {put} }}"
+            return (f"  let s{name} = {value};\n  {put}\n"
                     f"  let {name} = {_reloaded(w, 's' + name)};\n")
 
         before = set(regs.values())
