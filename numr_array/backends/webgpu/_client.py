@@ -346,14 +346,18 @@ class WebGPUGraph(Graph):
         self.steps = steps
         self._pools = pools
         direct = client._direct
-        if direct is not None:  # the dynamic offsets as C arrays, made once for every replay
-            self.steps = [st + (direct.ffi.new("uint32_t[1]", [st[2]]),) for st in steps]
+        #: per step, what the direct encoding calls take, resolved once for every replay: (pipeline, its
+        #: wgpu-native handle, the bind group's, the dynamic offset as a C array, the workgroup counts)
+        self.encoded = None if direct is None else [
+            (st[0], st[0].handle, st[1]._internal, direct.ffi.new("uint32_t[1]", [st[2]])) + tuple(st[3])
+            for st in steps]
 
     def replay(self) -> None:
-        self._client.replay(self.steps)
+        self._client.replay(self.steps, self.encoded)
 
     def release(self) -> None:
         self.steps = []
+        self.encoded = None
         self._pools = []
 
 
@@ -809,12 +813,13 @@ class WebGPUClient(Client):
         self._upool = self._eager_pool
 
     @_entry
-    def replay(self, steps: list) -> None:
-        """Encode ``steps`` into the pending compute pass, after the work already encoded there."""
+    def replay(self, steps: list, encoded: list | None = None) -> None:
+        """Encode ``steps`` (``encoded``: WebGPUGraph's direct form of them) into the pending compute pass,
+        after the work already encoded there."""
         with self._lock:
-            self._replay(steps)
+            self._replay(steps, encoded)
 
-    def _replay(self, steps: list) -> None:
+    def _replay(self, steps: list, encoded: list | None) -> None:
         # into the pending pass, as an eager launch goes: a replay followed by a readback (or by the next
         # launches, as in a jitted call's copies) is then one submission instead of two
         if self._freed:
@@ -823,17 +828,16 @@ class WebGPUClient(Client):
         if p is None:
             p = self._compute_pass()
         direct = self._direct
-        if direct is not None:
+        if direct is not None and encoded is not None:
             h = p._internal
             last = self._last_pipe
-            for st in steps:
-                pipe = st[0]
+            set_pipeline, set_bind_group, dispatch = direct.set_pipeline, direct.set_bind_group, direct.dispatch
+            for pipe, ph, bg, off, x, y, z in encoded:  # (this loop is the replay's host cost: kept bare)
                 if pipe is not last:
-                    direct.set_pipeline(h, pipe.handle)
+                    set_pipeline(h, ph)
                     last = pipe
-                direct.set_bind_group(h, 0, st[1]._internal, 1, st[4])
-                grid = st[3]
-                direct.dispatch(h, grid[0], grid[1], grid[2])
+                set_bind_group(h, 0, bg, 1, off)
+                dispatch(h, x, y, z)
             self._last_pipe = last
         else:
             last = None
