@@ -173,3 +173,56 @@ def test_workload_replays_run_the_expected_dispatches_and_equal_eager(name, per_
     g.replay()
     for got, want in zip(out, program.run(xp, **arrays, **params)):
         assert bits(got) == bits(want)
+
+
+def _stores(monkeypatch, run, *args):
+    """(graph, result, [(stores, dropped stores)] per merged shader) of ``run(*args)`` captured."""
+    from numr_array.backends.webgpu import _fuse
+    shaders = []
+    merged = _fuse._merged
+
+    def spy(client, recs, dead=frozenset()):
+        shaders.append((sum(r.nout for r in recs), len(dead)))
+        return merged(client, recs, dead)
+
+    monkeypatch.setattr(_fuse, "_merged", spy)
+    g, r = captured(run, *args)
+    return g, r, shaders
+
+
+def test_stores_nothing_reads_again_are_dropped_and_the_replay_equals_eager(monkeypatch):
+    """Adam's step: each temporary is passed on in a register and its block, dead at the end of the
+    capture or written again by the next step before any read, is not stored; the results still are."""
+    rng = np.random.default_rng(4)
+    p, target = on(rng.standard_normal(500).astype(np.float32)), on(rng.standard_normal(500).astype(np.float32))
+    run = lambda p, t: workloads.adam(xp, p, t, steps=3, lr=0.01)  # noqa: E731
+    g, r, shaders = _stores(monkeypatch, run, p, target)
+    assert len(g._graph.steps) == 1
+    ((stores, dropped),) = shaders
+    assert stores - dropped <= 6 and dropped >= stores - 6  # p, m, v per step at most; the last p at least
+    target[...] = on(rng.standard_normal(500).astype(np.float32))
+    g.replay()
+    assert bits(r[0]) == bits(run(p, target)[0])
+
+
+def test_a_store_read_by_a_later_launch_or_held_after_the_capture_is_kept(monkeypatch):
+    """t is read again by a reduction (a launch the pass does not look into), u is returned, w is written
+    again by a later launch over another view (read before that): all stored; only s dies unread."""
+    x = on(np.arange(256, dtype=np.float32))
+
+    def run(x):
+        t = x * 2.0
+        s = t + 1.0
+        u = s * 3.0
+        total = xp.sum(t)
+        w = u - 1.0
+        v = w * 0.5
+        w[:128] = v[128:]
+        return total, u, w, v
+
+    g, out, shaders = _stores(monkeypatch, run, x)
+    assert [d for _, d in shaders][0] == 1  # s
+    x[...] = on(np.arange(256, dtype=np.float32)[::-1].copy())
+    g.replay()
+    for got, want in zip(out, run(x)):
+        assert bits(got) == bits(want)

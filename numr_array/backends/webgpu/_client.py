@@ -399,6 +399,8 @@ class WebGPUClient(Client):
         self._eager_pool = self._upool
         self._steps: list | None = None
         self._records: list = []  # per captured step, its MapRecord (or None), for the fusion pass
+        self._bound: list = []  # per captured step, the WBufs it binds (for the fusion pass)
+        self._unheld: set = set()  # serials of the capture arena's blocks no tensor holds at its end
         self._capture_pools: list[UniformPool] = []
         self._direct = _Direct.load()
         #: seconds a readback polls without blocking before it waits in the driver (NUMR_WEBGPU_SPIN_MS);
@@ -567,6 +569,7 @@ class WebGPUClient(Client):
         if self._steps is not None:
             self._steps.append((pipe, bg, off, grid))
             self._records.append(record)
+            self._bound.append(binds[0::3])
         self._pending += 1
         if self._pending >= MAX_PENDING or sum(binds[2::3]) >= EARLY_SUBMIT_BYTES:
             self.flush()
@@ -778,6 +781,7 @@ class WebGPUClient(Client):
             raise
         self._steps = []
         self._records = []
+        self._bound = []
         self._capture_pools = [self._upool]
 
     @_entry
@@ -787,7 +791,8 @@ class WebGPUClient(Client):
             if self._steps is None:
                 raise RuntimeError(f"end_capture: {self.device} is not being captured by this thread")
             try:
-                steps = fuse(self, self._steps, self._records) if self.fusion else self._steps
+                steps = fuse(self, self._steps, self._records, self._bound, self._unheld) if self.fusion \
+                    else self._steps
                 self.flush()  # also writes the fused launches' parameters into the graph's uniform buffers
                 return WebGPUGraph(self, steps, self._capture_pools)
             finally:
@@ -806,9 +811,17 @@ class WebGPUClient(Client):
                 self._reset_capture()
                 self._lock.release()  # begin_capture's hold
 
+    def end_capture(self):
+        arena = self.arena
+        # (the base class drops the arena before _end_recording: what the fusion pass needs of it, taken first)
+        self._unheld = {b.handle.serial for b in arena.unheld} if arena is not None else set()
+        return super().end_capture()
+
     def _reset_capture(self) -> None:
         self._steps = None
         self._records = []
+        self._bound = []
+        self._unheld = set()
         self._capture_pools = []
         self._upool = self._eager_pool
 

@@ -206,24 +206,25 @@ def _can_join(run: list[MapRecord], rec: MapRecord, limit: int) -> bool:
     return len(views) <= limit
 
 
-def fuse(client: WebGPUClient, steps: list, records: list) -> list:
-    """``steps`` with each run of two or more joinable map launches replaced by one merged launch."""
+def fuse(client: WebGPUClient, steps: list, records: list, bound: list | None = None,
+         unheld: set | frozenset = frozenset()) -> list:
+    """``steps`` with each run of two or more joinable map launches replaced by one merged launch.
+    ``bound``: per step, the WBufs it binds; ``unheld``: the serials of the capture arena's blocks no tensor
+    holds at its end. With both, a merged launch drops the stores that nothing reads again (_dead_stores)."""
     limit = min(client.max_storage_per_stage, 24)
-    out: list = []
+    groups: list[tuple[int, list[MapRecord] | None]] = []  # (first step, the run's records or None)
     run: list[MapRecord] = []  # the records of the open run, recast over one iteration space
-    first = [0]  # the step of the run's first launch
+    first = 0
 
     def close():
-        if len(run) >= 2:
-            out.append(_merged(client, run))
-        else:
-            out.extend(steps[first[0]:first[0] + len(run)])
+        if run:
+            groups.append((first, list(run)))
         run.clear()
 
     for k, (st, rec) in enumerate(zip(steps, records)):
         if rec is None:
             close()
-            out.append(st)
+            groups.append((k, None))
             continue
         if run:
             dims = _common_dims(run[0].dims, rec.dims)
@@ -235,13 +236,105 @@ def fuse(client: WebGPUClient, steps: list, records: list) -> list:
                     run.append(cand)
                     continue
             close()
-        first[0] = k
+        first = k
         run.append(rec)
     close()
+    dead = _dead_stores(groups, bound, unheld) if bound is not None else {}
+    out: list = []
+    for gi, (k, recs) in enumerate(groups):
+        if recs is None or len(recs) == 1:
+            out.append(steps[k])
+        else:
+            out.append(_merged(client, recs, dead.get(gi, set())))
     return out
 
 
-def _merged(client: WebGPUClient, run: list[MapRecord]) -> tuple:
+_ALL = (0, 1 << 62)
+
+
+def _hits(live: list, a: int, b: int) -> bool:
+    return any(x < b and a < y for x, y in live)
+
+
+def _kill(live: list, a: int, b: int) -> list:
+    out = []
+    for x, y in live:
+        if y <= a or x >= b:
+            out.append((x, y))
+            continue
+        if x < a:
+            out.append((x, a))
+        if b < y:
+            out.append((b, y))
+    return out
+
+
+def _dense(strides: tuple, dims: tuple) -> bool:
+    """Whether a view reaches every element between its lowest and highest."""
+    expect = 1
+    for s, d in sorted((abs(s), d) for s, d in zip(strides, dims) if d > 1 and s):
+        if s != expect:
+            return False
+        expect = s * d
+    return True
+
+
+def _dead_stores(groups: list, bound: list, unheld) -> dict[int, set]:
+    """Per merged run (its index in ``groups``), the stores (record index, output index) whose words nothing
+    reads from memory again: a later launch writes them all before any reads them, or their block is one no
+    tensor holds after the capture (``unheld``) and no later launch reads it. Found walking the graph
+    backwards with, per buffer, the word ranges a later launch reads before they are written; a step not
+    merged by this pass counts as reading every buffer it binds, a read of a register written earlier in its
+    run reads no memory."""
+    live: dict[int, list] = {}
+
+    def get(serial: int) -> list:
+        w = live.get(serial)
+        if w is None:
+            w = live[serial] = [] if serial in unheld else [_ALL]
+        return w
+
+    dead: dict[int, set] = {}
+    for gi in range(len(groups) - 1, -1, -1):
+        k, recs = groups[gi]
+        if recs is None:
+            for w in bound[k]:
+                live[w.serial] = [_ALL]
+            continue
+        merged = len(recs) > 1
+        in_reg: list[set] = []  # per record, the inputs it reads from a register of the run
+        seen: set = set()
+        for rec in recs:
+            in_reg.append({i for i in range(rec.nout, len(rec.views)) if merged and rec.views[i] in seen})
+            seen.update(rec.views[:rec.nout])
+        mine: set = set()
+        for ri in range(len(recs) - 1, -1, -1):
+            rec = recs[ri]
+            dims = rec.dims
+            for j in range(rec.nout):
+                v = rec.views[j]
+                a, b = _words(v, dims)
+                w = get(v[0])
+                if merged and not _hits(w, a, b):
+                    mine.add((ri, j))
+                if _dense(v[2], dims):  # every word wholly inside what it writes is written here
+                    lo, hi = element_span(v[1], v[2], dims)
+                    isz = v[3].itemsize
+                    live[v[0]] = _kill(w, (lo * isz + 3) >> 2, (hi + 1) * isz >> 2)
+            for i in range(rec.nout, len(rec.views)):
+                if i not in in_reg[ri]:
+                    v = rec.views[i]
+                    a, b = _words(v, dims)
+                    w = get(v[0])
+                    if not any(x <= a and b <= y for x, y in w):
+                        w.append((a, b))
+        if mine:
+            dead[gi] = mine
+    return dead
+
+
+def _merged(client: WebGPUClient, run: list[MapRecord], dead: set = frozenset()) -> tuple:
+    """One launch running ``run``'s bodies per element; ``dead``: the (record, output) stores it leaves out."""
     dims = run[0].dims
     ndim = len(dims)
     # one binding per distinct view; windows, offsets and strides from the record that first has it
@@ -303,7 +396,9 @@ def _merged(client: WebGPUClient, run: list[MapRecord]) -> tuple:
             name = f"r{ri}_{j}"
             regs[v] = name
             put = f"st{b}(e{b}, s{name});"
-            if rec.bcast:  # every invocation computes the element, the first one stores it
+            if (ri, j) in dead:
+                put = "// (nothing reads this store)"
+            elif rec.bcast:  # every invocation computes the element, the first one stores it
                 put = f"if (i == 0u) {{ {put} }}"
             return (f"  let s{name} = {value};\n  {put}\n"
                     f"  let {name} = {_reloaded(w, 's' + name)};\n")
