@@ -28,6 +28,7 @@ import time
 import numpy as np
 
 import numr_array as xp
+from benchmarks._backends import load_all, machine_line
 from benchmarks._timing import side_by_side
 from benchmarks import workloads
 
@@ -104,6 +105,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args(argv)
     devices = args.device or ["webgpu:0", "cpu"]
+    backends, _missing = load_all([f"numr:{d}" for d in devices])
+    print(machine_line(backends))
     print(f"# replay cost, size {args.size}; host times are CPU time of the calling thread (time.thread_time)")
     print("| program | device | launches | dispatches | replay µs | µs/dispatch | jit µs | eager µs "
           "| eager/jit (host) | eager/jit (wall) | replay == eager |")
