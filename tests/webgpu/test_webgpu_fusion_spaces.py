@@ -192,7 +192,8 @@ def _stores(monkeypatch, run, *args):
 
 def test_stores_nothing_reads_again_are_dropped_and_the_replay_equals_eager(monkeypatch):
     """Adam's step: each temporary is passed on in a register and its block, dead at the end of the
-    capture or written again by the next step before any read, is not stored; the results still are."""
+    capture or written again by the next step before any read, is not stored (nor bound); the results still
+    are."""
     rng = np.random.default_rng(4)
     p, target = on(rng.standard_normal(500).astype(np.float32)), on(rng.standard_normal(500).astype(np.float32))
     run = lambda p, t: workloads.adam(xp, p, t, steps=3, lr=0.01)  # noqa: E731
@@ -200,6 +201,7 @@ def test_stores_nothing_reads_again_are_dropped_and_the_replay_equals_eager(monk
     assert len(g._graph.steps) == 1
     ((stores, dropped),) = shaders
     assert stores - dropped <= 6 and dropped >= stores - 6  # p, m, v per step at most; the last p at least
+    assert g._graph.steps[0][0].nbind == 3  # bound: p and target (loaded), the result (stored); no other
     target[...] = on(rng.standard_normal(500).astype(np.float32))
     g.replay()
     assert bits(r[0]) == bits(run(p, target)[0])

@@ -337,17 +337,27 @@ def _merged(client: WebGPUClient, run: list[MapRecord], dead: set = frozenset())
     """One launch running ``run``'s bodies per element; ``dead``: the (record, output) stores it leaves out."""
     dims = run[0].dims
     ndim = len(dims)
-    # one binding per distinct view; windows, offsets and strides from the record that first has it
+    # the views the shader touches: those loaded (not in a register of the run yet) and those stored
+    used: dict[tuple, bool] = {}  # view -> whether it is stored
+    in_reg: set = set()
+    for ri, rec in enumerate(run):
+        for i in range(rec.nout, len(rec.views)):
+            if rec.views[i] not in in_reg:
+                used.setdefault(rec.views[i], False)
+        for j in range(rec.nout):
+            if (ri, j) not in dead:
+                used[rec.views[j]] = True
+            in_reg.add(rec.views[j])
+    if not used:  # (every store dropped, nothing loaded: one binding all the same)
+        used[run[0].views[0]] = False
+    # one binding per view used; windows, offsets and strides from the record that first has it
     slots: dict[tuple, int] = {}
     info: list[tuple] = []  # per binding: (WgslType, written, bind triple, element offset, strides)
     for rec in run:
         for i, v in enumerate(rec.views):
-            written = i < rec.nout
-            if v not in slots:
+            if v in used and v not in slots:
                 slots[v] = len(info)
-                info.append([wt(v[3]), written, rec.binds[3 * i:3 * i + 3], rec.eoffs[i], rec.strides[i]])
-            elif written:
-                info[slots[v]][1] = True
+                info.append([wt(v[3]), used[v], rec.binds[3 * i:3 * i + 3], rec.eoffs[i], rec.strides[i]])
     lay = Layout()
     shape_k = lay.alloc(ndim)
     words_k = [lay.alloc(1 + ndim) for _ in info]
@@ -391,15 +401,16 @@ def _merged(client: WebGPUClient, run: list[MapRecord], dead: set = frozenset())
 
         def store(j: int, value: str, rec=rec, ri=ri) -> str:
             v = _view(rec, j)
-            b = slots[v] + 1
             w = wt(v[3])
             name = f"r{ri}_{j}"
             regs[v] = name
-            put = f"st{b}(e{b}, s{name});"
             if (ri, j) in dead:
                 put = "// (nothing reads this store)"
-            elif rec.bcast:  # every invocation computes the element, the first one stores it
-                put = f"if (i == 0u) {{ {put} }}"
+            else:
+                b = slots[v] + 1
+                put = f"st{b}(e{b}, s{name});"
+                if rec.bcast:  # every invocation computes the element, the first one stores it
+                    put = f"if (i == 0u) {{ {put} }}"
             return (f"  let s{name} = {value};\n  {put}\n"
                     f"  let {name} = {_reloaded(w, 's' + name)};\n")
 
