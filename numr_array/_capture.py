@@ -129,6 +129,7 @@ class Arena:
         self._recycler.new_block = self._new_block
         self.ids = self._recycler.ids
         self.nbytes = 0
+        self.unheld: list[Buffer] = []
 
     def allocate(self, nbytes: int) -> ArenaBuffer:
         block = self._reuse(nbytes)
@@ -155,6 +156,10 @@ class Arena:
     def close(self) -> None:
         """The block has ended: nothing more is allocated, so freed blocks are no longer filed for reuse (and
         the buffers handed out, which may outlive the graph, no longer reach the arena)."""
+        free = self._recycler.free
+        #: the blocks no tensor holds as the block ends: nothing can read them after a replay, so a backend
+        #: may drop stores into them that no later launch of the graph reads
+        self.unheld = [b for blocks in free.values() for b in blocks] if free else []
         self._recycler.free = None
         self._recycler.new_block = None
 

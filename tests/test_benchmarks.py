@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from benchmarks import call_cost, workloads
+from benchmarks import call_cost, replay_cost, workloads
 from benchmarks._backends import load, load_all, numpy_namespace
 from benchmarks._timing import runs, side_by_side
 
@@ -131,3 +131,14 @@ def test_a_failing_memory_run_keeps_the_times():
     (r,) = workloads.run_program(workloads.PROGRAMS[3], "tiny", [backend], repeat=2, warmup=0, memory=True)
     assert r.ok and len(r.times) == 2 and r.peak_bytes is None
     assert "memory **ERROR** RuntimeError: no counter" in workloads._cell(r)
+
+
+def test_replay_cost_reports_dispatches_and_checks_replay_against_eager(device, capsys):
+    rc = replay_cost.main(["--device", str(device), "--programs", "heat,cg", "--min-time", "0.002", "--repeat", "1"])
+    out = capsys.readouterr().out
+    assert rc == 0, out
+    rows = [line.split("|") for line in out.splitlines() if line.startswith(("| heat", "| cg"))]
+    assert len(rows) == 2 and all(r[-2].strip() == "PASS" for r in rows), out
+    for r in rows:
+        launches, dispatches = int(r[3]), int(r[4])
+        assert 0 < dispatches <= launches

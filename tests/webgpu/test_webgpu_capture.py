@@ -474,3 +474,23 @@ def test_float64_libm_launches_stay_apart_float32_ones_merge():
         eager = xp.sin(xp.hypot(x, 1.0) * 2.0)
         g.replay()
         assert np.asarray(y.to_device("cpu")).tobytes() == np.asarray(eager.to_device("cpu")).tobytes()
+
+
+def test_a_long_replay_is_submitted_in_chunks_as_it_is_encoded(monkeypatch):
+    """A replay of more dispatches than client.replay_chunk submits each full chunk as soon as it is encoded
+    (the GPU works on it while the host encodes the next); the last chunk shares the next submission."""
+    monkeypatch.setattr(client, "fusion", False)
+    monkeypatch.setattr(client, "replay_chunk", 8)
+    rng = np.random.default_rng(1)
+    a, b = rng.standard_normal(256).astype(np.float32), rng.standard_normal(256).astype(np.float32)
+    x, y = on(a), on(b)
+    with xp.capture(device=DEV) as g:
+        r = chain(x, y, 20)
+    assert len(g._graph.steps) == 20
+    x[...] = on(b)
+    q = _CountingQueue(client.queue)
+    client.synchronize()
+    monkeypatch.setattr(client, "queue", q)
+    g.replay()
+    assert q.submits == 2  # chunks of 8, 8 and 4 steps: two submitted, the last pending
+    np.testing.assert_array_equal(to_np(r), to_np(chain(on(b), y, 20)))

@@ -11,7 +11,9 @@ Capture: launches still run when captured, and each is also recorded as (pipelin
 offset, workgroup counts); the parameters of captured launches live in uniform buffers the graph owns.
 At the end of the capture, runs of element-wise launches are merged into single dispatches (``_fuse``);
 ``replay`` encodes the record into the pending compute pass, as eager launches go, so that the readback (or
-the launches) after it share its submission.
+the launches) after it share its submission; a replay of more than ``replay_chunk`` dispatches
+(NUMR_WEBGPU_REPLAY_CHUNK) submits each full chunk as soon as it is encoded, so that the GPU runs the
+first while the host encodes the rest.
 
 Dispatches are encoded through wgpu-native's functions directly where wgpu-py's internals allow it
 (``_Direct``): wgpu-py's per-call error capture costs more than the encoding itself.
@@ -61,6 +63,18 @@ MAX_PENDING = 1024
 #: a launch that binds this many bytes is submitted at once, so that the GPU works on it while the host
 #: encodes what follows instead of waiting for the next synchronisation (a 1 GiB sum ran 14% faster)
 EARLY_SUBMIT_BYTES = 64 << 20
+
+
+def _replay_chunk() -> int:
+    """NUMR_WEBGPU_REPLAY_CHUNK: dispatches of a replay submitted together (128 when unset or unreadable;
+    0: a replay is submitted whole, with what follows it). A replay submitted as it is encoded keeps the GPU
+    working on its first dispatches while the host encodes the rest, instead of idle until the end."""
+    try:
+        return max(0, int(os.environ.get("NUMR_WEBGPU_REPLAY_CHUNK", "128")))
+    except ValueError:
+        return 128
+
+
 #: bytes of each uniform buffer launches take parameter slots from
 UNIFORM_POOL_BYTES = 1 << 20
 
@@ -346,14 +360,22 @@ class WebGPUGraph(Graph):
         self.steps = steps
         self._pools = pools
         direct = client._direct
-        if direct is not None:  # the dynamic offsets as C arrays, made once for every replay
-            self.steps = [st + (direct.ffi.new("uint32_t[1]", [st[2]]),) for st in steps]
+        #: per step, what the direct encoding calls take, resolved once for every replay: (pipeline, its
+        #: wgpu-native handle, the bind group's, the dynamic offset as a C array, the workgroup counts), in
+        #: chunks of client.replay_chunk steps, each but the last submitted as soon as it is encoded
+        self.encoded = None
+        if direct is not None:
+            flat = [(st[0], st[0].handle, st[1]._internal, direct.ffi.new("uint32_t[1]", [st[2]])) + tuple(st[3])
+                    for st in steps]
+            size = client.replay_chunk or len(flat) or 1
+            self.encoded = [flat[k:k + size] for k in range(0, len(flat), size)]
 
     def replay(self) -> None:
-        self._client.replay(self.steps)
+        self._client.replay(self.steps, self.encoded)
 
     def release(self) -> None:
         self.steps = []
+        self.encoded = None
         self._pools = []
 
 
@@ -375,6 +397,7 @@ class WebGPUClient(Client):
         self.has_f64 = "shader-f64" in features and "shader-int64" in features
         #: whether end_capture merges chains of element-wise launches into single dispatches
         self.fusion = os.environ.get("NUMR_WEBGPU_FUSION", "1") != "0"
+        self.replay_chunk = _replay_chunk()
         self.has_i64 = "shader-int64" in features
         #: guards all mutable state of the client and its allocator (see the module's docstring)
         self._lock = threading.RLock()
@@ -395,6 +418,8 @@ class WebGPUClient(Client):
         self._eager_pool = self._upool
         self._steps: list | None = None
         self._records: list = []  # per captured step, its MapRecord (or None), for the fusion pass
+        self._bound: list = []  # per captured step, the WBufs it binds (for the fusion pass)
+        self._unheld: set = set()  # serials of the capture arena's blocks no tensor holds at its end
         self._capture_pools: list[UniformPool] = []
         self._direct = _Direct.load()
         #: seconds a readback polls without blocking before it waits in the driver (NUMR_WEBGPU_SPIN_MS);
@@ -563,6 +588,7 @@ class WebGPUClient(Client):
         if self._steps is not None:
             self._steps.append((pipe, bg, off, grid))
             self._records.append(record)
+            self._bound.append(binds[0::3])
         self._pending += 1
         if self._pending >= MAX_PENDING or sum(binds[2::3]) >= EARLY_SUBMIT_BYTES:
             self.flush()
@@ -774,6 +800,7 @@ class WebGPUClient(Client):
             raise
         self._steps = []
         self._records = []
+        self._bound = []
         self._capture_pools = [self._upool]
 
     @_entry
@@ -783,7 +810,8 @@ class WebGPUClient(Client):
             if self._steps is None:
                 raise RuntimeError(f"end_capture: {self.device} is not being captured by this thread")
             try:
-                steps = fuse(self, self._steps, self._records) if self.fusion else self._steps
+                steps = fuse(self, self._steps, self._records, self._bound, self._unheld) if self.fusion \
+                    else self._steps
                 self.flush()  # also writes the fused launches' parameters into the graph's uniform buffers
                 return WebGPUGraph(self, steps, self._capture_pools)
             finally:
@@ -802,19 +830,28 @@ class WebGPUClient(Client):
                 self._reset_capture()
                 self._lock.release()  # begin_capture's hold
 
+    def end_capture(self):
+        arena = self.arena
+        # (the base class drops the arena before _end_recording: what the fusion pass needs of it, taken first)
+        self._unheld = {b.handle.serial for b in arena.unheld} if arena is not None else set()
+        return super().end_capture()
+
     def _reset_capture(self) -> None:
         self._steps = None
         self._records = []
+        self._bound = []
+        self._unheld = set()
         self._capture_pools = []
         self._upool = self._eager_pool
 
     @_entry
-    def replay(self, steps: list) -> None:
-        """Encode ``steps`` into the pending compute pass, after the work already encoded there."""
+    def replay(self, steps: list, encoded: list | None = None) -> None:
+        """Encode ``steps`` (``encoded``: WebGPUGraph's direct form of them) into the pending compute pass,
+        after the work already encoded there."""
         with self._lock:
-            self._replay(steps)
+            self._replay(steps, encoded)
 
-    def _replay(self, steps: list) -> None:
+    def _replay(self, steps: list, encoded: list | None) -> None:
         # into the pending pass, as an eager launch goes: a replay followed by a readback (or by the next
         # launches, as in a jitted call's copies) is then one submission instead of two
         if self._freed:
@@ -823,18 +860,23 @@ class WebGPUClient(Client):
         if p is None:
             p = self._compute_pass()
         direct = self._direct
-        if direct is not None:
-            h = p._internal
-            last = self._last_pipe
-            for st in steps:
-                pipe = st[0]
-                if pipe is not last:
-                    direct.set_pipeline(h, pipe.handle)
-                    last = pipe
-                direct.set_bind_group(h, 0, st[1]._internal, 1, st[4])
-                grid = st[3]
-                direct.dispatch(h, grid[0], grid[1], grid[2])
-            self._last_pipe = last
+        if direct is not None and encoded is not None:
+            set_pipeline, set_bind_group, dispatch = direct.set_pipeline, direct.set_bind_group, direct.dispatch
+            last_chunk = len(encoded) - 1
+            for c, chunk in enumerate(encoded):
+                h = p._internal
+                last = self._last_pipe
+                for pipe, ph, bg, off, x, y, z in chunk:  # (this loop is the replay's host cost: kept bare)
+                    if pipe is not last:
+                        set_pipeline(h, ph)
+                        last = pipe
+                    set_bind_group(h, 0, bg, 1, off)
+                    dispatch(h, x, y, z)
+                self._last_pipe = last
+                self._pending += len(chunk)
+                if c < last_chunk:  # the GPU starts on this chunk while the next is encoded
+                    self._flush()
+                    p = self._compute_pass()
         else:
             last = None
             for pipe, bg, off, grid in steps:
@@ -843,7 +885,7 @@ class WebGPUClient(Client):
                     last = pipe
                 p.set_bind_group(0, bg, [off])
                 p.dispatch_workgroups(*grid)
-        self._pending += len(steps)
+            self._pending += len(steps)
         if self._pending >= MAX_PENDING:
             self._flush()
 

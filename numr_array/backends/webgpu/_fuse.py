@@ -3,12 +3,19 @@ one dispatch of one generated shader.
 
 Each dispatch of a replay costs GPU time of its own (a barrier and a launch), so a captured chain of
 small element-wise operations replays no faster than the GPU can launch them one by one. At the end of a
-capture, runs of consecutive map launches (element-wise functions, casts, fill, where, clip) over the
-same merged dimensions are merged when that is safe: per element, each launch only reads what the same
-element of the earlier launches wrote (a read of a buffer written earlier in the run must use the very
-same view, and a write must not touch what an earlier launch reads through another view). The merged
-shader runs the launches' bodies in order for each element, passing written values on in registers, and
-still writes every output (a tensor written inside the block may be read after a replay).
+capture, runs of consecutive map launches (element-wise functions, casts, fill, where, clip) over one
+iteration space are merged when that is safe: per element, each launch only reads what the same element
+of the earlier launches wrote (a read of a buffer written earlier in the run uses the very same view, or
+words no launch of the run writes, and a write must not touch what an earlier launch reads or writes
+through another view). The merged shader runs the launches' bodies in order for each element, passing
+written values on in registers, and still writes every output (a tensor written inside the block may be
+read after a replay).
+
+One iteration space: launches over the same number of elements share the dimensions that split both of
+theirs (a broadcast difference over (n, k, d), then the square of its contiguous result over n*k*d
+elements), and a one-element launch (a scalar of an iterative solver, one element of a concat) joins a
+larger run by being computed in every invocation and stored by the first alone; nothing of the run may
+then read its words from memory.
 
 A replay gives what eager execution gives, bit for bit: a register holds what a load of the stored value
 would give (8- and 16-bit integers narrowed to their width), and each operand of each launch (a register
@@ -25,6 +32,7 @@ from typing import TYPE_CHECKING
 
 from ._wgsl_helpers import WgslHelpers
 from ._map_template import MapCodegen, MapRecord, coord_lines, element_lines
+from ._views import element_span
 from ._shader import Layout, bindings, groups, main_header, pack_words
 from ._types import WgslType, _packing, wt
 
@@ -81,65 +89,275 @@ def _view(rec: MapRecord, i: int) -> tuple:
     return rec.views[i]
 
 
+def _count(dims) -> int:
+    n = 1
+    for s in dims:
+        n *= s
+    return n
+
+
+def _refinement(a: tuple, b: tuple) -> tuple | None:
+    """The coarsest dims that split both ``a`` and ``b`` into consecutive dimensions, or None: (16384,) and
+    (512, 4, 8) give (512, 4, 8); (6, 4) and (4, 6) none, nor two spaces of different element counts."""
+    if _count(a) != _count(b):
+        return None
+    def cuts(dims):
+        out, p = set(), 1
+        for s in reversed(dims):
+            p *= s
+            out.add(p)
+        return out
+    dims, prev = [], 1
+    for c in sorted(cuts(a) | cuts(b)):
+        if c % prev:
+            return None
+        dims.append(c // prev)
+        prev = c
+    return tuple(reversed(dims))
+
+
+def _common_dims(a: tuple, b: tuple) -> tuple | None:
+    """The iteration space a run over ``a`` and a launch over ``b`` can share, or None: a refinement of
+    both, or the larger one where the other has one element (computed by every invocation)."""
+    if a == b:
+        return a
+    na, nb = _count(a), _count(b)
+    if na == nb:
+        return _refinement(a, b)
+    if na == 1:
+        return b
+    return a if nb == 1 else None
+
+
+def _split(strides: tuple, old: tuple, new: tuple) -> tuple:
+    """``strides`` over ``old`` as strides over ``new``, a refinement of it."""
+    out: list[int] = []
+    j = len(new)
+    for s, d in zip(reversed(strides), reversed(old)):
+        p = 1
+        while p < d:
+            j -= 1
+            out.append(s * p)
+            p *= new[j]
+    return tuple(reversed(out))
+
+
+def _recast(rec: MapRecord, dims: tuple) -> MapRecord:
+    """``rec`` over the iteration space ``dims`` (what _common_dims gave): the same elements in the same
+    order, or, for a one-element launch, the one element in every invocation (``bcast``)."""
+    if rec.dims == dims:
+        return rec
+    if _count(rec.dims) == 1:
+        strides = [(0,) * len(dims)] * len(rec.views)
+        bcast = True
+    else:
+        strides = [_split(st, rec.dims, dims) for st in rec.strides]
+        bcast = rec.bcast
+    views = [(v[0], v[1], st, v[3]) for v, st in zip(rec.views, strides)]
+    return rec._replace(dims=dims, strides=strides, views=views, bcast=bcast)
+
+
+def _words(v: tuple, dims: tuple) -> tuple[int, int]:
+    """The 32-bit words [lo, hi) of its buffer that view ``v`` reaches over ``dims`` (whole words: packed
+    8- and 16-bit elements of one word are not told apart)."""
+    lo, hi = element_span(v[1], v[2], dims)
+    isz = v[3].itemsize
+    return lo * isz >> 2, ((hi + 1) * isz + 3) >> 2
+
+
+def _clash(u: tuple, v: tuple, dims: tuple) -> bool:
+    """Whether two views of one buffer reach a common word."""
+    a0, a1 = _words(u, dims)
+    b0, b1 = _words(v, dims)
+    return a0 < b1 and b0 < a1
+
+
 def _can_join(run: list[MapRecord], rec: MapRecord, limit: int) -> bool:
-    if rec.dims != run[0].dims or len(run) >= MAX_RUN:
+    """Whether ``rec`` (over the run's dims) can join ``run``. Per element, a launch may read what the same
+    element of earlier launches wrote: a read of a buffer written earlier in the run uses the very same
+    view (then a register) or words no launch of the run writes, and a write must not touch what an
+    earlier launch reads or writes through another view. A ``bcast`` launch's element is written by the
+    first invocation alone while every invocation computes it: nothing of the run may read its words
+    from memory, which another invocation could do after the store."""
+    if len(run) >= MAX_RUN:
         return False
-    written = {}
-    read = {}
+    dims = rec.dims
+    written: dict = {}
+    read: dict = {}
     for r in run:
         for i in range(len(r.views)):
             v = _view(r, i)
             (written if i < r.nout else read).setdefault(v[0], set()).add(v)
     for i in range(len(rec.views)):
         v = _view(rec, i)
-        if i < rec.nout:  # a write: the buffer's earlier readers and writers used this same view
-            if any(u != v for u in read.get(v[0], ())) or any(u != v for u in written.get(v[0], ())):
+        if i < rec.nout:
+            if rec.bcast:
+                if any(_clash(u, v, dims) for u in read.get(v[0], ())):
+                    return False
+                if any(_clash(_view(rec, k), v, dims) for k in range(rec.nout, len(rec.views))
+                       if _view(rec, k)[0] == v[0]):
+                    return False
+            if any(u != v and _clash(u, v, dims) for u in read.get(v[0], ())) \
+                    or any(u != v and _clash(u, v, dims) for u in written.get(v[0], ())):
                 return False
-        elif any(u != v for u in written.get(v[0], ())):  # a read of something written: the same view
+        elif any(u != v and _clash(u, v, dims) for u in written.get(v[0], ())):
             return False
     views = {_view(r, i) for r in run + [rec] for i in range(len(r.views))}
     return len(views) <= limit
 
 
-def fuse(client: WebGPUClient, steps: list, records: list) -> list:
-    """``steps`` with each run of two or more joinable map launches replaced by one merged launch."""
+def fuse(client: WebGPUClient, steps: list, records: list, bound: list | None = None,
+         unheld: set | frozenset = frozenset()) -> list:
+    """``steps`` with each run of two or more joinable map launches replaced by one merged launch.
+    ``bound``: per step, the WBufs it binds; ``unheld``: the serials of the capture arena's blocks no tensor
+    holds at its end. With both, a merged launch drops the stores that nothing reads again (_dead_stores)."""
     limit = min(client.max_storage_per_stage, 24)
-    out: list = []
-    run: list[int] = []
+    groups: list[tuple[int, list[MapRecord] | None]] = []  # (first step, the run's records or None)
+    run: list[MapRecord] = []  # the records of the open run, recast over one iteration space
+    first = 0
 
     def close():
-        if len(run) >= 2:
-            out.append(_merged(client, [records[k] for k in run]))
-        else:
-            out.extend(steps[k] for k in run)
+        if run:
+            groups.append((first, list(run)))
         run.clear()
 
     for k, (st, rec) in enumerate(zip(steps, records)):
         if rec is None:
             close()
-            out.append(st)
+            groups.append((k, None))
             continue
-        if run and not _can_join([records[j] for j in run], rec, limit):
+        if run:
+            dims = _common_dims(run[0].dims, rec.dims)
+            if dims is not None:
+                cand = rec if rec.dims == dims else _recast(rec, dims)
+                base = run if run[0].dims == dims else [_recast(r, dims) for r in run]
+                if _can_join(base, cand, limit):
+                    run[:] = base
+                    run.append(cand)
+                    continue
             close()
-        run.append(k)
+        first = k
+        run.append(rec)
     close()
+    dead = _dead_stores(groups, bound, unheld) if bound is not None else {}
+    out: list = []
+    for gi, (k, recs) in enumerate(groups):
+        if recs is None or len(recs) == 1:
+            out.append(steps[k])
+        else:
+            out.append(_merged(client, recs, dead.get(gi, set())))
     return out
 
 
-def _merged(client: WebGPUClient, run: list[MapRecord]) -> tuple:
+_ALL = (0, 1 << 62)
+
+
+def _hits(live: list, a: int, b: int) -> bool:
+    return any(x < b and a < y for x, y in live)
+
+
+def _kill(live: list, a: int, b: int) -> list:
+    out = []
+    for x, y in live:
+        if y <= a or x >= b:
+            out.append((x, y))
+            continue
+        if x < a:
+            out.append((x, a))
+        if b < y:
+            out.append((b, y))
+    return out
+
+
+def _dense(strides: tuple, dims: tuple) -> bool:
+    """Whether a view reaches every element between its lowest and highest."""
+    expect = 1
+    for s, d in sorted((abs(s), d) for s, d in zip(strides, dims) if d > 1 and s):
+        if s != expect:
+            return False
+        expect = s * d
+    return True
+
+
+def _dead_stores(groups: list, bound: list, unheld) -> dict[int, set]:
+    """Per merged run (its index in ``groups``), the stores (record index, output index) whose words nothing
+    reads from memory again: a later launch writes them all before any reads them, or their block is one no
+    tensor holds after the capture (``unheld``) and no later launch reads it. Found walking the graph
+    backwards with, per buffer, the word ranges a later launch reads before they are written; a step not
+    merged by this pass counts as reading every buffer it binds, a read of a register written earlier in its
+    run reads no memory."""
+    live: dict[int, list] = {}
+
+    def get(serial: int) -> list:
+        w = live.get(serial)
+        if w is None:
+            w = live[serial] = [] if serial in unheld else [_ALL]
+        return w
+
+    dead: dict[int, set] = {}
+    for gi in range(len(groups) - 1, -1, -1):
+        k, recs = groups[gi]
+        if recs is None:
+            for w in bound[k]:
+                live[w.serial] = [_ALL]
+            continue
+        merged = len(recs) > 1
+        in_reg: list[set] = []  # per record, the inputs it reads from a register of the run
+        seen: set = set()
+        for rec in recs:
+            in_reg.append({i for i in range(rec.nout, len(rec.views)) if merged and rec.views[i] in seen})
+            seen.update(rec.views[:rec.nout])
+        mine: set = set()
+        for ri in range(len(recs) - 1, -1, -1):
+            rec = recs[ri]
+            dims = rec.dims
+            for j in range(rec.nout):
+                v = rec.views[j]
+                a, b = _words(v, dims)
+                w = get(v[0])
+                if merged and not _hits(w, a, b):
+                    mine.add((ri, j))
+                if _dense(v[2], dims):  # every word wholly inside what it writes is written here
+                    lo, hi = element_span(v[1], v[2], dims)
+                    isz = v[3].itemsize
+                    live[v[0]] = _kill(w, (lo * isz + 3) >> 2, (hi + 1) * isz >> 2)
+            for i in range(rec.nout, len(rec.views)):
+                if i not in in_reg[ri]:
+                    v = rec.views[i]
+                    a, b = _words(v, dims)
+                    w = get(v[0])
+                    if not any(x <= a and b <= y for x, y in w):
+                        w.append((a, b))
+        if mine:
+            dead[gi] = mine
+    return dead
+
+
+def _merged(client: WebGPUClient, run: list[MapRecord], dead: set = frozenset()) -> tuple:
+    """One launch running ``run``'s bodies per element; ``dead``: the (record, output) stores it leaves out."""
     dims = run[0].dims
     ndim = len(dims)
-    # one binding per distinct view; windows, offsets and strides from the record that first has it
+    # the views the shader touches: those loaded (not in a register of the run yet) and those stored
+    used: dict[tuple, bool] = {}  # view -> whether it is stored
+    in_reg: set = set()
+    for ri, rec in enumerate(run):
+        for i in range(rec.nout, len(rec.views)):
+            if rec.views[i] not in in_reg:
+                used.setdefault(rec.views[i], False)
+        for j in range(rec.nout):
+            if (ri, j) not in dead:
+                used[rec.views[j]] = True
+            in_reg.add(rec.views[j])
+    if not used:  # (every store dropped, nothing loaded: one binding all the same)
+        used[run[0].views[0]] = False
+    # one binding per view used; windows, offsets and strides from the record that first has it
     slots: dict[tuple, int] = {}
     info: list[tuple] = []  # per binding: (WgslType, written, bind triple, element offset, strides)
     for rec in run:
         for i, v in enumerate(rec.views):
-            written = i < rec.nout
-            if v not in slots:
+            if v in used and v not in slots:
                 slots[v] = len(info)
-                info.append([wt(v[3]), written, rec.binds[3 * i:3 * i + 3], rec.eoffs[i], rec.strides[i]])
-            elif written:
-                info[slots[v]][1] = True
+                info.append([wt(v[3]), used[v], rec.binds[3 * i:3 * i + 3], rec.eoffs[i], rec.strides[i]])
     lay = Layout()
     shape_k = lay.alloc(ndim)
     words_k = [lay.alloc(1 + ndim) for _ in info]
@@ -183,11 +401,17 @@ def _merged(client: WebGPUClient, run: list[MapRecord]) -> tuple:
 
         def store(j: int, value: str, rec=rec, ri=ri) -> str:
             v = _view(rec, j)
-            b = slots[v] + 1
             w = wt(v[3])
             name = f"r{ri}_{j}"
             regs[v] = name
-            return (f"  let s{name} = {value};\n  st{b}(e{b}, s{name});\n"
+            if (ri, j) in dead:
+                put = "// (nothing reads this store)"
+            else:
+                b = slots[v] + 1
+                put = f"st{b}(e{b}, s{name});"
+                if rec.bcast:  # every invocation computes the element, the first one stores it
+                    put = f"if (i == 0u) {{ {put} }}"
+            return (f"  let s{name} = {value};\n  {put}\n"
                     f"  let {name} = {_reloaded(w, 's' + name)};\n")
 
         before = set(regs.values())

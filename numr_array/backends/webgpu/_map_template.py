@@ -346,6 +346,9 @@ class MapRecord(NamedTuple):
     eoffs: list         # each tensor's element offset in its window
     binds: tuple        # (WBuf, byte offset, byte size) per tensor, flat
     tail: list          # the uniform words of the scalar inputs and parameters
+    #: a one-element launch the fusion pass spread over a larger run: every invocation computes it (all its
+    #: strides 0), only the first stores it
+    bcast: bool = False
 
 
 def _whole(client: WebGPUClient, dims, tensors: list[Tensor], strides):
