@@ -140,5 +140,8 @@ def test_replay_cost_reports_dispatches_and_checks_replay_against_eager(device, 
     rows = [line.split("|") for line in out.splitlines() if line.startswith(("| heat", "| cg"))]
     assert len(rows) == 2 and all(r[-2].strip() == "PASS" for r in rows), out
     for r in rows:
+        if r[4].strip() == "-":  # a CUDA graph: its kernel nodes are not counted
+            assert str(device).startswith("cuda"), out
+            continue
         launches, dispatches = int(r[3]), int(r[4])
         assert 0 < dispatches <= launches

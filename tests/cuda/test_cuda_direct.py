@@ -123,7 +123,11 @@ def test_strided_and_broadcast_operands_are_one_direct_kernel(case, op, name):
     x, y = STRIDED[case](xp, xp.asarray(A, device=DEV), xp.asarray(B, device=DEV))
     with np.errstate(all="ignore"):
         want = getattr(np, {"pow": "power"}.get(op, op))(p, q)
-    np.testing.assert_array_equal(to_np(getattr(xp, op)(x, y)), want, strict=True, err_msg=f"{op} {name} {case}")
+    got = to_np(getattr(xp, op)(x, y))
+    if op == "pow":  # CUDA's powf/pow (CuPy's, whose bits the kernel keeps) and NumPy's differ by an ulp at times
+        np.testing.assert_allclose(got, want, rtol=4e-7 if name == "float32" else 1e-15, strict=True)
+    else:
+        np.testing.assert_array_equal(got, want, strict=True, err_msg=f"{op} {name} {case}")
     assert (op, np.dtype(name), "bc") in direct_keys()  # one kernel of ours, not CuPy's
 
 

@@ -204,3 +204,18 @@ def test_an_op_whose_operand_lies_partly_under_its_result_is_not_fused(runs):
     g.replay()
     np.testing.assert_array_equal(to_np(y), want)
     np.testing.assert_array_equal(bits(t), bits(xp.sin(x)))
+
+
+def test_broadcasts_and_powers_are_captured_as_the_direct_kernels(runs):
+    # not fusable (operands of other shapes, pow): each is its direct kernel, one node of the graph, after the
+    # pending run; the replay gives eager's bits
+    rng = np.random.default_rng(11)
+    X, C = rng.standard_normal((300, 8)).astype(np.float32), rng.standard_normal((5, 8)).astype(np.float32)
+    def block(x, c):
+        d = x[:, None, :] - c[None, :, :]
+        s = xp.sum(d ** 2, axis=-1)
+        return [s, xp.exp(x * 0.5) / xp.sum(x, axis=1, keepdims=True)]
+
+    replay_equals_eager(block, [X, C], runs, 2)  # (x * 0.5 and exp fuse; the rest are kernels of their own)
+    keys = set(client._direct._functions)
+    assert ("subtract", np.dtype(np.float32), "bc") in keys and ("divide", np.dtype(np.float32), "bc") in keys

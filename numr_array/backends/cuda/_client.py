@@ -472,11 +472,18 @@ class CudaClient(Client, CudaInterop, PeerCopy):
                 if self._capturing:
                     if self._record(kernel, inputs, outputs):
                         return
+                    # not fusable (a broadcast, a strided view, pow): its direct kernel, one node after the run
+                    if self._run is not None:
+                        self._flush_run()
+                    if self._direct.try_binary(kernel, inputs, outputs):
+                        return
                 elif _current_stream() is self.stream and self._direct.try_binary(kernel, inputs, outputs):
                     return
-            elif kernel in DIRECT_UNARY and not self._capturing and _current_stream() is self.stream \
-                    and self._direct.try_unary(kernel, inputs, outputs):
-                return
+            elif kernel in DIRECT_UNARY and (self._capturing or _current_stream() is self.stream):
+                if self._run is not None:  # (a capture's pending run, which this op did not join above)
+                    self._flush_run()
+                if self._direct.try_unary(kernel, inputs, outputs):
+                    return
             elif kernel == "copy" and not self._capturing and _current_stream() is self.stream \
                     and self._direct.try_copy(inputs[0], outputs[0]):
                 return
