@@ -321,20 +321,39 @@ def concat(arrays, /, *, axis: int | None = 0) -> Tensor:
     return _concat(arrays, axis)
 
 
-def _concat_plan(arrays: list[Tensor], axis: int, out: Tensor, places: list) -> None:
-    """Keep the plan of a concat whose arrays all have the result's dtype on a client whose results
-    numr_array._speedups can make (CpuClient.host_parts): a repeated call is then the result's allocation
-    and one assignment per array, in C."""
+def _concat_plan(arrays: list[Tensor], given: int, axis: int, out: Tensor, places: list) -> None:
+    """Keep the plan of a concat (``given``: the axis as the call gave it) whose arrays all have the result's
+    dtype, on a client whose results numr_array._speedups can make: a repeated call is then the result's
+    allocation and one assignment per array (CpuClient.host_parts), or one device-to-device copy per array
+    where each is dense and goes to one range of the result (CudaClient.concat_launch), in C."""
     client = out._dev._client
-    parts = getattr(client, "host_parts", None)
-    if parts is None or CHECK_LAUNCHES or any(a._dtype is not out._dtype for a in arrays):
+    if CHECK_LAUNCHES or any(a._dtype is not out._dtype for a in arrays):
         return  # (checked launches: every copy goes through _launch.launch)
+    parts = getattr(client, "host_parts", None)
+    if parts is not None:
+        allocator, native, empty = parts()
+        plan = (out._dtype, out._shape, out._strides, out._dev, allocator, out._buf.nbytes, out._dtype.np, empty,
+                native, tuple(places))
+    else:
+        launch = getattr(client, "concat_launch", None)
+        if launch is None or _size(out._shape[:axis]) != 1:  # (else an array's place is not one range)
+            return
+        item = out._dtype.itemsize
+        pieces, start = [], 0
+        for a in arrays:
+            n = _size(a._shape)
+            if n and a._strides != contiguous_strides(a._shape):
+                return
+            pieces.append((start * item, n * item, a._strides, item) if n else None)
+            start += n
+        part = launch()
+        if part is None:
+            return
+        plan = (out._dtype, out._shape, out._strides, out._dev, client.allocator, out._buf.nbytes) + part + \
+            (tuple(pieces),)
     if len(_CONCAT_PLANS) >= _PLANS_MAX:
         _CONCAT_PLANS.clear()
-    key = (axis, client) + tuple(v for a in arrays for v in (a._dtype, a._shape))
-    allocator, native, empty = parts()
-    _CONCAT_PLANS[key] = (out._dtype, out._shape, out._strides, out._dev, allocator, out._buf.nbytes,
-                          out._dtype.np, empty, native, tuple(places))
+    _CONCAT_PLANS[(given, client) + tuple(v for a in arrays for v in (a._dtype, a._shape))] = plan
 
 
 def _concat(arrays, axis: int | None) -> Tensor:
@@ -376,7 +395,7 @@ def _concat(arrays, axis: int | None) -> Tensor:
         places.append(place)
         start += n
     if _speedups is not None and type(given) is int:
-        _concat_plan(arrays, given, out, places)
+        _concat_plan(arrays, given, axis, out, places)
     return out
 
 

@@ -1978,6 +1978,90 @@ fallback:
    Anything else is ``fallback(arrays, axis)``. */
 enum { C_DTYPE, C_SHAPE, C_STRIDES, C_DEV, C_ALLOCATOR, C_NBYTES, C_NPDTYPE, C_EMPTY, C_NATIVE, C_PLACES, C_LEN };
 
+/* A GPU client's concat plan (_manipulation._concat_plan, CudaClient.concat_launch): the result's dtype, shape,
+   strides, device, allocator and bytes, the driver's cuMemcpyDtoDAsync, the stream's handle and object, CuPy's
+   current-stream call, the pool's malloc, the client's lock, and per array (its byte offset in the result,
+   its bytes, the strides it must have, its itemsize) or None for an empty one: each array is one
+   device-to-device copy into a contiguous range of the result. */
+enum { DC_DTYPE, DC_SHAPE, DC_STRIDES, DC_DEV, DC_ALLOCATOR, DC_NBYTES, DC_MEMCPY, DC_STREAM, DC_STREAM_OBJ,
+       DC_CURRENT_STREAM, DC_MALLOC, DC_LOCK, DC_PIECES, DC_LEN };
+typedef int (*memcpy_fn)(unsigned long long dst, unsigned long long src, size_t bytes, void *stream);
+
+/* The concat of ``items`` by the device plan: the new result, or NotImplemented (nothing kept) where the
+   Python path must make it (as device_call: another stream current, an array not laid out as planned, the
+   lock another thread's, a failed allocation or copy). */
+static PyObject *
+device_concat(PyObject *plan, PyObject *const *items, Py_ssize_t n)
+{
+#define D(k) PyTuple_GET_ITEM(plan, k)
+    PyObject *pieces = D(DC_PIECES);
+    if (!PyTuple_CheckExact(pieces) || PyTuple_GET_SIZE(pieces) != n)
+        return python_path();
+    PyObject *cur = PyObject_CallNoArgs(D(DC_CURRENT_STREAM));
+    if (cur == NULL)
+        return NULL;
+    Py_DECREF(cur);
+    if (cur != D(DC_STREAM_OBJ))
+        return python_path();
+    unsigned long long src[64];
+    if (n > 64)
+        return python_path();
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *p = PyTuple_GET_ITEM(pieces, i);
+        if (p == Py_None)
+            continue;
+        PyObject *want = PyTuple_GET_ITEM(p, 2), *st = SLOT(items[i], T_strides);
+        if (st != want && PyObject_RichCompareBool(st, want, Py_EQ) != 1) {
+            PyErr_Clear();
+            return python_path();
+        }
+        src[i] = device_address(items[i], PyLong_AsSsize_t(PyTuple_GET_ITEM(p, 3)));
+        if (src[i] == 0)
+            return python_path();
+    }
+    PyObject *mp = PyObject_CallOneArg(D(DC_MALLOC), D(DC_NBYTES));
+    if (mp == NULL) {
+        PyErr_Clear();
+        return python_path();
+    }
+    PyObject *ptr = PyObject_GetAttr(mp, str_ptr);
+    unsigned long long o = ptr == NULL ? 0 : PyLong_AsUnsignedLongLong(ptr);
+    Py_XDECREF(ptr);
+    PyObject *got = o == 0 || PyErr_Occurred() ? NULL : PyObject_CallMethodOneArg(D(DC_LOCK), str_acquire, Py_False);
+    if (got != Py_True) {
+        Py_XDECREF(got);
+        PyErr_Clear();
+        Py_DECREF(mp);
+        return python_path();
+    }
+    Py_DECREF(got);
+    memcpy_fn copy = (memcpy_fn)PyLong_AsVoidPtr(D(DC_MEMCPY));
+    void *stream = PyLong_AsVoidPtr(D(DC_STREAM));
+    int status = PyErr_Occurred() ? -1 : 0;
+    for (Py_ssize_t i = 0; status == 0 && i < n; i++) {
+        PyObject *p = PyTuple_GET_ITEM(pieces, i);
+        if (p == Py_None)
+            continue;
+        unsigned long long off = PyLong_AsUnsignedLongLong(PyTuple_GET_ITEM(p, 0));
+        size_t bytes = PyLong_AsSize_t(PyTuple_GET_ITEM(p, 1));
+        status = PyErr_Occurred() ? -1 : copy(o + off, src[i], bytes, stream);
+    }
+    PyErr_Clear();
+    PyObject *released = PyObject_CallMethodNoArgs(D(DC_LOCK), str_release);
+    if (released == NULL) {
+        Py_DECREF(mp);
+        return NULL;
+    }
+    Py_DECREF(released);
+    if (status != 0) {  /* (a copy already queued wrote only the new block, which goes back to the pool) */
+        Py_DECREF(mp);
+        return python_path();
+    }
+    return result_over(D(DC_DTYPE), D(DC_SHAPE), D(DC_STRIDES), D(DC_DEV), D(DC_ALLOCATOR), D(DC_NBYTES), mp,
+                       Py_None);
+#undef D
+}
+
 static PyObject *
 concat(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -2009,13 +2093,22 @@ concat(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     }
     plan = PyDict_GetItemWithError(plans, key);
     Py_DECREF(key);
-    if (plan == NULL || !PyTuple_CheckExact(plan) || PyTuple_GET_SIZE(plan) != C_LEN ||
+    if (plan == NULL || !PyTuple_CheckExact(plan) ||
+        (PyTuple_GET_SIZE(plan) != C_LEN && PyTuple_GET_SIZE(plan) != DC_LEN) ||
         !PyObject_TypeCheck(PyTuple_GET_ITEM(plan, C_ALLOCATOR), &LedgerType))
         goto fallback;
     for (Py_ssize_t i = 0; i < n; i++)  /* (the key names the first array's client: all must share it) */
         if (client_of(items[i]) != client_of(items[0]))
             goto fallback;
     Py_INCREF(plan);  /* (held for the call: code it runs may empty the table) */
+    if (PyTuple_GET_SIZE(plan) == DC_LEN) {
+        PyObject *r = device_concat(plan, items, n);
+        Py_DECREF(plan);
+        if (r != Py_NotImplemented)
+            return r;
+        Py_DECREF(r);
+        goto fallback;
+    }
     PyObject *eargs[2] = {PyTuple_GET_ITEM(plan, C_SHAPE), PyTuple_GET_ITEM(plan, C_NPDTYPE)};
     arr = PyObject_Vectorcall(PyTuple_GET_ITEM(plan, C_EMPTY), eargs, 2, NULL);
     PyObject *places = PyTuple_GET_ITEM(plan, C_PLACES);

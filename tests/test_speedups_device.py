@@ -293,3 +293,26 @@ def test_strided_operands_pass_their_layout_as_a_fifth_argument():
     native = base[:5] + (9,) + base[6:9] + (((1, 6), (1,)), None) + base[11:]  # no layout: nothing launched
     plans = f.plans(key2(t, y), np.float32, (6, 4), native)
     assert sp.binary(None, plans, t, y, None, 1) is NotImplemented and f.launches == []
+
+
+MEMCPY = ctypes.CFUNCTYPE(I, ctypes.c_uint64, ctypes.c_uint64, ctypes.c_size_t, VP)
+
+
+def test_a_concat_is_one_device_copy_per_array_into_the_new_result():
+    f = FakeDevice()
+    copies = []
+    memcpy = MEMCPY(lambda dst, src, n, stream: copies.append((dst, src, n, stream)) or 0)
+    a, b, c = (f.tensor(np.zeros(k, np.float32)) for k in (1, 5, 1))
+    empty = f.tensor(np.zeros(0, np.float32))
+    pieces = ((0, 4, (1,), 4), (4, 20, (1,), 4), None, (24, 4, (1,), 4))
+    plan = (_dtypes.float32, (7,), (1,), f.dev, f.allocator, 28, ctypes.cast(memcpy, ctypes.c_void_p).value, 0xABC,
+            f.stream, lambda: f.current, Memory, f.lock, pieces)
+    arrays = [a, b, empty, c]
+    key = (0, f.dev._client) + tuple(v for t in arrays for v in (t._dtype, t._shape))
+    fallback = lambda arrays, axis: "python"  # noqa: E731
+    r = sp.concat(arrays, 0, {key: plan}, fallback)
+    o = address(r)
+    assert r.shape == (7,) and copies == [(o, address(a), 4, 0xABC), (o + 4, address(b), 20, 0xABC),
+                                          (o + 24, address(c), 4, 0xABC)]
+    f.current = object()  # another stream current: the Python path
+    assert sp.concat(arrays, 0, {key: plan}, fallback) == "python"

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import numr_array as xp
-from numr_array import _elementwise, runtime
+from numr_array import _elementwise, _manipulation, runtime
 from numr_array.backends import get_runtime
 
 from ..strategies import to_np
@@ -35,11 +35,13 @@ client = xp._device.parse_device(DEV).client
 def unchecked_launches(monkeypatch):
     """Plans made as outside the suite (tests/conftest.py checks every launch, and checked launches never take
     the compiled call)."""
-    for module in (cuda_client, _elementwise):
+    for module in (cuda_client, _elementwise, _manipulation):
         monkeypatch.setattr(module, "CHECK_LAUNCHES", False)
     _elementwise.forget_plans()
+    _manipulation._CONCAT_PLANS.clear()
     yield
     _elementwise.forget_plans()
+    _manipulation._CONCAT_PLANS.clear()
 
 
 def _python_calls(fn) -> list[str]:
@@ -311,3 +313,21 @@ def test_a_capture_of_cached_products_replays_them():
     g.replay()
     want = a.T.astype(np.float64) @ (a.astype(np.float64) @ (2 * w.astype(np.float64)))
     np.testing.assert_allclose(to_np(o), want, rtol=1e-4, atol=1e-5 * np.abs(want).max())
+
+
+def test_a_repeated_concat_is_one_copy_per_array_from_c():
+    u = data(np.float32, 4096)
+    x = put(u)
+    f = lambda: xp.concat([x[:1], x[1:-1] * 0.5, x[-1:]])  # noqa: E731  (heat's)
+    first = to_np(f())
+    assert "_concat" not in _python_calls(f)
+    np.testing.assert_array_equal(to_np(f()), first)
+    np.testing.assert_array_equal(first, np.concatenate([u[:1], u[1:-1] * np.float32(0.5), u[-1:]]))
+    rows = [put(data(np.float64, 6, seed=k).reshape(1, 6)) for k in range(3)]
+    g = lambda: xp.concat(rows, axis=1)  # noqa: E731  (one leading axis of length 1: each is one range)
+    want = np.concatenate([to_np(r) for r in rows], axis=1)
+    np.testing.assert_array_equal(to_np(g()), want)
+    assert "_concat" not in _python_calls(g)
+    np.testing.assert_array_equal(to_np(g()), want)
+    t = put(data(np.float32, 24).reshape(4, 6)).T  # not dense: the Python path, whatever the plan
+    np.testing.assert_array_equal(to_np(xp.concat([t, t])), np.concatenate([to_np(t), to_np(t)]))

@@ -106,13 +106,17 @@ def _broadcast_strides(shape: tuple, strides: tuple, out_shape: tuple) -> tuple:
 
 
 @functools.cache
-def _launch_kernel_address() -> int | None:
-    """The address of the CUDA driver's cuLaunchKernel (in the libcuda CuPy has loaded), for the direct
-    launches of numr_array._speedups; None where it is not found (they then go through CuPy's call)."""
+def _driver_address(name: str) -> int | None:
+    """The address of the CUDA driver's entry point ``name`` (in the libcuda CuPy has loaded), for the calls
+    numr_array._speedups makes; None where it is not found (they then go through CuPy's)."""
     try:
-        return ctypes.cast(ctypes.CDLL("libcuda.so.1").cuLaunchKernel, ctypes.c_void_p).value
+        return ctypes.cast(getattr(ctypes.CDLL("libcuda.so.1"), name), ctypes.c_void_p).value
     except (OSError, AttributeError):
         return None
+
+
+def _launch_kernel_address() -> int | None:
+    return _driver_address("cuLaunchKernel")
 _DLPACK_CUDA = 2  # kDLCUDA (dlpack.h)
 _NO_DEVICE_SWITCH = contextlib.nullcontext()
 _DEFAULT_RELEASE_THRESHOLD_MB = 512
@@ -567,6 +571,17 @@ class CudaClient(Client, CudaInterop, PeerCopy):
             form = 8
         return (0, 0, 0, 0, n, form, result.itemsize, result.itemsize, 0, tuple(strides), args) + \
             self._device_parts()
+
+    def concat_launch(self) -> tuple | None:
+        """What numr_array._speedups needs to repeat a concat of dense arrays into ranges of a new result (the
+        plan's other entries are the namespace's, _manipulation._concat_plan): the driver's
+        cuMemcpyDtoDAsync, the compute stream's handle and object, CuPy's current-stream call, the pool's
+        malloc and the client's lock (_speedups.c's DC_*); None where launches are checked or the driver's
+        entry point is not found."""
+        copy = _driver_address("cuMemcpyDtoDAsync_v2")
+        if copy is None or CHECK_LAUNCHES:
+            return None
+        return copy, self.stream.ptr, self.stream, _current_stream, self.pool.malloc, self._lock
 
     def _device_parts(self) -> tuple:
         """The G_* layout's last entries before the plan's own: the compute stream's handle and object, CuPy's
