@@ -1,4 +1,5 @@
-/* numr_array._speedups: the CPU eager element-wise call, in C (docs/architecture.md, "One call").
+/* numr_array._speedups: the eager call of cached plans, in C (docs/architecture.md, "How xp.add(x, y)
+reaches a kernel"): on the CPU NumPy's ufuncs, on CUDA the direct kernels, cuBLAS and device copies.
 
 What it covers, and nothing else:
 
@@ -21,6 +22,10 @@ What it covers, and nothing else:
   plans of the Python path, NotImplemented for everything else, as above.
 * Temporary elision of the element-wise call (``elide_target``), with the checks of numr_array._launch
   (``reusable``, ``from_interpreter``; ``c_stack_check`` is the latter's C-stack check, also used there).
+* On CUDA (``device_call``, ``blas_call``, ``device_concat``): a plan whose native part is the CUDA client's
+  (CudaClient.direct_launch, product_launch, concat_launch) is launched here through the driver's
+  cuLaunchKernel, cuBLAS's routines or cuMemcpyDtoDAsync, at addresses the plan's checks allow, with the
+  client's lock held; everything else goes to the Python path as above.
 * ``Ledger``: an allocator's byte accounting (the base class of runtime.Allocator), updated atomically
   under the GIL without a lock, so that a result's accounting costs no Python frame.
 
@@ -2280,7 +2285,8 @@ static PyMethodDef module_methods[] = {
 
 static struct PyModuleDef moduledef = {
     PyModuleDef_HEAD_INIT, "numr_array._speedups",
-    "The CPU eager element-wise call and the allocator's accounting, in C (see _speedups.c).", -1, module_methods,
+    "The eager call of cached plans (CPU ufuncs; CUDA kernels, cuBLAS, copies) and the allocator's accounting, in C "
+    "(see _speedups.c).", -1, module_methods,
 };
 
 PyMODINIT_FUNC
