@@ -1051,6 +1051,18 @@ planned_layout(PyObject *t, PyObject *native, Py_ssize_t i)
     return r == 1;
 }
 
+/* whether tensors ``x`` and ``y`` (of one buffer) are the same view: offset, shape, strides and dtype */
+static int
+same_view(PyObject *x, PyObject *y)
+{
+    int r = SLOT(x, T_dtype) == SLOT(y, T_dtype) &&
+            PyObject_RichCompareBool(SLOT(x, T_offset), SLOT(y, T_offset), Py_EQ) == 1 &&
+            PyObject_RichCompareBool(SLOT(x, T_shape), SLOT(y, T_shape), Py_EQ) == 1 &&
+            PyObject_RichCompareBool(SLOT(x, T_strides), SLOT(y, T_strides), Py_EQ) == 1;
+    PyErr_Clear();
+    return r;
+}
+
 /* cuBLAS's matrix-vector and matrix products (cublas_api.h; enums are C ints) */
 typedef int (*gemv_fn)(void *handle, int trans, int m, int n, const void *alpha, const void *a, int lda,
                        const void *x, int incx, const void *beta, void *y, int incy);
@@ -1146,6 +1158,10 @@ device_call(PyObject *plan, PyObject *native, PyObject *const *xs, Py_ssize_t n,
         if (words[i] == 0)
             return python_path();
     }
+    if (out != Py_None)  /* an operand that is another view of out's memory: the Python path (CuPy copies it) */
+        for (Py_ssize_t i = 0; i < n; i++)
+            if (Py_IS_TYPE(xs[i], Tensor_type) && SLOT(xs[i], T_buf) == SLOT(out, T_buf) && !same_view(xs[i], out))
+                return python_path();
     unsigned long long inputs[2] = {words[0], words[1]};  /* (the words are rewritten below, after the GIL
                                                              may have been let go in malloc) */
     Py_ssize_t ritemsize = PyLong_AsSsize_t(G(G_RESULT_ITEMSIZE));

@@ -170,6 +170,12 @@ def test_an_accepted_out_is_written_and_returned():
     assert sp.binary(None, plans, x, y, o, 1) is o
     assert f.launches[-1][-1] == [address(x), address(y), address(o), 10]
     assert f.allocator.stats().bytes_in_use == before
+    # an operand that is another view of out's memory: the Python path (which copies it first)
+    shifted = Tensor(o._buf, o._dtype, (10,), (1,), 1, f.dev, None)
+    launched = len(f.launches)
+    assert sp.binary(None, plans, shifted, y, o, 1) is NotImplemented and len(f.launches) == launched
+    same = Tensor(o._buf, o._dtype, (10,), (1,), 2, f.dev, None)  # out itself, seen through another tensor
+    assert sp.binary(None, plans, same, y, o, 1) is o
 
 
 def test_what_c_cannot_take_goes_to_the_python_path_untouched():

@@ -308,6 +308,8 @@ class DirectLauncher:
 
     def try_binary(self, op: str, ins, outs) -> bool:
         """Launch ``op`` on (x1, x2) into outs[0] if every operand qualifies; False (nothing done) otherwise."""
+        if _aliased(ins, outs[0]):
+            return False
         plan = qualify(op, ins, outs) or _qualify_broadcast_element(op, ins, outs) or _qualify_strided(op, ins, outs)
         if plan is None:
             return False
@@ -330,7 +332,7 @@ class DirectLauncher:
         """Launch the unary ``op`` on ins[0] into outs[0] if both are float32 or float64 of one contiguous shape
         with at least one element; False (nothing done) otherwise."""
         x, o = ins[0], outs[0]
-        if type(x) is not Tensor:
+        if type(x) is not Tensor or _aliased(ins, o):
             return False
         npdtype = x._dtype.np
         if npdtype not in _UNARY_DTYPES or o._dtype.np is not npdtype:
@@ -509,6 +511,16 @@ def qualify(op: str, ins, outs):
     if op not in _BOOL_RESULT and o._dtype.np is not npdtype:
         return None
     return npdtype, form, n
+
+
+def _aliased(ins, o: Tensor) -> bool:
+    """Whether an operand is another view of the result's memory (not the result itself): an element would then
+    read what another element (or, V to a thread, an earlier one of its own) wrote; CuPy's kernel copies it."""
+    for x in ins:
+        if type(x) is Tensor and x._buf is o._buf and (x._offset != o._offset or x._shape != o._shape
+                                                       or x._strides != o._strides or x._dtype is not o._dtype):
+            return True
+    return False
 
 
 def _binary_ok(op: str, npdtype: np.dtype, form: str) -> bool:
