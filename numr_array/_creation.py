@@ -203,7 +203,21 @@ def _scalar_plan(obj, dtype, device, converted: np.ndarray, t: Tensor) -> None:
     if type(device) in (Device, str) and (dtype is None or type(dtype) is dt.DType or isinstance(dtype, np.dtype)):
         if len(_SCALAR_PLANS) >= _PLANS_MAX:
             _SCALAR_PLANS.clear()
-        _SCALAR_PLANS[(type(obj), dtype, type(device), device)] = (converted.dtype, t._dtype, t._dev)
+        key = (type(obj), dtype, type(device), device)
+        _SCALAR_PLANS[key] = (converted.dtype, t._dtype, t._dev)
+        # where the client launches an upload from C, the compiled asarray converts and uploads: a float to a
+        # float dtype, an int to a signed one, a bool to bool, each unchanged by the device's defaults
+        rd = t._dtype
+        kind = {float: "f", int: "i", bool: "b"}.get(type(obj))
+        launch = getattr(t._dev._client, "scalar_launch", None)
+        if (launch is None or _rt.speedups is None or kind is None or rd.kind != kind or converted.dtype != rd.np
+                or type(dtype) is np.dtype):
+            return
+        part = launch()
+        if part is not None:
+            if len(_ASARRAY_PLANS) >= _PLANS_MAX:
+                _ASARRAY_PLANS.clear()
+            _ASARRAY_PLANS[key] = (dtype, device, t._dev, t._dev._client.allocator, rd, rd.itemsize, ord(kind)) + part
 
 
 def _asarray_plan(obj, dtype, device, dev: Device, a: np.ndarray, t: Tensor) -> None:

@@ -1824,6 +1824,97 @@ enum { A_DTYPEARG, A_DEVARG, A_DEV, A_ALLOCATOR, A_ASARRAY, A_NPDTYPE, A_ACCEPTE
 
 static PyObject *str_dtype, *empty_tuple;
 
+/* A GPU client's plan of asarray of a Python scalar (_creation._scalar_plan, CudaClient.scalar_launch): the
+   dtype and device arguments it was made for, the device, the allocator, the result's dtype, its itemsize, the
+   kind of conversion ('f': a float to float32/float64, 'i': an int to a signed integer of the itemsize, 'b':
+   a bool), then the store kernel's launch: cuLaunchKernel, its CUfunction, the stream's handle and object,
+   CuPy's current-stream call, the pool's malloc and the client's lock. */
+enum { SA_DTYPEARG, SA_DEVARG, SA_DEV, SA_ALLOCATOR, SA_DTYPE, SA_ITEMSIZE, SA_KIND, SA_LAUNCH, SA_FUNCTION, SA_STREAM,
+       SA_STREAM_OBJ, SA_CURRENT_STREAM, SA_MALLOC, SA_LOCK, SA_LEN };
+
+/* The bytes of the Python scalar ``v`` converted as numpy.asarray converts it to the plan's dtype, in *word;
+   0 where C does not convert it so (another type, an int out of range: the Python path's) */
+static int
+scalar_bytes(PyObject *v, int kind, Py_ssize_t itemsize, unsigned long long *word)
+{
+    *word = 0;
+    if (kind == 'b') {
+        if (!PyBool_Check(v) || itemsize != 1)
+            return 0;
+        *word = v == Py_True;
+        return 1;
+    }
+    if (kind == 'f' && !PyFloat_CheckExact(v))
+        return 0;
+    if (kind == 'i') {
+        int overflow = 0;
+        if (!PyLong_CheckExact(v))
+            return 0;
+        long long i = PyLong_AsLongLongAndOverflow(v, &overflow);
+        if (overflow || (i == -1 && PyErr_Occurred()) ||
+            (itemsize < 8 && (i < -(1LL << (8 * itemsize - 1)) || i >= (1LL << (8 * itemsize - 1))))) {
+            PyErr_Clear();
+            return 0;
+        }
+        memcpy(word, &i, (size_t)itemsize);  /* (little-endian: the low bytes) */
+        return itemsize <= 8;
+    }
+    return scalar_word(v, kind, itemsize, word);
+}
+
+static PyObject *
+device_asarray(PyObject *plan, PyObject *obj)
+{
+    static unsigned long long words[4];
+    static void *params[4] = {&words[0], &words[1], &words[2], &words[3]};
+    unsigned long long value;
+    Py_ssize_t itemsize = PyLong_AsSsize_t(P(SA_ITEMSIZE));
+    int kind = (int)PyLong_AsLong(P(SA_KIND));
+    if (PyErr_Occurred())
+        return NULL;
+    if (!scalar_bytes(obj, kind, itemsize, &value))
+        return python_path();
+    PyObject *cur = PyObject_CallNoArgs(P(SA_CURRENT_STREAM));
+    if (cur == NULL)
+        return NULL;
+    Py_DECREF(cur);
+    if (cur != P(SA_STREAM_OBJ))
+        return python_path();
+    PyObject *nbytes = PyLong_FromSsize_t(itemsize);
+    PyObject *mp = nbytes == NULL ? NULL : PyObject_CallOneArg(P(SA_MALLOC), nbytes);
+    PyObject *ptr = mp == NULL ? NULL : PyObject_GetAttr(mp, str_ptr);
+    unsigned long long o = ptr == NULL ? 0 : PyLong_AsUnsignedLongLong(ptr);
+    Py_XDECREF(ptr);
+    PyObject *got = o == 0 || PyErr_Occurred() ? NULL : PyObject_CallMethodOneArg(P(SA_LOCK), str_acquire, Py_False);
+    if (got != Py_True) {
+        Py_XDECREF(got);
+        PyErr_Clear();
+        Py_XDECREF(mp);
+        Py_XDECREF(nbytes);
+        return python_path();
+    }
+    Py_DECREF(got);
+    launch_kernel_fn launch = (launch_kernel_fn)PyLong_AsVoidPtr(P(SA_LAUNCH));
+    void *function = PyLong_AsVoidPtr(P(SA_FUNCTION)), *stream = PyLong_AsVoidPtr(P(SA_STREAM));
+    int status = -1;
+    if (!PyErr_Occurred()) {
+        words[0] = o, words[1] = value, words[2] = 0, words[3] = (unsigned long long)itemsize;
+        status = launch(function, 1, 1, 1, 1, 1, 1, 0, stream, params, NULL);
+    }
+    PyErr_Clear();
+    PyObject *released = PyObject_CallMethodNoArgs(P(SA_LOCK), str_release);
+    if (released == NULL || status != 0) {
+        Py_XDECREF(released);
+        Py_DECREF(mp);
+        Py_DECREF(nbytes);
+        return released == NULL ? NULL : python_path();
+    }
+    Py_DECREF(released);
+    PyObject *r = result_over(P(SA_DTYPE), empty_tuple, empty_tuple, P(SA_DEV), P(SA_ALLOCATOR), nbytes, mp, Py_None);
+    Py_DECREF(nbytes);
+    return r;
+}
+
 static PyObject *
 asarray(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -1853,6 +1944,15 @@ asarray(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     Py_DECREF(key);
     if (plan == NULL)
         PyErr_Clear();  /* (an unhashable dtype or device: the Python path reports it) */
+    if (plan != NULL && PyTuple_CheckExact(plan) && PyTuple_GET_SIZE(plan) == SA_LEN && n < 0 &&
+        P(SA_DTYPEARG) == dtype &&
+        (P(SA_DEVARG) == device || (PyUnicode_CheckExact(device) && PyUnicode_CheckExact(P(SA_DEVARG)))) &&
+        PyObject_TypeCheck(P(SA_ALLOCATOR), &LedgerType)) {
+        Py_INCREF(plan);  /* (held for the call) */
+        PyObject *r = device_asarray(plan, obj);
+        Py_DECREF(plan);
+        return r;
+    }
     if (plan == NULL || !PyTuple_CheckExact(plan) || PyTuple_GET_SIZE(plan) != A_LEN || P(A_DTYPEARG) != dtype ||
         (P(A_DEVARG) != device && !(PyUnicode_CheckExact(device) && PyUnicode_CheckExact(P(A_DEVARG)))) ||
         !PyObject_TypeCheck(P(A_ALLOCATOR), &LedgerType) || !PyDict_CheckExact(P(A_ACCEPTED)))

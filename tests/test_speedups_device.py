@@ -322,3 +322,24 @@ def test_a_concat_is_one_device_copy_per_array_into_the_new_result():
                                           (o + 24, address(c), 4, 0xABC)]
     f.current = object()  # another stream current: the Python path
     assert sp.concat(arrays, 0, {key: plan}, fallback) == "python"
+
+
+@pytest.mark.parametrize("value,dtype,kind,want", [(1.5, np.float64, "f", np.float64(1.5)),
+                                                   (0.1, np.float32, "f", np.float32(0.1)),
+                                                   (-7, np.int64, "i", np.int64(-7)), (2**31 - 1, np.int32, "i", None),
+                                                   (True, np.bool_, "b", np.bool_(True))])
+def test_asarray_of_a_scalar_is_one_store_launch(value, dtype, kind, want):
+    f = FakeDevice()
+    d = _dtypes.from_numpy(np.dtype(dtype))
+    plan = (None, "fake:0", f.dev, f.allocator, d, d.itemsize, ord(kind), ctypes.cast(f.launch, ctypes.c_void_p).value,
+            55, 0xABC, f.stream, lambda: f.current, Memory, f.lock)
+    plans = {(type(value), None, str, "fake:0"): plan}
+    r = sp.asarray(plans, value, None, "fake:0", None)
+    assert type(r) is Tensor and r.shape == () and r._dtype is d and r._buf.nbytes == d.itemsize
+    function, blocks, threads, stream, words = f.launches[-1]
+    want = np.dtype(dtype).type(value) if want is None else want
+    assert (function, blocks, threads, stream) == (55, 1, 1, 0xABC)
+    assert words == [address(r), bits(want, dtype), 0, d.itemsize]
+    if kind == "i":  # out of the dtype's range: the Python path, which raises
+        big = 2**31 if dtype is np.int32 else 2**63
+        assert sp.asarray({(int, None, str, "fake:0"): plan}, big, None, "fake:0", None) is NotImplemented

@@ -331,3 +331,19 @@ def test_a_repeated_concat_is_one_copy_per_array_from_c():
     np.testing.assert_array_equal(to_np(g()), want)
     t = put(data(np.float32, 24).reshape(4, 6)).T  # not dense: the Python path, whatever the plan
     np.testing.assert_array_equal(to_np(xp.concat([t, t])), np.concatenate([to_np(t), to_np(t)]))
+
+
+@pytest.mark.parametrize("value,dtype", [(1.5, None), (0.1, xp.float32), (-7, None), (7, xp.int32), (True, None)])
+def test_asarray_of_a_scalar_uploads_from_c(value, dtype):
+    from numr_array import _creation
+    _creation._ASARRAY_PLANS.clear()
+    _creation._SCALAR_PLANS.clear()
+    first = xp.asarray(value, dtype=dtype, device=DEV)
+    calls = _python_calls(lambda: xp.asarray(value, dtype=dtype, device=DEV))
+    assert "_scalar_by_plan" not in calls and "copy_to_device" not in calls, calls
+    r = xp.asarray(value, dtype=dtype, device=DEV)
+    assert r.dtype == first.dtype and r.shape == () and r.device == first.device
+    assert to_np(r).tobytes() == to_np(first).tobytes()
+    if dtype is xp.int32:
+        with pytest.raises(OverflowError):  # as without the compiled call (NumPy's error)
+            xp.asarray(2**31, dtype=dtype, device=DEV)

@@ -583,6 +583,22 @@ class CudaClient(Client, CudaInterop, PeerCopy):
             return None
         return copy, self.stream.ptr, self.stream, _current_stream, self.pool.malloc, self._lock
 
+    def scalar_launch(self) -> tuple | None:
+        """What numr_array._speedups needs to repeat ``asarray`` of a Python scalar (the plan's other entries are
+        the namespace's, _creation._scalar_plan): cuLaunchKernel, the store kernel's CUfunction (its arguments
+        carry the bytes, ``DirectLauncher.store``), the compute stream's handle and object, CuPy's
+        current-stream call, the pool's malloc and the client's lock (_speedups.c's SA_*); None where launches
+        are checked or the driver's entry point is not found."""
+        launch = _launch_kernel_address()
+        if launch is None or CHECK_LAUNCHES:
+            return None
+        try:  # (compiles the kernel on first use)
+            function = self._direct.store_function()
+        except _CUDA_ERRORS as e:
+            self.raise_if_lost(e)
+            raise
+        return launch, function, self.stream.ptr, self.stream, _current_stream, self.pool.malloc, self._lock
+
     def _device_parts(self) -> tuple:
         """The G_* layout's last entries before the plan's own: the compute stream's handle and object, CuPy's
         current-stream call, the pool's malloc, the allocator and the client's lock."""

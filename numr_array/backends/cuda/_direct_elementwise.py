@@ -371,14 +371,19 @@ class DirectLauncher:
         runtime.memcpyAsync(d, s, n, runtime.memcpyDeviceToDevice, self._stream)
         return True
 
-    def store(self, ptr: int, host: np.ndarray) -> None:
-        """Write the bytes of the C-contiguous ``host`` (at most STORE_MAX) to device address ``ptr`` with a
-        kernel that gets them as arguments: no staging of pageable memory, and the bytes are taken at the call."""
+    def store_function(self) -> int:
+        """The CUfunction of ``store``'s kernel (compiled once): d, w0, w1, n; one thread writes n bytes."""
         f = self._store
         if f is None:
             k = cupy.RawKernel(_STORE_SOURCE, "k")
             self._kernels.append(k)
             f = self._store = k.kernel.ptr
+        return f
+
+    def store(self, ptr: int, host: np.ndarray) -> None:
+        """Write the bytes of the C-contiguous ``host`` (at most STORE_MAX) to device address ``ptr`` with a
+        kernel that gets them as arguments: no staging of pageable memory, and the bytes are taken at the call."""
+        f = self.store_function()
         args = self._args
         words = args.words
         w = int.from_bytes(host.tobytes(), "little")
