@@ -112,6 +112,12 @@ def _missing(block: Block) -> list[str]:
 # one namespace per page, shared by its blocks in order; a page whose block failed stops there
 _namespaces: dict[str, dict] = {}
 _failed: dict[str, str] = {}
+#: per page, how many of its blocks this process has run (pytest-xdist may hand a page's blocks to several
+#: workers: a worker first runs, silently, the earlier blocks it has not run, which define what later ones use)
+_ran: dict[str, int] = {}
+_PAGE_EXAMPLES = {}
+for _b in EXAMPLES:
+    _PAGE_EXAMPLES.setdefault(_b.page, []).append(_b)
 
 
 @pytest.fixture
@@ -132,17 +138,28 @@ def test_example(block: Block, docs_env):
     missing = _missing(block)
     if missing:
         pytest.skip(f"{block.page}:{block.line} needs {', '.join(missing)}")
-    if block.device:
-        docs_env._default = docs_env.parse_device(block.device)  # the fixture restores cpu
     namespace = _namespaces.setdefault(block.page, {"__name__": f"doc:{block.page}"})
-    out = io.StringIO()
+    page = _PAGE_EXAMPLES[block.page]
+    index = page.index(block)
     _failed[block.page] = f"{block.page}:{block.line}"
+    for earlier in page[_ran.get(block.page, 0):index]:
+        if not _missing(earlier):
+            _run(earlier, namespace, docs_env)
+    out = _run(block, namespace, docs_env)
+    if block.expected is not None:
+        assert _normalise(out) == _normalise(block.expected), \
+            f"{block.page}:{block.line} printed\n{out}\nthe page shows\n{block.expected}"
+    del _failed[block.page]
+    _ran[block.page] = index + 1
+
+
+def _run(block: Block, namespace: dict, docs_env) -> str:
+    """Run ``block`` in its page's ``namespace`` with its device as the default one; what it printed."""
+    docs_env._default = docs_env.parse_device(block.device or "cpu")  # (the fixture restores cpu)
+    out = io.StringIO()
     with contextlib.redirect_stdout(out):
         exec(compile(block.code, f"{block.page}:{block.line}", "exec"), namespace)  # noqa: S102 (the page's own code)
-    if block.expected is not None:
-        assert _normalise(out.getvalue()) == _normalise(block.expected), \
-            f"{block.page}:{block.line} printed\n{out.getvalue()}\nthe page shows\n{block.expected}"
-    del _failed[block.page]
+    return out.getvalue()
 
 
 def test_every_fenced_block_is_an_example_or_marked_as_not_run():
