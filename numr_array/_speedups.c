@@ -1116,6 +1116,55 @@ blas_call(long form, PyObject *args, const unsigned long long *x, unsigned long 
                                               (int)v[15], (int)v[16]);
 }
 
+/* The steps every device call takes, in this order (device_call, device_concat, device_asarray):
+   on_stream: 1 when CuPy's current stream (``current()``) is the client's ``stream`` (the pool files a block
+   under the current stream, and a launch must be ordered after the caller's work there), 0 otherwise, -1 on
+   an error; pool_block: a block of ``nbytes`` from the pool's ``malloc`` and its address in *address (NULL,
+   no error set, where it fails: the Python path retries and raises); try_lock: take the client's lock
+   without waiting (0 where another thread holds it: a capture starting or ending); unlock. */
+static int
+on_stream(PyObject *current, PyObject *stream)
+{
+    PyObject *cur = PyObject_CallNoArgs(current);
+    if (cur == NULL)
+        return -1;
+    Py_DECREF(cur);
+    return cur == stream;
+}
+
+static PyObject *
+pool_block(PyObject *malloc, PyObject *nbytes, unsigned long long *address)
+{
+    PyObject *mp = PyObject_CallOneArg(malloc, nbytes);
+    PyObject *p = mp == NULL ? NULL : PyObject_GetAttr(mp, str_ptr);
+    *address = p == NULL ? 0 : PyLong_AsUnsignedLongLong(p);
+    Py_XDECREF(p);
+    if (PyErr_Occurred() || *address == 0) {
+        PyErr_Clear();
+        Py_XDECREF(mp);
+        return NULL;
+    }
+    return mp;
+}
+
+static int
+try_lock(PyObject *lock)
+{
+    PyObject *got = PyObject_CallMethodOneArg(lock, str_acquire, Py_False);
+    int r = got == Py_True;
+    Py_XDECREF(got);
+    PyErr_Clear();
+    return r;
+}
+
+static int
+unlock(PyObject *lock)
+{
+    PyObject *r = PyObject_CallMethodNoArgs(lock, str_release);
+    Py_XDECREF(r);
+    return r == NULL ? -1 : 0;
+}
+
 /* Run a GPU plan's direct kernel on ``xs`` (the operands in order: tensors, or Python scalars where the form
    says) into ``out`` (accepted), the dead temporary ``target``, or a new result, and return the result; or
    NotImplemented (nothing written, nothing kept) where the Python path must run the call: another stream
@@ -1138,12 +1187,9 @@ device_call(PyObject *plan, PyObject *native, PyObject *const *xs, Py_ssize_t n,
     int kind = (int)PyLong_AsLong(G(G_SCALAR_KIND));
     if (PyErr_Occurred())
         return NULL;
-    PyObject *cur = PyObject_CallNoArgs(G(G_CURRENT_STREAM));
-    if (cur == NULL)
-        return NULL;
-    Py_DECREF(cur);
-    if (cur != G(G_STREAM_OBJ))
-        return python_path();
+    int current = on_stream(G(G_CURRENT_STREAM), G(G_STREAM_OBJ));
+    if (current <= 0)
+        return current < 0 ? NULL : python_path();
     for (Py_ssize_t i = 0; i < n; i++) {
         int scalar = (form == FORM_TS && i == 1) || (form == FORM_ST && i == 0);
         int element = (form == FORM_TP && i == 1) || (form == FORM_PT && i == 0);
@@ -1171,31 +1217,13 @@ device_call(PyObject *plan, PyObject *native, PyObject *const *xs, Py_ssize_t n,
         o = device_address(out, ritemsize);
     else if (target != NULL)
         o = device_address(target, ritemsize);
-    else {
-        mp = PyObject_CallOneArg(G(G_MALLOC), G(G_NBYTES));
-        if (mp == NULL) {  /* out of memory, or an error: the Python path retries it and raises */
-            PyErr_Clear();
-            return python_path();
-        }
-        PyObject *p = PyObject_GetAttr(mp, str_ptr);
-        o = p == NULL ? 0 : PyLong_AsUnsignedLongLong(p);
-        Py_XDECREF(p);
-        if (PyErr_Occurred())
-            PyErr_Clear(), o = 0;
-    }
-    if (o == 0) {
-        Py_XDECREF(mp);
+    else if ((mp = pool_block(G(G_MALLOC), G(G_NBYTES), &o)) == NULL)
         return python_path();
-    }
     PyObject *lock = G(G_LOCK);
-    PyObject *got = PyObject_CallMethodOneArg(lock, str_acquire, Py_False);
-    if (got != Py_True) {
-        Py_XDECREF(got);
-        PyErr_Clear();
+    if (o == 0 || !try_lock(lock)) {
         Py_XDECREF(mp);
         return python_path();
     }
-    Py_DECREF(got);
     unsigned long long count = PyLong_AsUnsignedLongLong(G(G_ELEMENTS));
     void *function = PyLong_AsVoidPtr(G(G_FUNCTION)), *stream = PyLong_AsVoidPtr(G(G_STREAM));
     launch_kernel_fn launch = (launch_kernel_fn)PyLong_AsVoidPtr(G(G_LAUNCH));
@@ -1217,12 +1245,10 @@ device_call(PyObject *plan, PyObject *native, PyObject *const *xs, Py_ssize_t n,
         status = launch(function, blocks, 1, 1, threads, 1, 1, 0, stream, params, NULL);
     }
     PyErr_Clear();
-    PyObject *released = PyObject_CallMethodNoArgs(lock, str_release);
-    if (released == NULL) {
+    if (unlock(lock) < 0) {
         Py_XDECREF(mp);
         return NULL;
     }
-    Py_DECREF(released);
     if (status != 0) {  /* (CUDA_SUCCESS is 0) nothing ran: the Python path launches it and raises the error */
         Py_XDECREF(mp);
         return python_path();
@@ -1874,26 +1900,19 @@ device_asarray(PyObject *plan, PyObject *obj)
         return NULL;
     if (!scalar_bytes(obj, kind, itemsize, &value))
         return python_path();
-    PyObject *cur = PyObject_CallNoArgs(P(SA_CURRENT_STREAM));
-    if (cur == NULL)
-        return NULL;
-    Py_DECREF(cur);
-    if (cur != P(SA_STREAM_OBJ))
-        return python_path();
+    int current = on_stream(P(SA_CURRENT_STREAM), P(SA_STREAM_OBJ));
+    if (current <= 0)
+        return current < 0 ? NULL : python_path();
+    unsigned long long o;
     PyObject *nbytes = PyLong_FromSsize_t(itemsize);
-    PyObject *mp = nbytes == NULL ? NULL : PyObject_CallOneArg(P(SA_MALLOC), nbytes);
-    PyObject *ptr = mp == NULL ? NULL : PyObject_GetAttr(mp, str_ptr);
-    unsigned long long o = ptr == NULL ? 0 : PyLong_AsUnsignedLongLong(ptr);
-    Py_XDECREF(ptr);
-    PyObject *got = o == 0 || PyErr_Occurred() ? NULL : PyObject_CallMethodOneArg(P(SA_LOCK), str_acquire, Py_False);
-    if (got != Py_True) {
-        Py_XDECREF(got);
-        PyErr_Clear();
+    if (nbytes == NULL)
+        return NULL;
+    PyObject *mp = pool_block(P(SA_MALLOC), nbytes, &o);
+    if (mp == NULL || !try_lock(P(SA_LOCK))) {
         Py_XDECREF(mp);
-        Py_XDECREF(nbytes);
+        Py_DECREF(nbytes);
         return python_path();
     }
-    Py_DECREF(got);
     launch_kernel_fn launch = (launch_kernel_fn)PyLong_AsVoidPtr(P(SA_LAUNCH));
     void *function = PyLong_AsVoidPtr(P(SA_FUNCTION)), *stream = PyLong_AsVoidPtr(P(SA_STREAM));
     int status = -1;
@@ -1902,14 +1921,12 @@ device_asarray(PyObject *plan, PyObject *obj)
         status = launch(function, 1, 1, 1, 1, 1, 1, 0, stream, params, NULL);
     }
     PyErr_Clear();
-    PyObject *released = PyObject_CallMethodNoArgs(P(SA_LOCK), str_release);
-    if (released == NULL || status != 0) {
-        Py_XDECREF(released);
+    int released = unlock(P(SA_LOCK));
+    if (released < 0 || status != 0) {
         Py_DECREF(mp);
         Py_DECREF(nbytes);
-        return released == NULL ? NULL : python_path();
+        return released < 0 ? NULL : python_path();
     }
-    Py_DECREF(released);
     PyObject *r = result_over(P(SA_DTYPE), empty_tuple, empty_tuple, P(SA_DEV), P(SA_ALLOCATOR), nbytes, mp, Py_None);
     Py_DECREF(nbytes);
     return r;
@@ -2118,12 +2135,9 @@ device_concat(PyObject *plan, PyObject *const *items, Py_ssize_t n)
     PyObject *pieces = D(DC_PIECES);
     if (!PyTuple_CheckExact(pieces) || PyTuple_GET_SIZE(pieces) != n)
         return python_path();
-    PyObject *cur = PyObject_CallNoArgs(D(DC_CURRENT_STREAM));
-    if (cur == NULL)
-        return NULL;
-    Py_DECREF(cur);
-    if (cur != D(DC_STREAM_OBJ))
-        return python_path();
+    int current = on_stream(D(DC_CURRENT_STREAM), D(DC_STREAM_OBJ));
+    if (current <= 0)
+        return current < 0 ? NULL : python_path();
     unsigned long long src[64];
     if (n > 64)
         return python_path();
@@ -2140,22 +2154,12 @@ device_concat(PyObject *plan, PyObject *const *items, Py_ssize_t n)
         if (src[i] == 0)
             return python_path();
     }
-    PyObject *mp = PyObject_CallOneArg(D(DC_MALLOC), D(DC_NBYTES));
-    if (mp == NULL) {
-        PyErr_Clear();
+    unsigned long long o;
+    PyObject *mp = pool_block(D(DC_MALLOC), D(DC_NBYTES), &o);
+    if (mp == NULL || !try_lock(D(DC_LOCK))) {
+        Py_XDECREF(mp);
         return python_path();
     }
-    PyObject *ptr = PyObject_GetAttr(mp, str_ptr);
-    unsigned long long o = ptr == NULL ? 0 : PyLong_AsUnsignedLongLong(ptr);
-    Py_XDECREF(ptr);
-    PyObject *got = o == 0 || PyErr_Occurred() ? NULL : PyObject_CallMethodOneArg(D(DC_LOCK), str_acquire, Py_False);
-    if (got != Py_True) {
-        Py_XDECREF(got);
-        PyErr_Clear();
-        Py_DECREF(mp);
-        return python_path();
-    }
-    Py_DECREF(got);
     memcpy_fn copy = (memcpy_fn)PyLong_AsVoidPtr(D(DC_MEMCPY));
     void *stream = PyLong_AsVoidPtr(D(DC_STREAM));
     int status = PyErr_Occurred() ? -1 : 0;
@@ -2168,12 +2172,10 @@ device_concat(PyObject *plan, PyObject *const *items, Py_ssize_t n)
         status = PyErr_Occurred() ? -1 : copy(o + off, src[i], bytes, stream);
     }
     PyErr_Clear();
-    PyObject *released = PyObject_CallMethodNoArgs(D(DC_LOCK), str_release);
-    if (released == NULL) {
+    if (unlock(D(DC_LOCK)) < 0) {
         Py_DECREF(mp);
         return NULL;
     }
-    Py_DECREF(released);
     if (status != 0) {  /* (a copy already queued wrote only the new block, which goes back to the pool) */
         Py_DECREF(mp);
         return python_path();

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import os
+import sys
 
 import numpy as np
 import pytest
@@ -258,3 +259,20 @@ P_NORM_CASES = [(v, p) for p in (2.2e-16, -2.2e-16, 1e-300, -1e-300, 5e-324, 1e-
                 for v in ([1.25], [-1.25], [3.0, 4.0], [0.0, 1.25], [1.25, 0.0, -1.25], [0.0, 0.0], [1.0, math.inf],
                           [math.inf, -math.inf], [1.0, math.nan], [0.1, 0.2, 0.3, 0.4, 5.0, 6.0, 7.0], [3e30, 4e30],
                           [3e-30, 4e-30])]
+
+
+def python_calls(fn) -> list[str]:
+    """The names of the Python functions ``fn()`` calls (its own frame aside): which calls a compiled path
+    served (none of the Python path's functions appear)."""
+    names: list[str] = []
+
+    def profile(frame, event, arg):
+        if event == "call":
+            names.append(frame.f_code.co_name)
+
+    sys.setprofile(profile)
+    try:
+        fn()
+    finally:
+        sys.setprofile(None)
+    return names[1:]

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import operator
 import os
-import sys
 import threading
 import warnings
 import weakref
@@ -14,7 +13,9 @@ import numpy as np
 import pytest
 
 import numr_array as xp
-from numr_array import _creation, _elementwise, _launch, _manipulation, _statistical, runtime
+from numr_array import _creation, _elementwise, _launch, _manipulation, runtime
+
+from .helpers import python_calls
 
 pytestmark = [
     pytest.mark.skipif(os.environ.get("NUMR_SPEEDUPS") == "0", reason="NUMR_SPEEDUPS=0: the Python path"),
@@ -42,22 +43,6 @@ def unchecked_launches(monkeypatch):
         table.clear()
 
 
-def _python_calls(fn) -> list[str]:
-    """The names of the Python functions ``fn()`` calls (its own frame aside)."""
-    names: list[str] = []
-
-    def profile(frame, event, arg):
-        if event == "call":
-            names.append(frame.f_code.co_name)
-
-    sys.setprofile(profile)
-    try:
-        fn()
-    finally:
-        sys.setprofile(None)
-    return names[1:]
-
-
 def _f32(*values):
     return xp.asarray(np.array(values, np.float32), device="cpu")
 
@@ -74,7 +59,7 @@ def test_a_repeated_call_runs_no_python_path():
     for call in (lambda: xp.add(x, y), lambda: x * 2.0, lambda: 2.0 * x, lambda: xp.sqrt(x), lambda: x[1:],
                  lambda: xp.concat([x, y])):
         call()  # the first call of a signature makes its plan (Python)
-        assert not {"_binary_py", "_unary_py", "_concat", "getitem"} & set(_python_calls(call))
+        assert not {"_binary_py", "_unary_py", "_concat", "getitem"} & set(python_calls(call))
 
 
 
@@ -87,11 +72,11 @@ def test_operators_are_compiled_slots_that_run_no_python_frame():
     for call in (lambda: x + y, lambda: x - 1.0, lambda: 2.0 * x, lambda: 1.0 / x, lambda: x / y, lambda: -x,
                  lambda: abs(x), lambda: x < y, lambda: 0.5 >= x, lambda: x == y, lambda: x @ m, lambda: x % 2.0):
         first = call()  # (the Python path, which makes the plan)
-        assert _python_calls(call) == []
+        assert python_calls(call) == []
         np.testing.assert_array_equal(np.asarray(call()), np.asarray(first))
     for call in (lambda: x ** 2, lambda: 2 ** x, lambda: x // 2.0):  # kernels that are no single ufunc call
         call()
-        assert _python_calls(call)[0] == "_binary_py"  # the slot calls the Python path itself
+        assert python_calls(call)[0] == "_binary_py"  # the slot calls the Python path itself
     o = xp.zeros(3, dtype=xp.float32)
 
     def in_place():
@@ -103,14 +88,14 @@ def test_operators_are_compiled_slots_that_run_no_python_frame():
 
     for _ in range(2):  # the first round: the Python path accepts o as out=
         kept = in_place()
-    assert _python_calls(in_place) == [] and kept is o
+    assert python_calls(in_place) == [] and kept is o
     want = np.zeros(3, np.float32)
     for _ in range(3):
         want = (want + np.asarray(x)) * np.float32(0.5) - np.asarray(y)
     np.testing.assert_array_equal(np.asarray(o), want)
     i = xp.asarray(np.array([1, 2, 3], np.int32))
     for _ in range(2):  # an integer quotient is converted by the Python path, each time
-        assert (i / 2).dtype == xp.float64 and "_divide_python" in _python_calls(lambda: i / 2)
+        assert (i / 2).dtype == xp.float64 and "_divide_python" in python_calls(lambda: i / 2)
 
 def test_results_match_the_python_path_bit_for_bit():
     rng = np.random.default_rng(0)
@@ -292,7 +277,7 @@ def test_reductions_run_in_c_and_match_the_python_path(name):
             for keepdims in (False, True):
                 first = f(x, axis=axis, keepdims=keepdims)  # the Python path, which keeps the plan
                 assert not {"reduction", "_accumulate", "_extremum"} & set(
-                    _python_calls(lambda: f(x, axis=axis, keepdims=keepdims)))
+                    python_calls(lambda: f(x, axis=axis, keepdims=keepdims)))
                 again = f(x, axis=axis, keepdims=keepdims)
                 axes = axis if axis is not None else tuple(range(a.ndim))
                 want = ref(a, axis=axes, keepdims=keepdims,
@@ -360,7 +345,7 @@ def test_like_plans():
                 if want is not None:
                     np.testing.assert_array_equal(np.asarray(r), want(np.asarray(t)))
     for f in (xp.zeros_like, xp.ones_like, xp.empty_like):
-        assert _python_calls(lambda: f(x)) == [f.__name__]  # (the function alone: its result made in C)
+        assert python_calls(lambda: f(x)) == [f.__name__]  # (the function alone: its result made in C)
         # any other argument: the Python path, which checks it
         assert f(x, dtype=xp.float32).dtype == xp.float32 and f(x, shape=(4,)).shape == (4,)
         with pytest.raises(TypeError, match=f"{f.__name__}: x must be a numr_array array"):
@@ -386,8 +371,8 @@ def test_asarray_plans():
             assert t.shape == np.asarray(v).shape and t.strides == ((1,) if t.ndim else ())
         t = xp.asarray(3, dtype=xp.float32)
         assert t.dtype == xp.float32 and float(t) == 3.0
-    assert not {"_host_array", "from_numpy"} & set(_python_calls(lambda: xp.asarray(1.5)))
-    assert not {"_host_array", "from_numpy"} & set(_python_calls(lambda: xp.asarray([1.0, 2.0, 3.0])))
+    assert not {"_host_array", "from_numpy"} & set(python_calls(lambda: xp.asarray(1.5)))
+    assert not {"_host_array", "from_numpy"} & set(python_calls(lambda: xp.asarray([1.0, 2.0, 3.0])))
     # values the plan's conversion does not take go to the Python path and its errors
     with pytest.raises(OverflowError, match="asarray: Python ints beyond int64 need dtype=uint64"):
         xp.asarray(2 ** 63)
@@ -407,7 +392,7 @@ def test_asarray_plans():
     for _ in range(2):  # a device's name is a key of its own
         t = xp.asarray(1.5, device="".join(["cp", "u"]))
         assert t.dtype == xp.float64 and t.device == "cpu" and float(t) == 1.5
-    assert not {"_host_array"} & set(_python_calls(lambda: xp.asarray(1.5, device="cpu")))
+    assert not {"_host_array"} & set(python_calls(lambda: xp.asarray(1.5, device="cpu")))
     nested = xp.asarray([[1.0], [2.0]])
     assert nested.shape == (2, 1)
     base = xp.memory_stats("cpu")
@@ -449,10 +434,10 @@ def test_dead_temporaries_are_still_reused_with_the_compiled_call():
         del r
     for f in (lambda: (a * b) + a, lambda: xp.sqrt(a * b), lambda: -(a * b), lambda: 2.0 * (a * b)):
         f()
-        assert not {"_binary_py", "_unary_py"} & set(_python_calls(f))  # the reuse itself made in C
+        assert not {"_binary_py", "_unary_py"} & set(python_calls(f))  # the reuse itself made in C
     t = a * b
     for _ in range(2):  # a named operand: a new result, made in C
-        assert not {"_binary_py"} & set(_python_calls(lambda: t + a))
+        assert not {"_binary_py"} & set(python_calls(lambda: t + a))
         r = t + a
         assert r._buf is not t._buf and float(r[0]) == 2.0 and float(t[0]) == 1.0
     view = t[:]  # a tensor sharing its buffer with another: never reused
@@ -487,7 +472,7 @@ def test_matmul_plans_and_the_transpose_view():
     A, V = xp.asarray(a), xp.asarray(v)
     for x1, x2, want in ((A, A.T, a @ a.T), (A.T, V, a.T @ v), (V, A, v @ a), (A[::2], A.T[:, :3], a[::2] @ a.T[:, :3])):
         first = x1 @ x2  # the Python path, which keeps the plan
-        assert not {"check_tensor", "result", "launch"} & set(_python_calls(lambda: x1 @ x2))
+        assert not {"check_tensor", "result", "launch"} & set(python_calls(lambda: x1 @ x2))
         again = x1 @ x2
         for got in (first, again):
             assert got.dtype == xp.float32 and got.strides == tuple(s // 4 for s in want.strides) and np.asarray(got).flags.c_contiguous
@@ -520,7 +505,7 @@ def test_where_plans():
             assert got.dtype == xp.float32 and g.flags.c_contiguous and got.strides == (got.shape[1], 1)
             np.testing.assert_array_equal(g, want)
     c, b = cases[0][0], cases[0][2]
-    assert not {"check_tensor", "launch"} & set(_python_calls(lambda: xp.where(c, H, b)))
+    assert not {"check_tensor", "launch"} & set(python_calls(lambda: xp.where(c, H, b)))
     for _ in range(2):  # mixed dtypes and scalars: no plan, the Python path
         assert xp.where(c, H, xp.zeros((6, 5), dtype=xp.float64)).dtype == xp.float64
         np.testing.assert_array_equal(np.asarray(xp.where(c, H, 0.0)), np.where(h > 0, h, 0))

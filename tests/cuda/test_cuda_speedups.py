@@ -4,7 +4,6 @@ scalars, accounting and errors are the Python path's, and everything the C launc
 stream current, the client's lock held by another thread, a capture, a scalar NumPy converts differently)
 goes to the Python path."""
 
-import sys
 import threading
 import time
 
@@ -15,6 +14,7 @@ import numr_array as xp
 from numr_array import _elementwise, _manipulation, runtime
 from numr_array.backends import get_runtime
 
+from ..helpers import python_calls
 from ..strategies import to_np
 
 pytestmark = pytest.mark.cuda
@@ -42,21 +42,6 @@ def unchecked_launches(monkeypatch):
     yield
     _elementwise.forget_plans()
     _manipulation._CONCAT_PLANS.clear()
-
-
-def _python_calls(fn) -> list[str]:
-    names: list[str] = []
-
-    def profile(frame, event, arg):
-        if event == "call":
-            names.append(frame.f_code.co_name)
-
-    sys.setprofile(profile)
-    try:
-        fn()
-    finally:
-        sys.setprofile(None)
-    return names[1:]
 
 
 def put(a) -> xp.Tensor:
@@ -102,7 +87,7 @@ def test_a_repeated_call_launches_from_c_with_the_python_paths_result(name, dtyp
     a, b = data(dtype), data(dtype, seed=1)
     x, y, z = put(a), put(b), put(np.asarray(1.5, dtype))
     first = to_np(call(xp, x, y, z))  # the Python path: makes the plan
-    calls = _python_calls(lambda: call(xp, x, y, z))
+    calls = python_calls(lambda: call(xp, x, y, z))
     assert not {"_binary_py", "_unary_py", "try_binary", "try_unary"} & set(calls), calls
     again = call(xp, x, y, z)
     assert again.dtype == first.dtype and again.shape == first.shape
@@ -118,7 +103,7 @@ def test_every_direct_dtype_in_c(dtype):
     x, y = put(a), put(b)
     op = xp.logical_xor if dtype is np.bool_ else xp.multiply
     op(x, y)
-    calls = _python_calls(lambda: op(x, y))
+    calls = python_calls(lambda: op(x, y))
     assert "_binary_py" not in calls
     np.testing.assert_array_equal(to_np(op(x, y)), np.logical_xor(a, b) if dtype is np.bool_ else a * b)
 
@@ -148,7 +133,7 @@ def test_out_and_offset_views():
     x, y = put(a), put(b)
     o = put(np.zeros(1000, np.float32))
     xp.add(x, y, out=o)
-    assert "_binary_py" not in _python_calls(lambda: xp.add(x, y, out=o))
+    assert "_binary_py" not in python_calls(lambda: xp.add(x, y, out=o))
     assert xp.add(x, y, out=o) is o
     np.testing.assert_array_equal(to_np(o), a + b)
     big = put(np.arange(2000, dtype=np.float32))
@@ -186,7 +171,7 @@ def test_another_current_stream_goes_to_the_python_path():
     x, y = put(a), put(b)
     x + y
     with cupy.cuda.Stream(non_blocking=True):
-        assert "_binary_py" in _python_calls(lambda: x + y)
+        assert "_binary_py" in python_calls(lambda: x + y)
         r = x + y
     np.testing.assert_array_equal(to_np(r), a + b)
 
@@ -254,7 +239,7 @@ def test_a_small_sum_launches_from_c(dtype):
     a = data(dtype, 3000)
     x = put(a)
     first = to_np(xp.sum(x))
-    calls = _python_calls(lambda: xp.sum(x))
+    calls = python_calls(lambda: xp.sum(x))
     assert not {"_bound_reduce", "reduction", "try_sum"} & set(calls), calls
     r = xp.sum(x)
     assert r.dtype == first.dtype and r.shape == ()
@@ -289,14 +274,14 @@ def test_a_repeated_product_calls_cublas_from_c(name, dtype):
     if tb:
         y, b = xp.matrix_transpose(y), np.swapaxes(b, -1, -2)
     first = to_np(x @ y)
-    calls = _python_calls(lambda: x @ y)
+    calls = python_calls(lambda: x @ y)
     assert not {"matmul", "matmul_into", "_product_2d", "launch"} & set(calls), calls
     again = x @ y
     np.testing.assert_array_equal(to_np(again), first)  # the same cuBLAS call
     np.testing.assert_allclose(to_np(again), a @ b, rtol=1e-4 if dtype == np.float32 else 1e-12,
                                atol=1e-4 if dtype == np.float32 else 1e-12)
     if len(sa) == len(sb) == 1:  # vecdot of real vectors is their cached product
-        assert not {"matmul", "launch", "numeric_pair"} & set(_python_calls(lambda: xp.vecdot(x, y)))
+        assert not {"matmul", "launch", "numeric_pair"} & set(python_calls(lambda: xp.vecdot(x, y)))
         np.testing.assert_array_equal(to_np(xp.vecdot(x, y)), first)
 
 
@@ -320,14 +305,14 @@ def test_a_repeated_concat_is_one_copy_per_array_from_c():
     x = put(u)
     f = lambda: xp.concat([x[:1], x[1:-1] * 0.5, x[-1:]])  # noqa: E731  (heat's)
     first = to_np(f())
-    assert "_concat" not in _python_calls(f)
+    assert "_concat" not in python_calls(f)
     np.testing.assert_array_equal(to_np(f()), first)
     np.testing.assert_array_equal(first, np.concatenate([u[:1], u[1:-1] * np.float32(0.5), u[-1:]]))
     rows = [put(data(np.float64, 6, seed=k).reshape(1, 6)) for k in range(3)]
     g = lambda: xp.concat(rows, axis=1)  # noqa: E731  (one leading axis of length 1: each is one range)
     want = np.concatenate([to_np(r) for r in rows], axis=1)
     np.testing.assert_array_equal(to_np(g()), want)
-    assert "_concat" not in _python_calls(g)
+    assert "_concat" not in python_calls(g)
     np.testing.assert_array_equal(to_np(g()), want)
     t = put(data(np.float32, 24).reshape(4, 6)).T  # not dense: the Python path, whatever the plan
     np.testing.assert_array_equal(to_np(xp.concat([t, t])), np.concatenate([to_np(t), to_np(t)]))
@@ -339,7 +324,7 @@ def test_asarray_of_a_scalar_uploads_from_c(value, dtype):
     _creation._ASARRAY_PLANS.clear()
     _creation._SCALAR_PLANS.clear()
     first = xp.asarray(value, dtype=dtype, device=DEV)
-    calls = _python_calls(lambda: xp.asarray(value, dtype=dtype, device=DEV))
+    calls = python_calls(lambda: xp.asarray(value, dtype=dtype, device=DEV))
     assert "_scalar_by_plan" not in calls and "copy_to_device" not in calls, calls
     r = xp.asarray(value, dtype=dtype, device=DEV)
     assert r.dtype == first.dtype and r.shape == () and r.device == first.device
