@@ -132,6 +132,16 @@ def test_strided_and_broadcast_operands_are_one_direct_kernel(case, op, name):
     assert (op, np.dtype(name), "bc") in direct_keys()  # one kernel of ours, not CuPy's
 
 
+@pytest.mark.parametrize("name", ["float32", "float64"])
+def test_a_power_of_two_is_numpys_square(name):
+    # NumPy computes x ** 2 as x * x (exactly); CUDA's powf(x, 2) may be an ulp off
+    a = values(name, 100_003, 9)
+    x = xp.asarray(a, device=DEV)
+    want = a * a
+    for got in (x ** 2, x ** 2.0, xp.pow(x, xp.asarray(np.full(a.shape, 2, name), device=DEV))):
+        np.testing.assert_array_equal(to_np(got), want, strict=True)
+
+
 @pytest.mark.parametrize("n", [4096, (1 << 20) + 3])
 def test_an_out_partly_over_an_operand_gets_numpys_answer(n):
     # y[1:] = y[:-1] + 100 reads what it writes: NumPy (and CuPy) compute from a copy of the operand; the

@@ -124,8 +124,8 @@ def _kernel(ctype: str, rtype: str, operands: list[tuple[str, str, str, str, str
 
 
 def _binary_expression(op: str, ctype: str) -> str:
-    if op == "pow":  # CuPy's power of floats: powf for float32, pow for float64
-        return "powf(a, b)" if ctype == "float" else "pow(a, b)"
+    if op == "pow":  # an exponent of 2: NumPy's square (exact, and memory-bound); else CuPy's powf/pow
+        return "(b == 2.0f ? a * a : powf(a, b))" if ctype == "float" else "(b == 2.0 ? a * a : pow(a, b))"
     return BINARY[op]
 
 
