@@ -1,4 +1,5 @@
-"""The one compiled part: numr_array._speedups (numr_array/_speedups.c), the CPU element-wise call in C.
+"""The one compiled part: numr_array._speedups (numr_array/_speedups.c), the eager call of cached plans in C
+(NumPy's ufuncs on the CPU; CUDA's direct kernels, cuBLAS and device copies through the driver's entry points).
 
 Optional: where it cannot be compiled (no C compiler or no Python headers), the install goes on without it
 and numr_array runs on its pure-Python path (slower per call; `numr_array.runtime.speedups` is None then).
