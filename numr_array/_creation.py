@@ -392,7 +392,7 @@ def _like_py(plans: dict, func: str, fill, make, plan_fill, x, dtype, device, sh
     t = _new(dev, rshape, rdtype, func)
     if fill is not None:
         t = _fill(t, fill)
-    if (dtype, device, shape) == (None, None, None):
+    if dtype is None and device is None and shape is None:  # (not ==: a NumPy dtype equals None)
         _like_plan(plans, x, t, make, plan_fill)
     return t
 
