@@ -97,4 +97,10 @@ if [ "$missing" = 1 ]; then
     found=$(capable_adapter) || no_adapter "even after installing mesa-vulkan-drivers"
   fi
 fi
-exec python3 -m pytest -q "$@"
+# The suite checks every launch against the kernel contract (tests/conftest.py sets NUMR_CHECK_LAUNCH=1), and
+# a checked launch is never served from a cached plan or the compiled call; a second pass runs it as users
+# run, plans and compiled calls on (the contract's own tests and the docs build aside). The official suite
+# found a plan bug the checked pass could not see.
+python3 -m pytest -q "$@"
+echo "second pass: launches unchecked (cached plans and the compiled calls serve repeated calls)"
+exec env NUMR_CHECK_LAUNCH=0 python3 -m pytest -q --ignore=tests/test_contract.py --deselect tests/test_docs.py "$@"
