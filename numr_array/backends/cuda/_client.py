@@ -61,7 +61,7 @@ _OOM = cupy.cuda.memory.OutOfMemoryError
 #: the dtypes whose matrix products _speedups.c calls cuBLAS for (product_launch)
 _BLAS_DTYPES = frozenset((np.dtype(np.float32), np.dtype(np.float64)))
 #: the codes of the direct launches' operand forms in _speedups.c (FORM_*)
-_FORM_CODES = {"u": 0, "tt": 1, "ts": 2, "st": 3, "tp": 4, "pt": 5, "r": 6, "bc": 9}
+_FORM_CODES = {"u": 0, "tt": 1, "ts": 2, "st": 3, "tp": 4, "pt": 5, "r": 6, "gemv": 7, "gemm": 8, "bc": 9}
 
 
 def _operand_form(kernel: str, out_shape: tuple, operands: tuple) -> tuple | None:
@@ -70,15 +70,10 @@ def _operand_form(kernel: str, out_shape: tuple, operands: tuple) -> tuple | Non
     all of one dense array, "u" one dense array, "tt" two, "ts"/"st" a dense array and a scalar, "tp"/"pt" a
     dense array and one element, "bc" two arrays of any strides (broadcast ones too); None for anything else."""
     dense = contiguous_strides(out_shape)
-    n = 1
-    for d in out_shape:
-        n *= d
+    n = math.prod(out_shape)
     if kernel == "sum":
         (shape, strides), = operands
-        size = 1
-        for d in shape:
-            size *= d
-        return ("r", size, (strides,), None) if strides == contiguous_strides(shape) else None
+        return ("r", math.prod(shape), (strides,), None) if strides == contiguous_strides(shape) else None
     if len(operands) == 1:
         (shape, strides), = operands
         return ("u", n, (strides,), None) if shape == out_shape and strides == dense else None
@@ -557,20 +552,15 @@ class CudaClient(Client, CudaInterop, PeerCopy):
         blas = self.blas()
         dt_code, compute, one, zero = blas_types(result)
         alpha, beta = ctypes.addressof(one), ctypes.addressof(zero)
-        n = 1
-        for d in out_shape:
-            n *= d
         if plan[0] == "gemv":
             routine = blas.routine("gemv", result)
             args = (routine, blas.handle.value) + plan[1:7] + (alpha, beta, plan[7])
-            form = 7
         else:
             routine = blas.routine("gemm" if plan[12] == 1 else "gemm_batched", result)
             args = (routine, blas.handle.value) + plan[1:13] + (dt_code, compute, GEMM_DEFAULT_ALGO, alpha, beta,
                                                                 plan[13])
-            form = 8
-        return (0, 0, 0, 0, n, form, result.itemsize, result.itemsize, 0, tuple(strides), args) + \
-            self._device_parts()
+        return (0, 0, 0, 0, math.prod(out_shape), _FORM_CODES[plan[0]], result.itemsize, result.itemsize, 0,
+                tuple(strides), args) + self._device_parts()
 
     def concat_launch(self) -> tuple | None:
         """What numr_array._speedups needs to repeat a concat of dense arrays into ranges of a new result (the

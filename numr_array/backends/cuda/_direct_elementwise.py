@@ -269,23 +269,25 @@ class DirectLauncher:
         self._fused: dict = {}  # run structure -> compiled kernel
         self._kernels: list = []  # the RawKernels whose functions are in use (their modules must stay loaded)
         self._args = _Args()
-        self._store = None  # the store kernel's function, compiled on first use
 
-    def _function(self, op: str, npdtype: np.dtype, form: str) -> int:
-        """The CUfunction of ``op`` on ``npdtype`` operands of ``form`` ("u" for a unary op), compiled once."""
-        key = (op, npdtype, form)
+    def _compiled(self, key: tuple, source) -> int:
+        """The CUfunction of kernel ``k`` of the source ``source()`` makes, compiled once per ``key``."""
         f = self._functions.get(key)
         if f is None:
-            ctype = _CTYPE[npdtype.name]
-            log.debug("cuda: compiling the direct kernel %s of %s (%s operands)", op, npdtype.name, form)
-            if form == "u":
-                source = _unary_source(op, ctype)
-            else:
-                source = _source(op, ctype, "bool" if op in _BOOL_RESULT else ctype, form)
-            k = cupy.RawKernel(source, "k")
+            k = cupy.RawKernel(source(), "k")
             self._kernels.append(k)
             f = self._functions[key] = k.kernel.ptr
         return f
+
+    def _function(self, op: str, npdtype: np.dtype, form: str) -> int:
+        """The CUfunction of ``op`` on ``npdtype`` operands of ``form`` ("u" for a unary op), compiled once."""
+        def source() -> str:
+            ctype = _CTYPE[npdtype.name]
+            log.debug("cuda: compiling the direct kernel %s of %s (%s operands)", op, npdtype.name, form)
+            if form == "u":
+                return _unary_source(op, ctype)
+            return _source(op, ctype, "bool" if op in _BOOL_RESULT else ctype, form)
+        return self._compiled((op, npdtype, form), source)
 
     def native_part(self, op: str, dtypes, result: np.dtype, form: str, n: int) -> tuple[int, int, int] | None:
         """(CUfunction, blocks, threads) of the direct kernel that ``try_binary``/``try_unary`` launch for
@@ -373,12 +375,7 @@ class DirectLauncher:
 
     def store_function(self) -> int:
         """The CUfunction of ``store``'s kernel (compiled once): d, w0, w1, n; one thread writes n bytes."""
-        f = self._store
-        if f is None:
-            k = cupy.RawKernel(_STORE_SOURCE, "k")
-            self._kernels.append(k)
-            f = self._store = k.kernel.ptr
-        return f
+        return self._compiled(("store",), lambda: _STORE_SOURCE)
 
     def store(self, ptr: int, host: np.ndarray) -> None:
         """Write the bytes of the C-contiguous ``host`` (at most STORE_MAX) to device address ``ptr`` with a
@@ -417,13 +414,7 @@ class DirectLauncher:
         dtypes it does not take."""
         if xdtype not in _DIRECT_DTYPES or odtype not in _DIRECT_DTYPES or odtype.kind == "b":
             return None
-        key = ("sum", xdtype, odtype)
-        f = self._functions.get(key)
-        if f is None:
-            k = cupy.RawKernel(_sum_source(_CTYPE[xdtype.name], _CTYPE[odtype.name]), "k")
-            self._kernels.append(k)
-            f = self._functions[key] = k.kernel.ptr
-        return f
+        return self._compiled(("sum", xdtype, odtype), lambda: _sum_source(_CTYPE[xdtype.name], _CTYPE[odtype.name]))
 
     def sum_at(self, x: int, o: int, n: int, xdtype: np.dtype, odtype: np.dtype) -> bool:
         f = self._sum_function(xdtype, odtype)
@@ -550,10 +541,11 @@ def _qualify_strided(op: str, ins, outs):
     if op not in _BOOL_RESULT and o._dtype.np is not npdtype:
         return None
     shape = o._shape
-    if x1._shape != shape or x2._shape != shape or _dense_result(o) is None:
+    dense = _dense_result(o)
+    if x1._shape != shape or x2._shape != shape or dense is None:
         return None
     layout = strided_layout(shape, x1._strides, x2._strides)
-    return None if layout is None else (npdtype, "bc", _dense_result(o)[0], layout)
+    return None if layout is None else (npdtype, "bc", dense[0], layout)
 
 
 def _qualify_broadcast_element(op: str, ins, outs):
