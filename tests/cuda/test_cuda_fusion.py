@@ -180,8 +180,8 @@ def test_other_kernels_end_a_run(runs):
     with xp.capture(device=DEV) as g:
         t = xp.sin(x) * 2.0
         s = xp.remainder(t, 3.0)  # not fused: ends the run of two
-        r = xp.cos(s) + xp.sum(t)  # the reduction is its own kernel; add of a broadcast scalar is not fused
-    assert runs == [2, 1]
+        r = xp.cos(s) + xp.sum(t)  # the reduction is its own kernel; the add of its 0-D result is a new run
+    assert runs == [2, 1, 1]
     want = bits(xp.cos(xp.remainder(xp.sin(x) * 2.0, 3.0)) + xp.sum(xp.sin(x) * 2.0))
     np.testing.assert_array_equal(bits(r), want)
     g.replay()
@@ -219,3 +219,73 @@ def test_broadcasts_and_powers_are_captured_as_the_direct_kernels(runs):
     replay_equals_eager(block, [X, C], runs, 2)  # (x * 0.5 and exp fuse; the rest are kernels of their own)
     keys = set(client._direct._functions)
     assert ("subtract", np.dtype(np.float32), "bc") in keys and ("divide", np.dtype(np.float32), "bc") in keys
+
+
+def test_one_element_steps_and_element_operands_fuse(runs):
+    # a conjugate-gradient update: the 0-D ratios are steps of the runs that use them (every thread computes
+    # them, thread 0 stores them), and the 0-D operands are read by every thread
+    rng = np.random.default_rng(12)
+    n = 3000
+
+    def block(x, r, p, ap, rs, pap):
+        alpha = rs / pap
+        x2 = x + alpha * p
+        r2 = r - alpha * ap
+        rs_new = xp.sum(r2 * r2)  # its own kernel: ends the run
+        beta = rs_new / rs
+        return [alpha, x2, r2, rs_new, beta, r2 + beta * p]
+
+    arrays = [rng.standard_normal(n).astype(np.float32) for _ in range(4)] + \
+        [rng.uniform(1, 2, 1).astype(np.float32) for _ in range(2)]
+    # alpha, alpha * p, x + ..., alpha * ap, r - ..., r2 * r2; the sum; beta, beta * p, r2 + ...
+    replay_equals_eager(block, arrays, runs, 6 + 3)
+
+
+def test_a_one_element_result_over_memory_other_threads_read_starts_a_new_run(runs):
+    # y = x * s reads s (0-D) in every thread; s += 1 then writes it from thread 0 only: fused, a thread could
+    # read the new s, so the add starts a run of its own, of one thread (it reads s, then rewrites it), which
+    # z, over many elements, may not join
+    x = on(np.arange(2048, dtype=np.float32))
+    s = on(np.float32(3.0))
+    with xp.capture(device=DEV) as g:
+        y = x * s
+        xp.add(s, 1.0, out=s)
+        z = x * s
+    assert runs == [1, 1, 1]
+    np.testing.assert_array_equal(to_np(y), np.arange(2048, dtype=np.float32) * 3)
+    np.testing.assert_array_equal(to_np(z), np.arange(2048, dtype=np.float32) * 4)
+    g.replay()  # s was 4: y = 4x, s = 5, z = 5x
+    np.testing.assert_array_equal(to_np(y), np.arange(2048, dtype=np.float32) * 4)
+    np.testing.assert_array_equal(to_np(z), np.arange(2048, dtype=np.float32) * 5)
+
+
+def test_a_run_of_one_thread_that_rewrites_what_it_read_stays_one_thread(runs):
+    # one-element steps alone run in one thread, where s *= 2 after reading s is safe; a step over many
+    # elements may not join them then (its other threads would read s while thread 0 rewrites it)
+    x = on(np.arange(1024, dtype=np.float32))
+    s = on(np.float32(1.5))
+    with xp.capture(device=DEV) as g:
+        t = s + 1.0
+        xp.multiply(s, t, out=s)
+        y = x * s
+    assert runs == [2, 1]
+    np.testing.assert_array_equal(to_np(s), np.float32(3.75))
+    np.testing.assert_array_equal(to_np(y), np.arange(1024, dtype=np.float32) * np.float32(3.75))
+    g.replay()
+    want = np.float32(3.75) * np.float32(4.75)
+    np.testing.assert_array_equal(to_np(s), want)
+    np.testing.assert_array_equal(to_np(y), np.arange(1024, dtype=np.float32) * want)
+
+
+def test_an_element_of_a_result_the_run_writes_is_not_read_across_threads(runs):
+    # u = x * t[5] reads element 5 of t, which thread 5 of the run writes: u starts a new run
+    x = on(np.arange(1, 4097, dtype=np.float32))
+    with xp.capture(device=DEV) as g:
+        t = x * 2.0
+        u = x * t[5]
+    assert runs == [1, 1]
+    want = np.arange(1, 4097, dtype=np.float32) * np.float32(12.0)
+    np.testing.assert_array_equal(to_np(u), want)
+    x[...] = on(np.arange(2, 4098, dtype=np.float32))
+    g.replay()
+    np.testing.assert_array_equal(to_np(u), np.arange(2, 4098, dtype=np.float32) * np.float32(14.0))

@@ -252,7 +252,7 @@ class CudaClient(Client, CudaInterop, PeerCopy):
         self.keeps_float32_subnormals = keep_float32_subnormals()
         self._direct = DirectLauncher(self.stream)
         m = make_module(cupy, self.blas)
-        self.kernels = make_kernels(m, cuda_kernels(m, self._direct))
+        self.kernels = make_kernels(m, cuda_kernels(m, self._direct, self.pool))
         self._run: FusedRun | None = None  # direct ops captured but not yet put into the graph
 
     # --- device, streams, memory --------------------------------------------------------------------

@@ -21,6 +21,7 @@ single kernel node of the CUDA graph, which a replay runs at the cost of one lau
 from __future__ import annotations
 
 import logging
+import math
 import threading
 
 import cupy
@@ -354,6 +355,19 @@ class DirectLauncher:
         driver.launchKernel(f, blocks(n, npdtype.itemsize), 1, 1, BLOCK, 1, 1, 0, self._stream, args.params, 0)
         return True
 
+    def divide_at(self, ptr: int, n: int, npdtype: np.dtype, divisor: float) -> None:
+        """Divide the ``n`` elements of ``npdtype`` (float32 or float64) at device address ``ptr`` in place by
+        ``divisor`` cast to ``npdtype``: the "ts" divide kernel, whose thread reads its elements before
+        writing them."""
+        args = self._args
+        words = args.words
+        words[0] = ptr
+        args.scalar_slot(npdtype)[8 // npdtype.itemsize] = divisor
+        words[2] = ptr
+        words[3] = n
+        driver.launchKernel(self._function("divide", npdtype, "ts"), blocks(n, npdtype.itemsize), 1, 1, BLOCK, 1, 1,
+                            0, self._stream, args.params, 0)
+
     def try_copy(self, src, dst: Tensor) -> bool:
         """Copy ``src`` into ``dst`` with one cudaMemcpyAsync when both are dense in C order with one dtype and
         shape and do not overlap; False (nothing done) otherwise. No CuPy view of either is made."""
@@ -575,10 +589,15 @@ def _qualify_broadcast_element(op: str, ins, outs):
 class FusedRun:
     """Element-wise ops recorded inside a capture, to become one kernel in the graph instead of one each.
 
-    Every op of a run has the same element count and contiguous operands, so element i of each result
-    depends only on element i of its operands, and one thread can do all the steps for its i in program
-    order. That holds only if no two operands overlap at different addresses (``x[4:12]`` read after
-    ``x[0:8]`` is written): ``add`` refuses such an op, and the caller starts a new run.
+    Every op of a run over n elements has contiguous operands of n elements, or of one element (a scalar
+    held in a tensor, read by every thread: an "element" operand), so element i of each result depends only
+    on element i of its operands, and one thread can do all the steps for its i in program order. An op whose
+    result has one element (``rs / pAp`` in an iterative solver) is a step of any run: every thread computes
+    it, thread 0 stores it, and a later step reads it from the thread's own register. That holds only if no
+    thread reads memory another thread writes within the run: ``add`` refuses two operands that overlap at
+    different addresses (``x[4:12]`` read after ``x[0:8]`` is written), an element read of a buffer the run
+    writes per element, and a one-element result over memory an earlier step read from memory; the caller
+    then starts a new run.
 
     Each step is the C expression its eager kernel evaluates (``FUSED``), on operands of the same C types,
     compiled with CuPy's options and headers; its result passes through ``_opaque`` before a later step
@@ -588,8 +607,13 @@ class FusedRun:
 
     def __init__(self):
         self.n = 0
-        self.steps: list = []  # (expr, operands, out, out dtype); an operand: (kind, value, dtype) or None
+        # (expr, operands, out, out dtype, one element); an operand: (kind, value, dtype) or None, where kind
+        # is "p" (element i), "e" (element 0 of a one-element tensor) or "s" (a scalar)
+        self.steps: list = []
         self._extent: dict[int, tuple[int, int]] = {}  # pointer -> (end, itemsize)
+        self._written: dict[int, tuple[bool, np.dtype]] = {}  # pointer -> (by a one-element step, dtype)
+        self._element_reads: set[int] = set()  # pointers that element operands read from memory
+        self._racy = False  # a one-element step wrote memory read before: the run must stay one thread
 
     def add(self, op: str, ins, outs) -> bool:
         """Record ``op`` if it qualifies and fits this run; False (nothing recorded) otherwise."""
@@ -597,17 +621,23 @@ class FusedRun:
         if plan is None:
             return False
         expr, operands, n = plan
-        if self.steps and (n != self.n or len(self.steps) >= self.MAX_STEPS):
-            return False
-        tensors = [t for t in (*ins, outs[0]) if type(t) is Tensor]
+        one = n == 1
+        if self.steps:
+            if len(self.steps) >= self.MAX_STEPS or not one and self.n not in (1, n):
+                return False
+            if not one and self.n == 1 and self._racy:  # threads beyond 0 would read what thread 0 writes
+                return False
         spans = []
-        for t in tensors:
-            start, item = address(t), t._dtype.itemsize
-            spans.append((start, start + n * item, item))
-        o_start, o_end, _ = spans[-1]
-        for start, end, _ in spans[:-1]:  # an operand partly under the result: thread i would read what i - 1 wrote
+        for x in operands:
+            if x is not None and x[0] != "s":
+                spans.append((x[1], x[1] + (1 if x[0] == "e" else n) * x[2].itemsize, x[2].itemsize))
+        o = outs[0]
+        o_start, item = address(o), o._dtype.itemsize
+        o_end = o_start + n * item
+        for start, end, _ in spans:  # an operand partly under the result: thread i would read what i - 1 wrote
             if start < o_end and o_start < end and (start, end) != (o_start, o_end):
                 return False
+        spans.append((o_start, o_end, item))
         for start, end, item in spans:
             known = self._extent.get(start)
             if known is not None and known == (end, item):
@@ -615,10 +645,26 @@ class FusedRun:
             for other, (oend, _) in self._extent.items():
                 if start < oend and other < end:
                     return False
+        reads = set()
+        for x in operands:
+            if x is not None and x[0] == "e":
+                w = self._written.get(x[1])
+                if w is None:
+                    reads.add(x[1])
+                elif not w[0] or w[1] != x[2]:  # another thread's element, or thread 0's store read from memory
+                    return False
+        racy = self._racy
+        if one and (o_start in self._element_reads or o_start in reads):
+            if self.n > 1:
+                return False
+            racy = True
         for start, end, item in spans:
             self._extent[start] = (end, item)
-        self.n = n
-        self.steps.append((expr, operands, address(outs[0]), outs[0]._dtype.np))
+        self._element_reads |= reads
+        self._written[o_start] = (one, o._dtype.np)
+        self._racy = racy
+        self.n = max(self.n, n)
+        self.steps.append((expr, operands, o_start, o._dtype.np, one))
         return True
 
     def kernel(self) -> tuple[str, tuple, np.ndarray]:
@@ -654,22 +700,23 @@ class FusedRun:
                 used.add(reg[2])
                 return f"r{reg[2]}"
             k = pointer(v)
-            key.append(("p", k, npdtype))
-            return f"(({_CTYPE[npdtype.name]}*)p{k})[i]"
+            key.append((kind, k, npdtype))
+            return f"(({_CTYPE[npdtype.name]}*)p{k})[{'0' if kind == 'e' else 'i'}]"
 
-        for j, (expr, operands, out, odtype) in enumerate(self.steps):
+        for j, (expr, operands, out, odtype, one) in enumerate(self.steps):
             decls = []
             for name, x in zip("abc", operands):
                 if x is not None:
                     decls.append(f"{_CTYPE[x[2].name]} {name} = {read(x)}; ")
             r = _CTYPE[odtype.name]
             k = pointer(out)
-            key.append((expr, odtype, k))
+            key.append((expr, odtype, k, one))
             if expr in _STATEMENT_BODIES:  # statements (an ElementwiseKernel's body over T a, T b -> T q)
                 code = f"typedef {_CTYPE[operands[0][2].name]} T; {''.join(decls)}T q; {expr} s{j} = ({r})(q);"
             else:
                 code = f"{''.join(decls)}s{j} = ({r})({expr});"
-            body.append((j, f"  {r} s{j};\n  {{ {code} }}\n  (({r}*)p{k})[i] = s{j};\n",
+            store = f"if (i == 0) (({r}*)p{k})[0] = s{j};" if one else f"(({r}*)p{k})[i] = s{j};"
+            body.append((j, f"  {r} s{j};\n  {{ {code} }}\n  {store}\n",
                          f"  {r} r{j} = {_opaque(r, f's{j}')};\n"))
             held[out] = (r, odtype, j)
         params += ["int z", "long long n"]
@@ -691,13 +738,11 @@ class FusedRun:
 def _plan(op: str, ins, outs):
     """(C expression, operands, element count) when ``op`` on ``ins`` into ``outs[0]`` can be a step of a
     fused run: real operands of one dtype (a bool condition for where; the result's dtype may differ for
-    comparisons and casts) in one contiguous shape, scalars of that dtype; else None."""
+    comparisons and casts) in one contiguous shape or of one element, scalars of that dtype; else None."""
     o = outs[0]
     shape = o._shape
-    n = 1
-    for d in shape:
-        n *= d
-    if n == 0 or o._strides != contiguous_strides(shape):
+    n = math.prod(shape)
+    if n == 0 or n > 1 and o._strides != contiguous_strides(shape):
         return None
     strides = o._strides
     ins = tuple(ins)
@@ -708,7 +753,11 @@ def _plan(op: str, ins, outs):
             operands.append(None)
             continue
         if type(x) is Tensor:
-            if x._shape != shape or x._strides != strides:
+            if n > 1 and x._shape == shape and x._strides == strides:
+                kind = "p"
+            elif not any(x._strides) or math.prod(x._shape) == 1:  # one element (broadcast: strides 0)
+                kind = "e"
+            else:
                 return None
             xd = x._dtype.np
         elif isinstance(x, np.generic):
@@ -722,7 +771,7 @@ def _plan(op: str, ins, outs):
             dtype = xd
         elif xd != dtype:
             return None
-        operands.append(("p", address(x), xd) if type(x) is Tensor else ("s", x, xd))
+        operands.append((kind, address(x), xd) if type(x) is Tensor else ("s", x, xd))
     if dtype is None or dtype not in _DIRECT_DTYPES or o._dtype.np not in _DIRECT_DTYPES:
         return None
     if not any(type(x) is Tensor for x in ins):

@@ -29,6 +29,7 @@ from cupy.fft import _fft as cupy_fft
 from ..array_module_kernels import fft as shared_fft, linalg as shared_linalg, reductions as shared_reductions, \
     searching as shared_searching
 from ._columns import ColumnReductions
+from ._fft import CufftLauncher
 
 #: every dtype numr has, as NumPy type characters: one op per input dtype, so no operand is ever cast
 _CHARS = "?bBhHiIlLqQfdFD"
@@ -76,16 +77,18 @@ __device__ numr_pick<T> numr_extreme(const numr_pick<T>& a, const numr_pick<T>& 
 """
 
 
-def kernels(m, direct) -> dict:
+def kernels(m, direct, pool) -> dict:
     """The CUDA kernels replacing the shared ones of the same names, over ``m`` (CuPy as _cupy_module gives it:
     capturable matrix products); ``direct``: the client's DirectLauncher, whose one-block sum of a small array
-    the sum kernel uses as the client's eager path does (so that a captured sum gives the eager bits)."""
+    the sum kernel uses as the client's eager path does (so that a captured sum gives the eager bits), and whose
+    divide normalises transforms; ``pool``: the memory pool cuFFT plans' work areas come from."""
     reduction = m._core.create_reduction_func
     shared_vecdot = shared_linalg.kernels(m)["vecdot"]
     shared_transforms = shared_fft.kernels(m)
     shared_sort = shared_searching.kernels(m)["sort"]
     shared_reduce = shared_reductions.kernels(m)
     columns = ColumnReductions()
+    ffts = CufftLauncher(direct, pool)
 
     def make(name: str, routine: tuple, identity=None, sort_axes: bool = True):
         return reduction(name, tuple(f"{c}->{c}" for c in _CHARS), routine, identity, _PREAMBLE, sort_axes)
@@ -161,14 +164,17 @@ def kernels(m, direct) -> dict:
             shared_vecdot(ins, outs, p)
 
     def transform(name: str, direction: int, value_type: str):
-        """A 1-D transform along the last axis written by cuFFT straight into a C-contiguous ``out`` (cupy.fft's
-        own steps, whose last takes an ``out``; the shared kernel copied cupy.fft's result into it)."""
+        """A 1-D transform along the last axis written by cuFFT straight into a C-contiguous ``out``: by
+        ``CufftLauncher`` for C-contiguous input of the transform's own dtype, else by cupy.fft's own steps (whose
+        last takes an ``out``; the shared kernel copied cupy.fft's result into it)."""
         shared = shared_transforms[name]
 
         def kernel(ins, outs, p):
             x, o = ins[0], outs[0]
             if p["axis"] != x.ndim - 1 or not o.flags.c_contiguous:
                 return shared(ins, outs, p)
+            if ffts.try_transform(x, o, p["n"], direction, value_type, p["norm"]):
+                return
             a = cupy_fft._convert_dtype(x, value_type)
             # the dtype cuFFT makes: a's real counterpart (C2R), a's own (C2C) or its complex one (R2C)
             made = np.dtype(a.dtype.char.lower()) if value_type == "C2R" else a.dtype if value_type == "C2C" \
