@@ -1,7 +1,8 @@
-"""Column reductions (backends/cuda/_columns.py): sum, prod, max, min, mean, var, std, count_nonzero, argmax and
-argmin over the leading axes of a C-contiguous array, against NumPy for tall, short, narrow and wide shapes in
-float32, float64, int32 and bool; keepdims; the leading two axes of a 3-D array; the same bits when captured as
-eager; and that those calls run the column kernel (other axes and layouts keep the table's kernels)."""
+"""Column and row reductions (backends/cuda/_columns.py): sum, prod, max, min, mean, var, std, count_nonzero,
+argmax and argmin over the leading (and over the trailing) axes of a C-contiguous array, against NumPy for tall,
+short, narrow and wide shapes in float32, float64, int32 and bool; keepdims; the leading two (trailing two) axes
+of a 3-D array; the same bits when captured as eager; and that those calls run the column (row) kernel (other
+axes and layouts keep the table's kernels)."""
 
 import numpy as np
 import pytest
@@ -143,7 +144,7 @@ def test_other_axes_and_layouts_keep_the_tables_kernels(launches):
     rng = np.random.default_rng(5)
     a = rng.standard_normal((300, 20, 6)).astype(np.float32)
     x = put(a)
-    cases = [(x, a, 1), (x, a, 2), (x, a, (1, 2)), (x, a, None),  # not (only) the leading axes
+    cases = [(x, a, 1), (x, a, None),  # neither the leading axes nor the trailing ones (not all of them)
              (xp.permute_dims(x, (1, 0, 2)), a.transpose(1, 0, 2), 0),  # not C-contiguous
              (x[::2], a[::2], 0)]
     for t, v, axis in cases:
@@ -179,6 +180,68 @@ def test_captured_column_reductions_give_the_eager_bits(shape, dtype, seed, laun
         g.replay()
         assert to_np(r).tobytes() == eager.tobytes(), name
     assert launches
+
+
+#: n rows of m: short rows (a few lanes each), a warp's, longer ones (7 and 1000 of those: CuPy's reduction)
+ROW_SHAPES = [(n, m) for n in (1, 7, 1000, 100_000) for m in (1, 3, 16, 32, 33, 1000, 3000) if n * m <= 8_000_000]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("n,m", ROW_SHAPES)
+def test_row_reductions_against_numpy(n, m, dtype, launches):
+    rng = np.random.default_rng(n * 1000 + m + 1)
+    a = data(rng, (n, m), dtype)
+    b = (1 + 0.002 * rng.standard_normal((n, m))).astype(dtype) if dtype in (np.float32, np.float64) else a
+    x, y = put(a), put(b)
+    taken = _columns.rows_shape(n, m) is not None
+    assert taken == (m <= 32 or n == 100_000), (n, m)  # (7 or 1000 long rows: too few blocks)
+    for name in ops_of(dtype):
+        before = len(launches)
+        check(name, b if name == "prod" else a, y if name == "prod" else x, 1)
+        assert (len(launches) > before) == taken, f"{name} of {n} x {m}: row kernel {len(launches) > before}"
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int32])
+def test_trailing_axes_of_a_3d_array(dtype, launches):
+    # the k-means distances: sum over the last axis of 200 x 16 x 32; and over the last two
+    rng = np.random.default_rng(9)
+    a = data(rng, (2000, 16, 32), dtype)
+    b = (1 + 0.002 * rng.standard_normal(a.shape)).astype(dtype) if dtype == np.float32 else a  # (no underflow)
+    x, y = put(a), put(b)
+    for name in ops_of(dtype):
+        for axis in (2, (1, 2), (2, 1)) if name not in ("argmax", "argmin") else (2,):
+            check(name, b if name == "prod" else a, y if name == "prod" else x, axis)
+    assert launches
+
+
+@pytest.mark.parametrize("shape,axis", [((200_000, 16), 1), ((2000, 16, 32), -1), ((4000, 1024), -1),
+                                        ((2000, 3000), 1), ((5000, 7, 5), (1, 2)), ((3000, 3), 1)])
+def test_captured_row_reductions_give_the_eager_bits(shape, axis, launches):
+    a = data(np.random.default_rng(len(shape)), shape, np.float32)
+    x = put(a)
+    for name in ops_of(np.float32):
+        if name in ("argmax", "argmin") and not isinstance(axis, int):
+            continue
+        f = getattr(xp, name)
+        eager = to_np(f(x, axis=axis))
+        with xp.capture(DEV) as g:
+            r = f(x, axis=axis)
+        g.replay()
+        assert to_np(r).tobytes() == eager.tobytes(), name
+    assert launches
+
+
+def test_row_launch_shapes():
+    for n in (1, 7, 1000, 4096, 200_000, 10 ** 8):
+        for m in (1, 2, 3, 5, 16, 32, 33, 128, 1000, 10 ** 6):
+            shape = _columns.rows_shape(n, m)
+            if shape is None:
+                assert m > _columns._SHORT_ROW and n < 10_000
+                continue
+            bx, by, blocks = shape
+            assert bx * by == _columns.THREADS and 1 <= bx <= 32 and bx & (bx - 1) == 0
+            assert 1 <= blocks <= _columns._MAX_ROW_BLOCKS and (blocks == _columns._MAX_ROW_BLOCKS or blocks * by >= n)
+            assert bx == 1 or (bx // 2) * _columns._PER_LANE < m  # about _PER_LANE elements per lane
 
 
 def test_launch_shapes_cover_every_row_once():

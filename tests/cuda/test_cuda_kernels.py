@@ -498,6 +498,28 @@ def test_last_axis_transforms_of_contiguous_arrays_are_cufft_calls_of_their_own(
     assert to_np(conv).tobytes() == to_np(eager).tobytes()
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_dot_products_of_two_vectors(dtype):
+    # up to SMALL_SUM elements one block of the direct launcher's dot kernel (cuBLAS's gemv of one output is a
+    # split-K product and a reduction kernel), beyond it cuBLAS; vecdot and matmul give the same bits
+    from numr_array.backends.cuda._direct_elementwise import SMALL_SUM
+    for n in (1, 7, 2048, SMALL_SUM, SMALL_SUM + 1, 100_000):
+        a, b = data((n,), dtype), data((n,), dtype)
+        x, y = put(a), put(b)
+        got = to_np(xp.vecdot(x, y))
+        assert got.dtype == dtype and got.shape == ()
+        assert to_np(x @ y).tobytes() == got.tobytes()
+        scale = np.abs(a.astype(np.float64) * b).sum()
+        assert abs(got - a.astype(np.float64) @ b) <= (1e-6 if dtype == np.float32 else 1e-14) * scale, n
+    assert ("dot", np.dtype(dtype)) in client._direct._functions
+    x, y = put(data((3000,), dtype)), put(data((3000,), dtype))
+    eager = to_np(xp.vecdot(x, y))
+    with xp.capture(device=DEV) as g:
+        r = xp.vecdot(x, y)
+    g.replay()
+    assert to_np(r).tobytes() == eager.tobytes()
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.uint8])
 def test_sorting_a_few_long_rows(dtype):
     from numr_array.backends.cuda._kernels import SORT_ROW_MIN

@@ -50,7 +50,7 @@ from ._cupy_module import make_module
 from ._kernels import kernels as cuda_kernels
 from ._subnormals import keep_float32_subnormals
 from ._direct_elementwise import FUSABLE  # (a line of its own: other branches edit the import above)
-from ._direct_elementwise import strided_layout
+from ._direct_elementwise import BLOCK as DIRECT_BLOCK, strided_layout
 
 _FUSED_NOT_BINARY = FUSABLE - DIRECT_BINARY
 _get_device = runtime.getDevice
@@ -489,6 +489,11 @@ class CudaClient(Client, CudaInterop, PeerCopy):
             elif kernel == "sum" and not self._capturing and _current_stream() is self.stream \
                     and self._direct.try_sum(inputs[0], outputs[0], params["axis"]):
                 return
+            elif kernel == "matmul" and (self._capturing or _current_stream() is self.stream):
+                if self._run is not None:
+                    self._flush_run()
+                if self._direct.try_dot(inputs, outputs):  # (product_launch plans the same kernel)
+                    return
             if self._run is not None:
                 self._flush_run()
             fn = self.kernels[kernel]
@@ -546,6 +551,8 @@ class CudaClient(Client, CudaInterop, PeerCopy):
         where launches are checked."""
         if CHECK_LAUNCHES or result not in _BLAS_DTYPES or dtypes[0] != result or dtypes[1] != result:
             return None
+        if len(shapes[0]) == 1 and shapes[0] == shapes[1] and strides == ((1,), (1,)):
+            return self._dot_launch(result, shapes[0][0])
         plan = plan_product(shapes[0], list(strides[0]), shapes[1], list(strides[1]), out_shape)
         if plan is None:
             return None
@@ -561,6 +568,22 @@ class CudaClient(Client, CudaInterop, PeerCopy):
                                                                 plan[13])
         return (0, 0, 0, 0, math.prod(out_shape), _FORM_CODES[plan[0]], result.itemsize, result.itemsize, 0,
                 tuple(strides), args) + self._device_parts()
+
+    def _dot_launch(self, dtype: np.dtype, n: int) -> tuple | None:
+        """product_launch of two dense vectors of ``n`` elements: the direct launcher's dot kernel (``try_dot``,
+        which the Python path runs), in the G_* layout of a two-array kernel (words a, b, the result, n)."""
+        launch = _launch_kernel_address()
+        if launch is None:
+            return None
+        try:  # (compiles the kernel on first use)
+            function = self._direct.dot_function(dtype, n)
+        except _CUDA_ERRORS as e:
+            self.raise_if_lost(e)
+            raise
+        if function is None:
+            return None
+        return (launch, function, 1, DIRECT_BLOCK, n, _FORM_CODES["tt"], dtype.itemsize, dtype.itemsize, 0,
+                ((1,), (1,)), None) + self._device_parts()
 
     def concat_launch(self) -> tuple | None:
         """What numr_array._speedups needs to repeat a concat of dense arrays into ranges of a new result (the

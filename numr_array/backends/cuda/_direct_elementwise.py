@@ -238,6 +238,23 @@ def _sum_source(ctype: str, otype: str) -> str:
             "}\n")
 
 
+def _dot_source(ctype: str) -> str:
+    """One block of BLOCK threads: each sums the products of a strided share of a and b, then a tree."""
+    return (f"typedef {ctype} T;\n"
+            "extern \"C\" __global__ void k(const T* a, const T* b, T* o, long long n) {\n"
+            f"  __shared__ T s[{BLOCK}];\n"
+            "  T acc = 0;\n"
+            f"  for (long long i = threadIdx.x; i < n; i += {BLOCK}) acc += a[i] * b[i];\n"
+            "  s[threadIdx.x] = acc;\n"
+            "  __syncthreads();\n"
+            f"  for (int w = {BLOCK} / 2; w > 0; w >>= 1) {{\n"
+            "    if (threadIdx.x < w) s[threadIdx.x] += s[threadIdx.x + w];\n"
+            "    __syncthreads();\n"
+            "  }\n"
+            "  if (threadIdx.x == 0) *o = s[0];\n"
+            "}\n")
+
+
 class _Args(threading.local):
     """Per-thread argument slots for cuLaunchKernel: four 8-byte values and the array of their addresses."""
 
@@ -422,6 +439,34 @@ class DirectLauncher:
         if n == 0 or n > SMALL_SUM or not x.flags.c_contiguous:
             return False
         return self.sum_at(x.data.ptr, o.data.ptr, n, x.dtype, o.dtype)
+
+    def dot_function(self, npdtype: np.dtype, n: int) -> int | None:
+        """The CUfunction of the one-block dot product of two dense float32 or float64 vectors of ``n`` elements
+        (one launch of BLOCK threads: a words a, b, o, n), compiled once; None for other dtypes and sizes.
+        cuBLAS's gemv of one output takes two kernels for it, the second (split-K's reduction) 8 µs on an H200."""
+        if npdtype not in _UNARY_DTYPES or not 0 < n <= SMALL_SUM:
+            return None
+        return self._compiled(("dot", npdtype), lambda: _dot_source(_CTYPE[npdtype.name]))
+
+    def try_dot(self, ins, outs) -> bool:
+        """matmul of two dense vectors of one float dtype into its 0-D result by ``dot_function``'s kernel;
+        False (nothing done) otherwise."""
+        a, b = ins
+        o = outs[0]
+        if type(a) is not Tensor or type(b) is not Tensor or len(a._shape) != 1 or a._shape != b._shape \
+                or a._strides != (1,) or b._strides != (1,) or a._dtype is not b._dtype or o._dtype is not a._dtype:
+            return False
+        f = self.dot_function(a._dtype.np, a._shape[0])
+        if f is None:
+            return False
+        args = self._args
+        words = args.words
+        words[0] = address(a)
+        words[1] = address(b)
+        words[2] = address(o)
+        words[3] = a._shape[0]
+        driver.launchKernel(f, 1, 1, 1, BLOCK, 1, 1, 0, self._stream, args.params, 0)
+        return True
 
     def _sum_function(self, xdtype: np.dtype, odtype: np.dtype) -> int | None:
         """The CUfunction of the one-block sum of ``xdtype`` into ``odtype`` (compiled once), or None for
