@@ -249,7 +249,8 @@ def test_direct_ops_in_a_capture_become_fused_kernels_with_eager_results(monkeyp
     out = xp.empty((1024,), dtype=xp.float32, device=DEV)
     runs = []
     launch_run = client._direct.launch_run
-    monkeypatch.setattr(client._direct, "launch_run", lambda run: (runs.append(len(run.steps)), launch_run(run)))
+    monkeypatch.setattr(client._direct, "launch_run",
+                        lambda run, dead=frozenset(): (runs.append(len(run.steps)), launch_run(run, dead)))
     with xp.capture(device=DEV) as g:
         xp.add(chain(x, y, 300), 0.0, out=out)
     # 301 ops in kernels of at most MAX_STEPS steps each

@@ -33,7 +33,8 @@ def runs(monkeypatch):
     """The step counts of the fused kernels launched (each launch of a FusedRun, eager or in a capture)."""
     seen = []
     launch_run = client._direct.launch_run
-    monkeypatch.setattr(client._direct, "launch_run", lambda run: (seen.append(len(run.steps)), launch_run(run)))
+    monkeypatch.setattr(client._direct, "launch_run",
+                        lambda run, dead=frozenset(): (seen.append(len(run.steps)), launch_run(run, dead)))
     return seen
 
 
@@ -206,19 +207,71 @@ def test_an_op_whose_operand_lies_partly_under_its_result_is_not_fused(runs):
     np.testing.assert_array_equal(bits(t), bits(xp.sin(x)))
 
 
-def test_broadcasts_and_powers_are_captured_as_the_direct_kernels(runs):
-    # not fusable (operands of other shapes, pow): each is its direct kernel, one node of the graph, after the
-    # pending run; the replay gives eager's bits
+def test_broadcasts_powers_and_row_reductions_fuse(runs):
+    # the k-means distances: a broadcast difference, its square and the sum over the last axis are one kernel
+    # (the row reduction's, each element computed by the steps); a replay gives eager's bits
     rng = np.random.default_rng(11)
-    X, C = rng.standard_normal((300, 8)).astype(np.float32), rng.standard_normal((5, 8)).astype(np.float32)
-    def block(x, c):
-        d = x[:, None, :] - c[None, :, :]
-        s = xp.sum(d ** 2, axis=-1)
-        return [s, xp.exp(x * 0.5) / xp.sum(x, axis=1, keepdims=True)]
+    X, C = rng.standard_normal((3000, 32)).astype(np.float32), rng.standard_normal((16, 32)).astype(np.float32)
 
-    replay_equals_eager(block, [X, C], runs, 2)  # (x * 0.5 and exp fuse; the rest are kernels of their own)
-    keys = set(client._direct._functions)
-    assert ("subtract", np.dtype(np.float32), "bc") in keys and ("divide", np.dtype(np.float32), "bc") in keys
+    def block(x, c):
+        d = xp.sum((x[:, None, :] - c[None, :, :]) ** 2, axis=-1)
+        e = xp.exp(x * 0.5) / xp.sum(x, axis=1, keepdims=True)  # a sum of an input: the row kernel of its own
+        return [d, e, xp.max(xp.exp(x - 1.0), axis=-1), xp.mean(xp.abs(x.T) * 3.0, axis=1)]
+
+    # runs: the difference and its square (then the sum); x * 0.5 and exp (then the table's sum of x); the
+    # division by the broadcast sum, x - 1 and exp (then the max); abs of x.T and the product (its mean over
+    # rows of 3000 is CuPy's reduction: too few rows for the row kernel)
+    replay_equals_eager(block, [X, C], runs, 9)
+    assert runs == [2, 2, 3, 2]
+
+
+def test_a_reduced_result_that_is_also_returned_is_stored(runs):
+    rng = np.random.default_rng(13)
+    X = rng.standard_normal((4096, 24)).astype(np.float32)
+
+    def block(x):
+        d2 = (x - 0.5) ** 2
+        return [d2, xp.sum(d2, axis=-1)]
+
+    replay_equals_eager(block, [X], runs, 2)
+
+
+def test_dead_results_are_not_stored(monkeypatch):
+    # a run's results that no tensor holds when it is launched are computed, not stored
+    seen = []
+    launch_run = client._direct.launch_run
+    monkeypatch.setattr(client._direct, "launch_run",
+                        lambda run, dead=frozenset(): (seen.append([st[2] in dead for st in run.steps]),
+                                                       launch_run(run, dead)))
+    x = on(np.linspace(-3, 3, 5000, dtype=np.float32))
+
+    def f(t):
+        return xp.sum(xp.sin(t) * 2.0 + 1.0, axis=0)  # (all axes: not a row reduction; the run ends at it)
+
+    with xp.capture(device=DEV) as g:
+        s = f(x)
+    # sin's block, free once the product is made, holds the sum's operand (alive as the run is launched);
+    # the product's died: its store is dropped
+    assert seen == [[False, True, False]]
+    want = xp.sum(xp.sin(x) * 2.0 + 1.0, axis=0)
+    assert to_np(s).tobytes() == to_np(want).tobytes()
+    x[...] = on(np.linspace(-1, 1, 5000, dtype=np.float32))
+    g.replay()
+    assert to_np(s).tobytes() == to_np(xp.sum(xp.sin(x) * 2.0 + 1.0, axis=0)).tobytes()
+
+
+def test_a_view_of_a_result_the_run_writes_starts_a_new_run(runs):
+    # u = t.T + 1 reads t transposed: element i of u is element j != i of t, which another thread writes
+    a = np.arange(64 * 48, dtype=np.float32).reshape(64, 48)
+    x = on(a)
+    with xp.capture(device=DEV) as g:
+        t = x * 2.0
+        u = t.T + 1.0
+    assert runs == [1, 1]
+    np.testing.assert_array_equal(to_np(u), (a * 2).T + 1)
+    x[...] = on(a + 1)
+    g.replay()
+    np.testing.assert_array_equal(to_np(u), ((a + 1) * 2).T + 1)
 
 
 def test_one_element_steps_and_element_operands_fuse(runs):

@@ -51,6 +51,7 @@ from ._kernels import kernels as cuda_kernels
 from ._subnormals import keep_float32_subnormals
 from ._direct_elementwise import FUSABLE  # (a line of its own: other branches edit the import above)
 from ._direct_elementwise import BLOCK as DIRECT_BLOCK, strided_layout
+from ._columns import FUSED_ROW_OPS, rows_plan
 
 _FUSED_NOT_BINARY = FUSABLE - DIRECT_BINARY
 _get_device = runtime.getDevice
@@ -489,6 +490,9 @@ class CudaClient(Client, CudaInterop, PeerCopy):
             elif kernel == "sum" and not self._capturing and _current_stream() is self.stream \
                     and self._direct.try_sum(inputs[0], outputs[0], params["axis"]):
                 return
+            elif self._capturing and kernel in FUSED_ROW_OPS and self._run is not None \
+                    and self._record_reduction(kernel, inputs, outputs, params):
+                return
             elif kernel == "matmul" and (self._capturing or _current_stream() is self.stream):
                 if self._run is not None:
                     self._flush_run()
@@ -674,12 +678,37 @@ class CudaClient(Client, CudaInterop, PeerCopy):
         self._run = fresh
         return True
 
+    def _record_reduction(self, kernel: str, inputs, outputs, params: dict) -> bool:
+        """End the pending fused run with a reduction over the trailing axes of its last result, where the
+        table's kernel would be ``_columns``' row kernel (whose fold the fused kernel repeats)."""
+        x, o = inputs[0], outputs[0]
+        axes = params["axis"]
+        k = len(axes)
+        if type(x) is not Tensor or not 0 < k < len(x._shape) or set(axes) != set(range(len(x._shape) - k,
+                                                                                        len(x._shape))):
+            return False
+        m = math.prod(x._shape[len(x._shape) - k:])
+        rows = math.prod(x._shape) // m if m else 0
+        plan = rows_plan(kernel, x._dtype.np, o._dtype.np, rows, m) if rows else None
+        if plan is None or math.prod(o._shape) != rows:
+            return False
+        return self._run.add_reduction(kernel, x, o, rows, m, plan[0], plan[1], float(m))
+
+    def _dead_pointers(self) -> frozenset:
+        """The addresses of the capture arena's blocks whose tensors have died (filed for reuse, not handed
+        out again): nothing reads what a pending run would store there."""
+        free = self.arena._recycler.free if self.arena is not None else None
+        if not free:
+            return frozenset()
+        return frozenset(block.handle.ptr for blocks in list(free.values()) for block in list(blocks))
+
     def _flush_run(self) -> None:
         """Put the pending fused run into the capture: anything captured after it is ordered after it."""
         run, self._run = self._run, None
         if run is not None:
-            self._launch_captured("a fused element-wise run", lambda ins, outs, p: self._direct.launch_run(run),
-                                  None, None, None)
+            dead = self._dead_pointers()
+            self._launch_captured("a fused element-wise run",
+                                  lambda ins, outs, p: self._direct.launch_run(run, dead), None, None, None)
 
     # --- capture -------------------------------------------------------------------------------------
     @_entry

@@ -253,6 +253,48 @@ def rows_shape(n: int, m: int) -> tuple[int, int, int] | None:
     return bx, by, min(blocks, _MAX_ROW_BLOCKS)
 
 
+#: the trailing-axes reductions a capture may fuse with the element-wise run that makes their operand
+FUSED_ROW_OPS = frozenset(["sum", "mean", "max", "min"])
+
+
+def rows_plan(op: str, t: np.dtype, od: np.dtype, n: int, m: int) -> tuple | None:
+    """(accumulator dtype, (bx, by, blocks)) of ``op`` folding n rows of m elements of dtype ``t`` into ``od``
+    with ``k_rows``, exactly where ``ColumnReductions.reduce`` runs it for such rows (no var or std); else None."""
+    shape = rows_shape(n, m)
+    if shape is None or op not in FUSED_ROW_OPS or t.name not in _CTYPE or od.name not in _CTYPE or t.kind == "b":
+        return None
+    if op in ("max", "min"):
+        return (t, shape) if od == t else None
+    return od, shape
+
+
+def fused_rows_source(op: str, t: np.dtype, a: np.dtype, od: np.dtype, headers: str, params: str,
+                      element: str, value: str) -> str:
+    """A ``k_rows`` kernel (named k) whose elements are computed, not loaded: ``element`` is code that, for the
+    flat index ``i`` of the operand (row r_ * m_ + c_), sets ``value`` (of dtype ``t``); ``params`` are its kernel
+    parameters, before (out_, rows_, m_, scale_). The fold is k_rows' own, so a row's bits are eager's."""
+    parts = _parts(op, t, a)
+    return (headers + _PRELUDE.format(T=_CTYPE[t.name], O=_CTYPE[od.name], **parts)
+            + _ROWS_KERNEL.format(shfl="return numr_shfl1(a, w);").split("extern")[0]
+            + f"extern \"C\" __global__ void k({params}, O* out_, long long rows_, long long m_, double scale_) {{\n"
+            "  const int tx = threadIdx.x, ty = threadIdx.y, bx = blockDim.x, by = blockDim.y;\n"
+            "  for (long long base = (long long)blockIdx.x * by; base < rows_; base += (long long)gridDim.x * by) {\n"
+            "    const long long r_ = base + ty;\n"
+            "    A acc = numr_init();\n"
+            "    if (r_ < rows_) {\n"
+            "#pragma unroll 4\n"
+            "      for (long long c_ = tx; c_ < m_; c_ += bx) {\n"
+            "        const long long i = r_ * m_ + c_;\n"
+            f"{element}"
+            f"        acc = numr_comb(acc, numr_map({value}, c_, r_, (const A*)0));\n"
+            "      }\n"
+            "    }\n"
+            "    for (int w = bx >> 1; w > 0; w >>= 1) acc = numr_comb(acc, numr_shfl(acc, w));\n"
+            "    if (tx == 0 && r_ < rows_) out_[r_] = numr_fin(acc, scale_);\n"
+            "  }\n"
+            "}\n")
+
+
 class ColumnReductions:
     """The column-reduction kernels of one GPU, compiled on first use per op and dtypes (one module each), and
     their trailing-axes counterpart (``k_rows``: ``sum(D, axis=-1)`` of a k-means distance array, the softmax's

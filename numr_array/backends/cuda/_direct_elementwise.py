@@ -487,9 +487,10 @@ class DirectLauncher:
         driver.launchKernel(f, 1, 1, 1, BLOCK, 1, 1, 0, self._stream, args.params, 0)
         return True
 
-    def launch_run(self, run: "FusedRun") -> None:
-        """One kernel doing every step of ``run`` (compiled once per run structure)."""
-        source, key, words = run.kernel()
+    def launch_run(self, run: "FusedRun", dead: frozenset = frozenset()) -> None:
+        """One kernel doing every step of ``run`` (compiled once per run structure), storing no result at the
+        pointers in ``dead``; a run ended by a reduction is the reduction's kernel, with its launch shape."""
+        source, key, words = run.kernel(dead)
         f = self._fused.get(key)
         if f is None:
             # CuPy's options for its ufunc kernels (FMA contraction on, as in each eager kernel): the steps
@@ -499,6 +500,10 @@ class DirectLauncher:
             self._kernels.append(k)
             f = self._fused[key] = k.kernel.ptr
         addresses = np.arange(len(words), dtype=np.uint64) * 8 + words.ctypes.data
+        if run.reduction is not None:
+            bx, by, blocks = run.reduction[6]
+            driver.launchKernel(f, blocks, 1, 1, bx, by, 1, 0, self._stream, addresses.ctypes.data, 0)
+            return
         n = run.n
         driver.launchKernel(f, (n + BLOCK - 1) // BLOCK, 1, 1, BLOCK, 1, 1, 0, self._stream,
                             addresses.ctypes.data, 0)
@@ -634,15 +639,21 @@ def _qualify_broadcast_element(op: str, ins, outs):
 class FusedRun:
     """Element-wise ops recorded inside a capture, to become one kernel in the graph instead of one each.
 
-    Every op of a run over n elements has contiguous operands of n elements, or of one element (a scalar
-    held in a tensor, read by every thread: an "element" operand), so element i of each result depends only
-    on element i of its operands, and one thread can do all the steps for its i in program order. An op whose
-    result has one element (``rs / pAp`` in an iterative solver) is a step of any run: every thread computes
-    it, thread 0 stores it, and a later step reads it from the thread's own register. That holds only if no
-    thread reads memory another thread writes within the run: ``add`` refuses two operands that overlap at
-    different addresses (``x[4:12]`` read after ``x[0:8]`` is written), an element read of a buffer the run
-    writes per element, and a one-element result over memory an earlier step read from memory; the caller
-    then starts a new run.
+    Every op of a run over n elements has contiguous operands of n elements, views of its result's shape read
+    at their strides (a broadcast, a transpose), or operands of one element (a scalar held in a tensor, read by
+    every thread: an "element" operand), so element i of each result depends only on element i of its
+    operands, and one thread can do all the steps for its i in program order. An op whose result has one
+    element (``rs / pAp`` in an iterative solver) is a step of a run over any count: every thread computes it,
+    thread 0 stores it, and a later step reads it from the thread's own register. That holds only if no thread
+    reads memory another thread writes within the run: ``add`` refuses two operands that overlap at different
+    addresses (``x[4:12]`` read after ``x[0:8]`` is written), an element or a view read of memory the run
+    writes, a result over memory an earlier step read through a view, and a one-element result over memory an
+    earlier step read from memory; the caller then starts a new run.
+
+    A reduction over the trailing axes of the run's last result (``sum(d ** 2, axis=-1)``) may end the run
+    (``add_reduction``): the kernel is then the reduction's own (``_columns.k_rows``: the same lanes, fold and
+    bits) with each element computed by the run's steps instead of loaded. Results no tensor holds when the
+    run is launched (``kernel``'s ``dead``: the arena has filed their blocks for reuse) are not stored.
 
     Each step is the C expression its eager kernel evaluates (``FUSED``), on operands of the same C types,
     compiled with CuPy's options and headers; its result passes through ``_opaque`` before a later step
@@ -653,15 +664,20 @@ class FusedRun:
     def __init__(self):
         self.n = 0
         # (expr, operands, out, out dtype, one element); an operand: (kind, value, dtype) or None, where kind
-        # is "p" (element i), "e" (element 0 of a one-element tensor) or "s" (a scalar)
+        # is "p" (element i), "e" (element 0 of a one-element tensor) or "s" (a scalar); or ("v", pointer,
+        # dtype, shape, strides): a view, element i of ``shape`` at ``strides``
         self.steps: list = []
+        self.reduction: tuple | None = None  # (op, out pointer, out dtype, rows, m, accumulator, launch, scale)
         self._extent: dict[int, tuple[int, int]] = {}  # pointer -> (end, itemsize)
         self._written: dict[int, tuple[bool, np.dtype]] = {}  # pointer -> (by a one-element step, dtype)
         self._element_reads: set[int] = set()  # pointers that element operands read from memory
+        self._view_reads: list[tuple[int, int]] = []  # (start, end) of the memory views read
         self._racy = False  # a one-element step wrote memory read before: the run must stay one thread
 
     def add(self, op: str, ins, outs) -> bool:
         """Record ``op`` if it qualifies and fits this run; False (nothing recorded) otherwise."""
+        if self.reduction is not None:
+            return False
         plan = _plan(op, ins, outs)
         if plan is None:
             return False
@@ -673,15 +689,27 @@ class FusedRun:
             if not one and self.n == 1 and self._racy:  # threads beyond 0 would read what thread 0 writes
                 return False
         spans = []
+        views = []
         for x in operands:
-            if x is not None and x[0] != "s":
-                spans.append((x[1], x[1] + (1 if x[0] == "e" else n) * x[2].itemsize, x[2].itemsize))
+            if x is None or x[0] == "s":
+                continue
+            if x[0] == "v":
+                views.append(_view_span(x))
+                continue
+            spans.append((x[1], x[1] + (1 if x[0] == "e" else n) * x[2].itemsize, x[2].itemsize))
         o = outs[0]
         o_start, item = address(o), o._dtype.itemsize
         o_end = o_start + n * item
         for start, end, _ in spans:  # an operand partly under the result: thread i would read what i - 1 wrote
             if start < o_end and o_start < end and (start, end) != (o_start, o_end):
                 return False
+        for start, end in (*views, *self._view_reads):  # a view's elements are other threads'
+            if start < o_end and o_start < end:
+                return False
+        for start, end in views:
+            for other in self._written:
+                if start < self._extent[other][0] and other < end:
+                    return False
         spans.append((o_start, o_end, item))
         for start, end, item in spans:
             known = self._extent.get(start)
@@ -706,14 +734,45 @@ class FusedRun:
         for start, end, item in spans:
             self._extent[start] = (end, item)
         self._element_reads |= reads
+        self._view_reads += views
         self._written[o_start] = (one, o._dtype.np)
         self._racy = racy
         self.n = max(self.n, n)
         self.steps.append((expr, operands, o_start, o._dtype.np, one))
         return True
 
-    def kernel(self) -> tuple[str, tuple, np.ndarray]:
-        """The run's CUDA source, its structure (the compiled-kernel cache key) and its argument words."""
+    def add_reduction(self, op: str, x, o, rows: int, m: int, acc: np.dtype, launch: tuple, scale: float) -> bool:
+        """End the run with ``op`` of ``x`` (its last result, C-contiguous) over rows of ``m`` trailing elements
+        into the C-contiguous ``o``, as ``_columns.rows_plan`` plans it (accumulator, launch shape); False
+        (nothing recorded) where x is not that result or a step has one element."""
+        if not self.steps or self.reduction is not None or type(x) is not Tensor:
+            return False
+        last = self.steps[-1]
+        if address(x) != last[2] or x._dtype.np != last[3] or rows * m != self.n or any(st[4] for st in self.steps):
+            return False
+        if x._strides != contiguous_strides(x._shape) or o._strides != contiguous_strides(o._shape):
+            return False
+        start = address(o)
+        end = start + rows * o._dtype.itemsize
+        if any(s < end and start < e for s, (e, _) in self._extent.items()) or \
+                any(s < end and start < e for s, e in self._view_reads):
+            return False
+        self.reduction = (op, start, o._dtype.np, rows, m, acc, launch, scale)
+        return True
+
+    def kernel(self, dead: frozenset = frozenset()) -> tuple[str, tuple, np.ndarray]:
+        """The run's CUDA source, its structure (the compiled-kernel cache key) and its argument words. The
+        results at the pointers in ``dead`` are computed but not stored (unless a later step reads the memory:
+        a view of another dtype)."""
+        if dead:
+            last_dtype: dict[int, np.dtype] = {}
+            reloaded = set()
+            for _, operands, out, odtype, _ in self.steps:
+                for x in operands:
+                    if x is not None and x[0] != "s" and x[1] in last_dtype and last_dtype[x[1]] != x[2]:
+                        reloaded.add(x[1])
+                last_dtype[out] = odtype
+            dead = dead - reloaded
         params: list[str] = []
         words: list = []  # pointers (int) and scalars (NumPy scalars), one 8-byte slot each
         slot_of: dict[int, int] = {}
@@ -732,7 +791,7 @@ class FusedRun:
         used: set[int] = set()  # the steps whose results a later step reads from their register
 
         def read(x) -> str:
-            kind, v, npdtype = x
+            kind, v, npdtype = x[:3]
             if kind == "s":
                 k = len(words)
                 words.append(v)
@@ -740,13 +799,14 @@ class FusedRun:
                 key.append(("s", k, npdtype))
                 return f"p{k}"
             reg = held.get(v)
-            if reg is not None and reg[1] == npdtype:  # the value this thread stored there: no reload
+            if kind != "v" and reg is not None and reg[1] == npdtype:  # this thread's own value: no reload
                 key.append(("r", reg[2]))
                 used.add(reg[2])
                 return f"r{reg[2]}"
             k = pointer(v)
-            key.append((kind, k, npdtype))
-            return f"(({_CTYPE[npdtype.name]}*)p{k})[{'0' if kind == 'e' else 'i'}]"
+            key.append((kind, k, npdtype) + x[3:])
+            index = "0" if kind == "e" else _view_offset(x[3], x[4]) if kind == "v" else "i"
+            return f"(({_CTYPE[npdtype.name]}*)p{k})[{index}]"
 
         for j, (expr, operands, out, odtype, one) in enumerate(self.steps):
             decls = []
@@ -755,29 +815,74 @@ class FusedRun:
                     decls.append(f"{_CTYPE[x[2].name]} {name} = {read(x)}; ")
             r = _CTYPE[odtype.name]
             k = pointer(out)
-            key.append((expr, odtype, k, one))
+            stored = out not in dead
+            key.append((expr, odtype, k, one, stored))
             if expr in _STATEMENT_BODIES:  # statements (an ElementwiseKernel's body over T a, T b -> T q)
                 code = f"typedef {_CTYPE[operands[0][2].name]} T; {''.join(decls)}T q; {expr} s{j} = ({r})(q);"
             else:
                 code = f"{''.join(decls)}s{j} = ({r})({expr});"
-            store = f"if (i == 0) (({r}*)p{k})[0] = s{j};" if one else f"(({r}*)p{k})[i] = s{j};"
+            store = "" if not stored else \
+                f"if (i == 0) (({r}*)p{k})[0] = s{j};" if one else f"(({r}*)p{k})[i] = s{j};"
             body.append((j, f"  {r} s{j};\n  {{ {code} }}\n  {store}\n",
                          f"  {r} r{j} = {_opaque(r, f's{j}')};\n"))
             held[out] = (r, odtype, j)
         params += ["int z", "long long n"]
-        source = (_HEADERS + f"extern \"C\" __global__ void k({', '.join(params)}) {{\n"
-                  "  long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;\n"
-                  "  if (i >= n) return;\n"
-                  + "".join(code + (opaque if j in used else "") for j, code, opaque in body) + "}\n")
-        packed = np.zeros(len(words) + 2, np.uint64)
+        steps = "".join(code + (opaque if j in used else "") for j, code, opaque in body)
+        if self.reduction is None:
+            source = (_HEADERS + f"extern \"C\" __global__ void k({', '.join(params)}) {{\n"
+                      "  long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;\n"
+                      "  if (i >= n) return;\n" + steps + "}\n")
+        else:
+            from ._columns import fused_rows_source  # (_columns imports this module)
+            op, _, od, rows, m, acc, launch, scale = self.reduction
+            key.append(("reduce", op, od, acc, m, launch))
+            last = self.steps[-1]
+            # (opaque: the fold's add must not contract with the last step's product into an FMA)
+            source = fused_rows_source(op, last[3], acc, od, _HEADERS, ", ".join(params), steps,
+                                       _opaque(_CTYPE[last[3].name], f"s{len(self.steps) - 1}"))
+        packed = np.zeros(len(words) + 2 + (4 if self.reduction else 0), np.uint64)
         for k, v in enumerate(words):
             if isinstance(v, int):
                 packed[k] = v
             else:
                 packed.view(v.dtype)[8 // v.dtype.itemsize * k] = v
-        packed[-2] = 0  # z
-        packed[-1] = self.n
+        packed[len(words)] = 0  # z
+        packed[len(words) + 1] = self.n
+        if self.reduction is not None:
+            op, out, od, rows, m, acc, launch, scale = self.reduction
+            packed[len(words) + 2:len(words) + 5] = (out, rows, m)
+            packed.view(np.float64)[len(words) + 5] = scale
         return source, tuple(key), packed
+
+
+def _view_span(x) -> tuple[int, int]:
+    """(start, end) of the memory a view operand ("v", pointer, dtype, shape, strides) reads."""
+    _, ptr, dtype, shape, strides = x
+    lo = hi = 0
+    for d, st in zip(shape, strides):
+        if st < 0:
+            lo += st * (d - 1)
+        else:
+            hi += st * (d - 1)
+    return ptr + lo * dtype.itemsize, ptr + (hi + 1) * dtype.itemsize
+
+
+def _view_offset(shape: tuple, strides: tuple) -> str:
+    """The C expression of the element offset, in a view of ``strides``, of element ``i`` of C-ordered ``shape``
+    (unsigned 32-bit divisions where the shape allows: a 64-bit one costs a GPU tens of instructions)."""
+    total = math.prod(shape)
+    small = total < 1 << 31
+    i, suffix = ("(unsigned int)i", "u") if small else ("i", "LL")
+    terms = []
+    inner = 1
+    for d, st in zip(reversed(shape), reversed(strides)):
+        if d > 1 and st:
+            index = f"({i} / {inner}{suffix})" if inner > 1 else i
+            if inner * d < total:
+                index = f"({index} % {d}{suffix})"
+            terms.append(f"(long long){index} * {st}LL")
+        inner *= d
+    return " + ".join(terms) or "0"
 
 
 def _plan(op: str, ins, outs):
@@ -802,6 +907,8 @@ def _plan(op: str, ins, outs):
                 kind = "p"
             elif not any(x._strides) or math.prod(x._shape) == 1:  # one element (broadcast: strides 0)
                 kind = "e"
+            elif x._shape == shape and len(shape) <= _VIEW_AXES:  # a view: read at its strides
+                kind = "v"
             else:
                 return None
             xd = x._dtype.np
@@ -816,7 +923,8 @@ def _plan(op: str, ins, outs):
             dtype = xd
         elif xd != dtype:
             return None
-        operands.append((kind, address(x), xd) if type(x) is Tensor else ("s", x, xd))
+        operands.append(((kind, address(x), xd) if kind != "v" else ("v", address(x), xd, shape, x._strides))
+                        if type(x) is Tensor else ("s", x, xd))
     if dtype is None or dtype not in _DIRECT_DTYPES or o._dtype.np not in _DIRECT_DTYPES:
         return None
     if not any(type(x) is Tensor for x in ins):
@@ -827,6 +935,9 @@ def _plan(op: str, ins, outs):
             return None
     elif op != "copy" and od != dtype:
         return None
+    if op == "pow" and (_aliased(ins, o) or not (qualify(op, ins, outs) or _qualify_broadcast_element(op, ins, outs)
+                                                or _qualify_strided(op, ins, outs))):
+        return None  # (eager runs CuPy's power there, another expression)
     expr = _expression(op, dtype, operands)
     if expr is None:
         return None
@@ -853,7 +964,9 @@ FUSED = {
     "where": "a ? b : c",  # (condition, x1, x2)
     "copy": "a",  # astype: C++'s conversion, as CuPy's copy kernel stores its value into the result's type
 }
-_FLOAT_ONLY = frozenset([*_MATH1, *_MATH2, *_TESTS, "divide", "hypot"])
+_FLOAT_ONLY = frozenset([*_MATH1, *_MATH2, *_TESTS, "divide", "hypot", "pow"])
+#: the most axes of a strided operand of a fused run (its offset is computed per element from the flat index)
+_VIEW_AXES = 6
 _BOOL_ONLY = frozenset(["logical_not"])
 #: the ops whose result is bool whatever their operands
 _BOOL_OPS = _BOOL_RESULT | frozenset([*_TESTS, "logical_not"])
@@ -882,7 +995,7 @@ def _min(x: str, y: str, T: str, floating: bool, cupy_nan: bool) -> str:
 
 
 #: the kernel names a capture may fuse (_expression decides per dtype)
-FUSABLE = frozenset([*FUSED, "abs", "maximum", "minimum", "clip", "hypot"])
+FUSABLE = frozenset([*FUSED, "abs", "maximum", "minimum", "clip", "hypot", "pow"])
 
 
 def _expression(op: str, dtype: np.dtype, operands: list) -> str | None:
@@ -898,6 +1011,8 @@ def _expression(op: str, dtype: np.dtype, operands: list) -> str | None:
         return "a"
     if op in _STATEMENTS:
         return _STATEMENTS[op]
+    if op == "pow":  # the direct kernel's (eager takes pow of floats there: _plan checks it would)
+        return _binary_expression(op, T)
     if op == "abs":  # CuPy's absolute
         if dtype.kind in "bu":
             return "a"
