@@ -93,7 +93,8 @@ def test_float32_trigonometry_leaves_out_the_float64_libm(monkeypatch):
         sources.append(make_source())
         return build(key, make_source, nbind, ubytes)
 
-    monkeypatch.setattr(client, "_pipelines", {})
+    monkeypatch.setattr(client, "_pipelines", {})  # every shader built (and seen) anew
+    monkeypatch.setattr(client, "map_plans", {})
     monkeypatch.setattr(client, "pipeline", pipeline)
     x = xp.asarray(np.linspace(-3, 3, 64, dtype=np.float32), device=DEV)
     for f in (ew.sin, ew.cos, ew.tan):
