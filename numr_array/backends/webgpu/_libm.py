@@ -7,14 +7,15 @@ u32 limbs against 1280 bits of 2/pi). Where fdlibm relies on an exact error term
 the intermediate passes through ``opq_f64``, an OR with a uniform word that is always 0, so that a
 compiler assuming no NaN/infinity cannot reassociate the sequence away.
 
-float32: where the device has float64, sin, cos, tan (and sincos) are FreeBSD msun's float32 functions
+float32: where the device has float64, sin, cos and tan are FreeBSD msun's float32 functions
 (``_F32``): float64 polynomials of degree 9 (sin), 8 (cos) and 13 (tan) on x - n*pi/2 reduced in float64
 with pi/2 in two parts (e_rem_pio2f.c) for |x| < 2^28*pi/2, beyond that exactly from a 96-bit window of
 2/pi's bits (``rempio2fbig_f32``, a function of its own called from that branch alone); sin and cos are
 within 0.501 ulp, 99.97% correctly rounded, tan within 0.8 ulp. They are a fraction of the float64
 functions' code, which matters because a fused chain of captured launches inlines them at every step.
-Zeros and subnormals (|x| < 2^-12) give x itself (sin, tan) or 1 (cos) without a float64 conversion, so
-that an adapter that flushes float32 subnormals still returns them. The other float32 functions are the
+sin and tan of |x| < 2^-12 (zeros and subnormals among them) are x itself, returned without a float64
+conversion, so that an adapter that flushes float32 subnormals still returns them (cos is 1 there, of a
+flushed 0 too). The other float32 functions are the
 float64 ones on the operand widened from its bits, narrowed back to bits. Without float64: the WGSL
 builtins with the special cases fixed up.
 
@@ -1198,21 +1199,6 @@ _F32["cos"] = ((("trigf", F32), ("nan", F32)), """fn cos_f32(x: f32) -> f32 {
   var v: f64;
   if ((r.n & 1) == 0) { v = kcosdf_f32(r.y); } else { v = ksindf_f32(r.y); }
   return f32(select(v, -v, ((r.n + 1) & 2) != 0));
-}""")
-
-_F32["sincos"] = ((("trigf", F32), ("nan", F32)), """fn sincos_f32(x: f32) -> vec2<f32> {
-  let ix = bitcast<u32>(x) & 0x7fffffffu;
-  if (ix < 0x39800000u) { return vec2<f32>(x, 1.0); }
-  if (ix >= 0x7f800000u) { return vec2<f32>(nan_f32(), nan_f32()); }
-  let r = rempio2f_f32(x);
-  let s = f32(ksindf_f32(r.y));
-  let c = f32(kcosdf_f32(r.y));
-  switch (r.n & 3) {
-    case 0: { return vec2<f32>(s, c); }
-    case 1: { return vec2<f32>(c, -s); }
-    case 2: { return vec2<f32>(-s, -c); }
-    default: { return vec2<f32>(-c, s); }
-  }
 }""")
 
 _F32["tan"] = ((("trigf", F32), ("nan", F32)), """fn tan_f32(x: f32) -> f32 {
