@@ -131,3 +131,14 @@ def test_captured_float32_trigonometry_replays_eager_bits():
         eager = fn(d)
         assert fused < (5 if fn is run else 10), fused  # the chain fused (not one step per launch)
         np.testing.assert_array_equal(to_np(r).view(np.uint32), to_np(eager).view(np.uint32))
+
+
+def test_the_sin_chain_benchmark_checks_itself(capsys):
+    """benchmarks/webgpu_sin_chain.py (the H200 command): its accuracy and replay checks pass here, and it
+    times the replay."""
+    from benchmarks import webgpu_sin_chain
+
+    webgpu_sin_chain.main(["--repeats", "3", "--n", "20000"])
+    out = capsys.readouterr().out
+    assert "FAIL" not in out, out
+    assert out.count("PASS") == 4 and "sin chain replay: numr webgpu:0" in out, out
