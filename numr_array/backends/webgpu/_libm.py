@@ -7,8 +7,17 @@ u32 limbs against 1280 bits of 2/pi). Where fdlibm relies on an exact error term
 the intermediate passes through ``opq_f64``, an OR with a uniform word that is always 0, so that a
 compiler assuming no NaN/infinity cannot reassociate the sequence away.
 
-float32: computed in float64 and rounded where the device has float64, else the WGSL builtins with the
-special cases fixed up.
+float32: where the device has float64, sin, cos and tan are FreeBSD msun's float32 functions
+(``_F32``): float64 polynomials of degree 9 (sin), 8 (cos) and 13 (tan) on x - n*pi/2 reduced in float64
+with pi/2 in two parts (e_rem_pio2f.c) for |x| < 2^28*pi/2, beyond that exactly from a 96-bit window of
+2/pi's bits (``rempio2fbig_f32``, a function of its own called from that branch alone); sin and cos are
+within 0.501 ulp, 99.97% correctly rounded, tan within 0.8 ulp. They are a fraction of the float64
+functions' code, which matters because a fused chain of captured launches inlines them at every step.
+sin and tan of |x| < 2^-12 (zeros and subnormals among them) are x itself, returned without a float64
+conversion, so that an adapter that flushes float32 subnormals still returns them (cos is 1 there, of a
+flushed 0 too). The other float32 functions are the
+float64 ones on the operand widened from its bits, narrowed back to bits. Without float64: the WGSL
+builtins with the special cases fixed up.
 
 ``fmaex``: a fused multiply-add with one rounding (drivers may implement the ``fma`` builtin as a product
 and a sum); complex multiplication uses it to match NumPy's loops.
@@ -16,7 +25,7 @@ and a sum); complex multiplication uses it to match NumPy's loops.
 
 from __future__ import annotations
 
-from ._types import WgslType, F64
+from ._types import WgslType, F32, F64
 
 BINARY = ("atan2", "pow")
 
@@ -429,7 +438,18 @@ fn expm1_f64(x0: f64) -> f64 {
 }
 """)
 
-_def("trig", ("words",), """
+# 2/pi's bits from bit p on (bit 0 weighs 2^-1): the exact reductions of huge arguments (float64, float32)
+_def("twoopi", (), """
+var<private> TWO_OVER_PI: array<u32, 40> = array<u32, 40>(%(TWO_OVER_PI)s);
+fn twoopi_bits(p: i32) -> u32 {
+  let w = p >> 5u;
+  let s = u32(p & 31);
+  if (s == 0u) { return TWO_OVER_PI[w]; }
+  return (TWO_OVER_PI[w] << s) | (TWO_OVER_PI[w + 1] >> (32u - s));
+}
+""" % {"TWO_OVER_PI": _TWO_OVER_PI})
+
+_def("trig", ("words", "twoopi"), """
 fn ksin_f64(x: f64, y: f64, iy: i32) -> f64 {
   let z = x * x;
   let v = z * x;
@@ -478,13 +498,6 @@ fn ktan_f64(x0: f64, y0: f64, iy: i32) -> f64 {
   let t = setlo0_f64(a);
   let s2 = f64(1) + t * z2;
   return t + a * (s2 + t * v2);
-}
-var<private> TWO_OVER_PI: array<u32, 40> = array<u32, 40>(%(TWO_OVER_PI)s);
-fn twoopi_bits(p: i32) -> u32 {
-  let w = p >> 5u;
-  let s = u32(p & 31);
-  if (s == 0u) { return TWO_OVER_PI[w]; }
-  return (TWO_OVER_PI[w] << s) | (TWO_OVER_PI[w + 1] >> (32u - s));
 }
 struct RemPio2 { n: i32, y0: f64, y1: f64 }
 fn rempio2_f64(x: f64) -> RemPio2 {
@@ -588,7 +601,7 @@ fn qbits(q: ptr<function, array<u32, 9>>, p: i32) -> u32 {
   if (s != 0u && w + 1 < 9) { v = v | ((*q)[w + 1] << (32u - s)); }
   return v;
 }
-""" % {"TWO_OVER_PI": _TWO_OVER_PI})
+""")
 
 _def("sin", ("trig",), """
 fn sin_f64(x: f64) -> f64 {
@@ -1114,6 +1127,95 @@ fn pow_f64(x: f64, y: f64) -> f64 {
 """)
 
 
+# float32 sin, cos, tan where the device has float64: FreeBSD msun's float32 functions (s_sinf.c, s_cosf.c,
+# s_tanf.c; k_sinf.c, k_cosf.c and k_tanf.c's float64 polynomials, of degree 9, 8 and 13, on the reduced
+# argument; e_rem_pio2f.c's float64 reduction), under 0.8 ulp (sin and cos 0.501). Each is inlined at every
+# call of a fused chain, so it is a fraction of the float64 functions' code. name -> (helpers it calls, WGSL)
+_F32: dict[str, tuple[tuple[tuple[str, WgslType], ...], str]] = {}
+
+_F32["trigf"] = ((("opq", F64), ("twoopi", F64)), """
+fn ksindf_f32(x: f64) -> f64 {
+  let z = x * x;
+  let w = z * z;
+  let r = f64(-1.98393348360966317347e-04) + z * f64(2.7183114939898219064e-06);
+  let s = z * x;
+  return (x + s * (f64(-1.66666666416265235595e-01) + z * f64(8.3333293858894631756e-03))) + s * w * r;
+}
+fn kcosdf_f32(x: f64) -> f64 {
+  let z = x * x;
+  let w = z * z;
+  let r = f64(-1.38867637746099294692e-03) + z * f64(2.43904487962774090654e-05);
+  return ((f64(1) + z * f64(-4.99999997251031003120e-01)) + w * f64(4.16666233237390631894e-02)) + (w * z) * r;
+}
+struct RemPio2f { n: i32, y: f64 }
+// |x| >= 2^28*pi/2, finite: x = m * 2^e exactly (m < 2^24, 5 <= e <= 104). The bits of 2/pi from the one
+// weighing 2 in x*2/pi on, 96 of them as an integer W, give x*2/pi mod 4 = (m*W mod 2^96) * 2^-94 to within
+// 2^-70 (the bits before are multiples of 4, those after add less than m * 2^-94); its nearest integer is
+// the quadrant, and the rest (at least ~2^-30 for a float32) times pi/2 is y.
+fn rempio2fbig_f32(x: f32) -> RemPio2f {
+  let u = bitcast<u32>(x);
+  let e = i32((u >> 23u) & 0xffu) - 150;
+  let m = u64((u & 0x7fffffu) | 0x800000u);
+  let a0 = m * u64(twoopi_bits(e - 2));
+  let a1 = m * u64(twoopi_bits(e + 30));
+  let a2 = m * u64(twoopi_bits(e + 62));
+  // (m*W mod 2^96) >> 32, in 64 bits
+  let top = (a0 << 32u) + a1 + (a2 >> 32u);
+  let n = (top + 0x2000000000000000lu) >> 62u;
+  let f = bitcast<i64>(top - (n << 62u));
+  let y = (f64(f) + f64(a2 & 0xfffffffflu) * f64(2.3283064365386963e-10)) * f64(3.4061215800865545e-19);
+  if ((u >> 31u) != 0u) { return RemPio2f(-i32(n), -y); }
+  return RemPio2f(i32(n), y);
+}
+// finite x: n, the nearest integer to x*2/pi, and y = x - n*pi/2
+fn rempio2f_f32(x: f32) -> RemPio2f {
+  if ((bitcast<u32>(x) & 0x7fffffffu) >= 0x4dc90fdbu) { return rempio2fbig_f32(x); }
+  // |x| < 2^28*pi/2: pio2_1 has 25 bits, so n*pio2_1 and the difference are exact, and pio2_1 + pio2_1t is
+  // pi/2 to 78 bits (r through opq: x - n*pio2_1 - n*pio2_1t must not become x - n*(pio2_1 + pio2_1t))
+  let xd = f64(x);
+  let fn0 = floor(xd * f64(6.36619772367581382433e-01) + f64(0.5));
+  let r = opq_f64(xd - fn0 * f64(1.57079631090164184570e+00));
+  return RemPio2f(i32(fn0), r - fn0 * f64(1.58932547735281966916e-08));
+}
+""")
+
+# |x| < 2^-12 (zeros and subnormals among them): sin and tan round to x itself, returned as it came (no
+# float64 conversion, which an adapter that flushes float32 subnormals would flush); cos rounds to 1, and so
+# does its polynomial at a flushed 0. Results otherwise are at least ~2^-31 in magnitude and below 2^31: f32()
+# of the float64 value rounds them as narrow would. NaN and infinities give NaN.
+_F32["sin"] = ((("trigf", F32), ("nan", F32)), """fn sin_f32(x: f32) -> f32 {
+  let ix = bitcast<u32>(x) & 0x7fffffffu;
+  if (ix < 0x39800000u) { return x; }
+  if (ix >= 0x7f800000u) { return nan_f32(); }
+  let r = rempio2f_f32(x);
+  var v: f64;
+  if ((r.n & 1) == 0) { v = ksindf_f32(r.y); } else { v = kcosdf_f32(r.y); }
+  return f32(select(v, -v, (r.n & 2) != 0));
+}""")
+
+_F32["cos"] = ((("trigf", F32), ("nan", F32)), """fn cos_f32(x: f32) -> f32 {
+  if ((bitcast<u32>(x) & 0x7fffffffu) >= 0x7f800000u) { return nan_f32(); }
+  let r = rempio2f_f32(x);
+  var v: f64;
+  if ((r.n & 1) == 0) { v = kcosdf_f32(r.y); } else { v = ksindf_f32(r.y); }
+  return f32(select(v, -v, ((r.n + 1) & 2) != 0));
+}""")
+
+_F32["tan"] = ((("trigf", F32), ("nan", F32)), """fn tan_f32(x: f32) -> f32 {
+  let ix = bitcast<u32>(x) & 0x7fffffffu;
+  if (ix < 0x39800000u) { return x; }
+  if (ix >= 0x7f800000u) { return nan_f32(); }
+  let r = rempio2f_f32(x);
+  let y = r.y;
+  let z = y * y;
+  let t = f64(5.33812378445670393523e-02) + z * f64(2.45283181166547278873e-02);
+  let w = z * z;
+  let s = z * y;
+  let u = f64(3.33331395030791399758e-01) + z * f64(1.33392002712976742718e-01);
+  let v = (y + s * u) + (s * w) * (t + w * (f64(2.97435743359967304927e-03) + z * f64(9.46564784943673166728e-03)));
+  return f32(select(v, f64(-1) / v, (r.n & 1) != 0));
+}""")
+
 def instantiate(lib, name: str, w: WgslType) -> str:
     """The WGSL of transcendental ``name`` for real float type ``w`` (registering its dependencies)."""
     if w.ct == "f64":
@@ -1123,6 +1225,11 @@ def instantiate(lib, name: str, w: WgslType) -> str:
         return code.strip()
     if name == "fmaex":
         return _fma_f32(lib, w)
+    if lib.has_f64 and name in _F32:
+        deps, code = _F32[name]
+        for d, t in deps:
+            lib.fn(d, t)
+        return code.strip()
     if lib.has_f64:
         # widened from and narrowed to the bits: an adapter that flushes float32 subnormals keeps them
         f = lib.fn(name, F64)
