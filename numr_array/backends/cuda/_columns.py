@@ -268,11 +268,12 @@ def rows_plan(op: str, t: np.dtype, od: np.dtype, n: int, m: int) -> tuple | Non
     return od, shape
 
 
-def fused_rows_source(op: str, t: np.dtype, a: np.dtype, od: np.dtype, headers: str, params: str,
+def fused_rows_source(op: str, t: np.dtype, a: np.dtype, od: np.dtype, headers: str, params: str, row: str,
                       element: str, value: str) -> str:
     """A ``k_rows`` kernel (named k) whose elements are computed, not loaded: ``element`` is code that, for the
-    flat index ``i`` of the operand (row r_ * m_ + c_), sets ``value`` (of dtype ``t``); ``params`` are its kernel
-    parameters, before (out_, rows_, m_, scale_). The fold is k_rows' own, so a row's bits are eager's."""
+    flat index ``i`` of the operand (row r_ * m_ + c_), sets ``value`` (of dtype ``t``), after ``row``, code run
+    once per row r_; ``params`` are its kernel parameters, before (out_, rows_, m_, scale_). The fold is k_rows'
+    own, so a row's bits are eager's."""
     parts = _parts(op, t, a)
     return (headers + _PRELUDE.format(T=_CTYPE[t.name], O=_CTYPE[od.name], **parts)
             + _ROWS_KERNEL.format(shfl="return numr_shfl1(a, w);").split("extern")[0]
@@ -282,6 +283,7 @@ def fused_rows_source(op: str, t: np.dtype, a: np.dtype, od: np.dtype, headers: 
             "    const long long r_ = base + ty;\n"
             "    A acc = numr_init();\n"
             "    if (r_ < rows_) {\n"
+            f"{row}"
             "#pragma unroll 4\n"
             "      for (long long c_ = tx; c_ < m_; c_ += bx) {\n"
             "        const long long i = r_ * m_ + c_;\n"

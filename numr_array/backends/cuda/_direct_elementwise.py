@@ -789,6 +789,17 @@ class FusedRun:
             return k
 
         used: set[int] = set()  # the steps whose results a later step reads from their register
+        m = self.reduction[4] if self.reduction is not None else 0
+        row_code: list[str] = []  # a reduction's per-row parts of view offsets (computed once per row)
+
+        def view_index(shape: tuple, strides: tuple) -> str:
+            # in a reduction over rows of m: the offset of row r_ once per row, plus that of column c_
+            for q in range(len(shape) + 1):
+                if m and math.prod(shape[q:]) == m:
+                    base = f"vb{len(row_code)}"
+                    row_code.append(f"      const long long {base} = {_view_offset(shape[:q], strides[:q], 'r_')};\n")
+                    return f"{base} + {_view_offset(shape[q:], strides[q:], 'c_')}"
+            return _view_offset(shape, strides)
 
         def read(x) -> str:
             kind, v, npdtype = x[:3]
@@ -805,7 +816,7 @@ class FusedRun:
                 return f"r{reg[2]}"
             k = pointer(v)
             key.append((kind, k, npdtype) + x[3:])
-            index = "0" if kind == "e" else _view_offset(x[3], x[4]) if kind == "v" else "i"
+            index = "0" if kind == "e" else view_index(x[3], x[4]) if kind == "v" else "i"
             return f"(({_CTYPE[npdtype.name]}*)p{k})[{index}]"
 
         for j, (expr, operands, out, odtype, one) in enumerate(self.steps):
@@ -838,7 +849,7 @@ class FusedRun:
             key.append(("reduce", op, od, acc, m, launch))
             last = self.steps[-1]
             # (opaque: the fold's add must not contract with the last step's product into an FMA)
-            source = fused_rows_source(op, last[3], acc, od, _HEADERS, ", ".join(params), steps,
+            source = fused_rows_source(op, last[3], acc, od, _HEADERS, ", ".join(params), "".join(row_code), steps,
                                        _opaque(_CTYPE[last[3].name], f"s{len(self.steps) - 1}"))
         packed = np.zeros(len(words) + 2 + (4 if self.reduction else 0), np.uint64)
         for k, v in enumerate(words):
@@ -867,12 +878,12 @@ def _view_span(x) -> tuple[int, int]:
     return ptr + lo * dtype.itemsize, ptr + (hi + 1) * dtype.itemsize
 
 
-def _view_offset(shape: tuple, strides: tuple) -> str:
-    """The C expression of the element offset, in a view of ``strides``, of element ``i`` of C-ordered ``shape``
+def _view_offset(shape: tuple, strides: tuple, var: str = "i") -> str:
+    """The C expression of the element offset, in a view of ``strides``, of element ``var`` of C-ordered ``shape``
     (unsigned 32-bit divisions where the shape allows: a 64-bit one costs a GPU tens of instructions)."""
     total = math.prod(shape)
     small = total < 1 << 31
-    i, suffix = ("(unsigned int)i", "u") if small else ("i", "LL")
+    i, suffix = (f"(unsigned int){var}", "u") if small else (var, "LL")
     terms = []
     inner = 1
     for d, st in zip(reversed(shape), reversed(strides)):
