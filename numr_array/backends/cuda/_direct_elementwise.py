@@ -1023,6 +1023,8 @@ def _expression(op: str, dtype: np.dtype, operands: list) -> str | None:
     if op in _STATEMENTS:
         return _STATEMENTS[op]
     if op == "pow":  # the direct kernel's (eager takes pow of floats there: _plan checks it would)
+        if operands[1][0] == "s" and operands[1][1] == 2:  # its branch for a scalar 2, without powf's code
+            return "a * a"
         return _binary_expression(op, T)
     if op == "abs":  # CuPy's absolute
         if dtype.kind in "bu":
