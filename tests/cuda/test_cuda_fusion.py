@@ -236,6 +236,17 @@ def test_a_reduced_result_that_is_also_returned_is_stored(runs):
     replay_equals_eager(block, [X], runs, 2)
 
 
+def test_row_reductions_of_rows_the_lanes_do_not_divide(runs):
+    # rows of 37 folded by 16 lanes: two columns each, then five lanes take a third
+    rng = np.random.default_rng(17)
+    Y = rng.standard_normal((2500, 37)).astype(np.float32)
+
+    def block(y):
+        return [xp.sum(xp.square(y - 0.25), axis=-1), xp.max(xp.abs(y) * 2.0, axis=1)]
+
+    replay_equals_eager(block, [Y], runs, 4)
+
+
 def test_dead_results_are_not_stored(monkeypatch):
     # a run's results that no tensor holds when it is launched are computed, not stored
     seen = []

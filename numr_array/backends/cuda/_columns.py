@@ -269,11 +269,18 @@ def rows_plan(op: str, t: np.dtype, od: np.dtype, n: int, m: int) -> tuple | Non
 
 
 def fused_rows_source(op: str, t: np.dtype, a: np.dtype, od: np.dtype, headers: str, params: str, row: str,
-                      element: str, value: str) -> str:
-    """A ``k_rows`` kernel (named k) whose elements are computed, not loaded: ``element`` is code that, for the
-    flat index ``i`` of the operand (row r_ * m_ + c_), sets ``value`` (of dtype ``t``), after ``row``, code run
-    once per row r_; ``params`` are its kernel parameters, before (out_, rows_, m_, scale_). The fold is k_rows'
-    own, so a row's bits are eager's."""
+                      element: str, value: str, m: int, bx: int) -> str:
+    """A ``k_rows`` kernel (named k) for rows of ``m`` elements folded by ``bx`` lanes, whose elements are
+    computed, not loaded: ``element`` is code that, for the flat index ``i`` of the operand (row r_ * m_ + c_),
+    sets ``value`` (of dtype ``t``), after ``row``, code run once per row r_; ``params`` are its kernel
+    parameters, before (out_, rows_, m_, scale_). The fold is k_rows' own (each lane its columns in increasing
+    order, then the tree), so a row's bits are eager's; m and bx are constants here, so that a lane's loads of
+    a row are issued together."""
+    fold = ("        const long long i = r_ * m_ + c_;\n" + element
+            + f"        acc = numr_comb(acc, numr_map({value}, c_, r_, (const A*)0));\n")
+    whole, rest = divmod(m, bx)
+    tail = (f"      if (tx < {rest}) {{\n        const long long c_ = tx + {whole * bx}LL;\n{fold}      }}\n"
+            if rest else "")
     parts = _parts(op, t, a)
     return (headers + _PRELUDE.format(T=_CTYPE[t.name], O=_CTYPE[od.name], **parts)
             + _ROWS_KERNEL.format(shfl="return numr_shfl1(a, w);").split("extern")[0]
@@ -285,11 +292,11 @@ def fused_rows_source(op: str, t: np.dtype, a: np.dtype, od: np.dtype, headers: 
             "    if (r_ < rows_) {\n"
             f"{row}"
             "#pragma unroll 4\n"
-            "      for (long long c_ = tx; c_ < m_; c_ += bx) {\n"
-            "        const long long i = r_ * m_ + c_;\n"
-            f"{element}"
-            f"        acc = numr_comb(acc, numr_map({value}, c_, r_, (const A*)0));\n"
+            f"      for (int k_ = 0; k_ < {whole}; ++k_) {{\n"
+            f"        const long long c_ = tx + k_ * {bx}LL;\n"
+            f"{fold}"
             "      }\n"
+            f"{tail}"
             "    }\n"
             "    for (int w = bx >> 1; w > 0; w >>= 1) acc = numr_comb(acc, numr_shfl(acc, w));\n"
             "    if (tx == 0 && r_ < rows_) out_[r_] = numr_fin(acc, scale_);\n"

@@ -850,7 +850,7 @@ class FusedRun:
             last = self.steps[-1]
             # (opaque: the fold's add must not contract with the last step's product into an FMA)
             source = fused_rows_source(op, last[3], acc, od, _HEADERS, ", ".join(params), "".join(row_code), steps,
-                                       _opaque(_CTYPE[last[3].name], f"s{len(self.steps) - 1}"))
+                                       _opaque(_CTYPE[last[3].name], f"s{len(self.steps) - 1}"), m, launch[0])
         packed = np.zeros(len(words) + 2 + (4 if self.reduction else 0), np.uint64)
         for k, v in enumerate(words):
             if isinstance(v, int):
