@@ -221,13 +221,14 @@ extern "C" __global__ void k(unsigned char* d, unsigned long long w0, unsigned l
 SMALL_SUM = 1 << 14
 
 
-def _sum_source(ctype: str, otype: str) -> str:
-    """One block of BLOCK threads: each sums a strided share of x in the output's type, then a tree."""
-    return (f"typedef {ctype} T;\ntypedef {otype} O;\n"
-            "extern \"C\" __global__ void k(const T* x, O* o, long long n) {\n"
+def _one_block_source(params: str, otype: str, term: str) -> str:
+    """A kernel of one block of BLOCK threads: each sums ``term`` (of index i) over a strided share of 0..n-1
+    in ``otype``, then a fixed tree in shared memory; thread 0 writes the sum to ``o``."""
+    return (f"typedef {otype} O;\n"
+            f"extern \"C\" __global__ void k({params}, O* o, long long n) {{\n"
             f"  __shared__ O s[{BLOCK}];\n"
             "  O acc = 0;\n"
-            f"  for (long long i = threadIdx.x; i < n; i += {BLOCK}) acc += (O)x[i];\n"
+            f"  for (long long i = threadIdx.x; i < n; i += {BLOCK}) acc += {term};\n"
             "  s[threadIdx.x] = acc;\n"
             "  __syncthreads();\n"
             f"  for (int w = {BLOCK} / 2; w > 0; w >>= 1) {{\n"
@@ -236,23 +237,16 @@ def _sum_source(ctype: str, otype: str) -> str:
             "  }\n"
             "  if (threadIdx.x == 0) *o = s[0];\n"
             "}\n")
+
+
+def _sum_source(ctype: str, otype: str) -> str:
+    """The sum of x in the output's type."""
+    return f"typedef {ctype} T;\n" + _one_block_source("const T* x", otype, "(O)x[i]")
 
 
 def _dot_source(ctype: str) -> str:
-    """One block of BLOCK threads: each sums the products of a strided share of a and b, then a tree."""
-    return (f"typedef {ctype} T;\n"
-            "extern \"C\" __global__ void k(const T* a, const T* b, T* o, long long n) {\n"
-            f"  __shared__ T s[{BLOCK}];\n"
-            "  T acc = 0;\n"
-            f"  for (long long i = threadIdx.x; i < n; i += {BLOCK}) acc += a[i] * b[i];\n"
-            "  s[threadIdx.x] = acc;\n"
-            "  __syncthreads();\n"
-            f"  for (int w = {BLOCK} / 2; w > 0; w >>= 1) {{\n"
-            "    if (threadIdx.x < w) s[threadIdx.x] += s[threadIdx.x + w];\n"
-            "    __syncthreads();\n"
-            "  }\n"
-            "  if (threadIdx.x == 0) *o = s[0];\n"
-            "}\n")
+    """The sum of the products of a and b."""
+    return f"typedef {ctype} T;\n" + _one_block_source("const T* a, const T* b", ctype, "a[i] * b[i]")
 
 
 class _Args(threading.local):
