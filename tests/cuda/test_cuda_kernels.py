@@ -498,6 +498,29 @@ def test_last_axis_transforms_of_contiguous_arrays_are_cufft_calls_of_their_own(
     assert to_np(conv).tobytes() == to_np(eager).tobytes()
 
 
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+def test_complex_add_subtract_multiply_are_direct_kernels(dtype):
+    # two arrays, an array and a broadcast element, and strided operands; CuPy's complex operators, so CuPy's
+    # bits (a scalar operand, and other ops, stay CuPy's ufuncs)
+    def z(shape):
+        return (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(dtype)
+
+    a, b, e = z((5, 301)), z((5, 301)), z(())
+    x, y, s = put(a), put(b), put(e)
+    before = set(client._direct._functions)
+    for name in ("add", "subtract", "multiply"):
+        f, g = getattr(xp, name), getattr(cupy, name)
+        for got, want in ((f(x, y), g(cupy.asarray(a), cupy.asarray(b))),
+                          (f(x, s), g(cupy.asarray(a), cupy.asarray(e))),
+                          (f(s, y), g(cupy.asarray(e), cupy.asarray(b))),
+                          (f(xp.matrix_transpose(x), y[:, ::-1].T), g(cupy.asarray(a).T, cupy.asarray(b)[:, ::-1].T))):
+            assert to_np(got).tobytes() == cupy.asnumpy(want).tobytes(), name
+    made = set(client._direct._functions) - before
+    d = np.dtype(dtype)
+    assert {("multiply", d, "tt"), ("add", d, "pt"), ("subtract", d, "tp"), ("multiply", d, "bc")} <= made | before
+    np.testing.assert_allclose(to_np(x * 2j), a * 2j, rtol=1e-6)  # (a scalar: CuPy's ufunc)
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_dot_products_of_two_vectors(dtype):
     # up to SMALL_SUM elements one block of the direct launcher's dot kernel (cuBLAS's gemv of one output is a

@@ -66,6 +66,12 @@ _CTYPE = {
 
 #: the dtypes launched directly (np.dtype keys: ``np.dtype.name`` is a slow Python property)
 _DIRECT_DTYPES = frozenset(np.dtype(name) for name in _CTYPE)
+#: complex operands of the binary kernels COMPLEX_BINARY, in the forms of two arrays (no scalar word holds a
+#: complex128): CuPy's complex types, whose operators CuPy's ufuncs use (the spectra product of an FFT
+#: convolution took CuPy's kernel 32 µs for 2^19 complex64 on an H200, PyTorch's 6.7)
+_COMPLEX_CTYPE = {np.dtype(np.complex64): "complex<float>", np.dtype(np.complex128): "complex<double>"}
+COMPLEX_BINARY = frozenset(["add", "subtract", "multiply"])
+_ARRAY_FORMS = frozenset(["tt", "tp", "pt", "bc"])
 _UNARY_DTYPES = frozenset((np.dtype(np.float32), np.dtype(np.float64)))
 
 # operand forms: the kinds of (a, b): both arrays; an array with a scalar second, a scalar first; an array
@@ -294,8 +300,11 @@ class DirectLauncher:
     def _function(self, op: str, npdtype: np.dtype, form: str) -> int:
         """The CUfunction of ``op`` on ``npdtype`` operands of ``form`` ("u" for a unary op), compiled once."""
         def source() -> str:
-            ctype = _CTYPE[npdtype.name]
             log.debug("cuda: compiling the direct kernel %s of %s (%s operands)", op, npdtype.name, form)
+            complex_type = _COMPLEX_CTYPE.get(npdtype)
+            if complex_type is not None:  # (CuPy's complex type and operators: CuPy's ufunc's bits)
+                return _HEADERS + _source(op, complex_type, complex_type, form)
+            ctype = _CTYPE[npdtype.name]
             if form == "u":
                 return _unary_source(op, ctype)
             return _source(op, ctype, "bool" if op in _BOOL_RESULT else ctype, form)
@@ -581,6 +590,8 @@ def _binary_ok(op: str, npdtype: np.dtype, form: str) -> bool:
     """Whether the direct kernels compute ``op`` on operands of ``npdtype`` in ``form``."""
     if form not in _FORMS and form != "bc":
         return False
+    if npdtype in _COMPLEX_CTYPE:
+        return op in COMPLEX_BINARY and form in _ARRAY_FORMS
     if op in FLOAT_BINARY:
         return npdtype in _UNARY_DTYPES
     return op in BINARY and npdtype in _DIRECT_DTYPES
