@@ -51,7 +51,7 @@ from ._kernels import kernels as cuda_kernels
 from ._subnormals import keep_float32_subnormals
 from ._direct_elementwise import FUSABLE  # (a line of its own: other branches edit the import above)
 from ._direct_elementwise import BLOCK as DIRECT_BLOCK, strided_layout
-from ._columns import FUSED_ROW_OPS, rows_plan
+from ._columns import FUSED_ROW_OPS, fused_rows_source, rows_plan
 
 _FUSED_NOT_BINARY = FUSABLE - DIRECT_BINARY
 _get_device = runtime.getDevice
@@ -692,7 +692,8 @@ class CudaClient(Client, CudaInterop, PeerCopy):
         plan = rows_plan(kernel, x._dtype.np, o._dtype.np, rows, m) if rows else None
         if plan is None or math.prod(o._shape) != rows:
             return False
-        return self._run.add_reduction(kernel, x, o, rows, m, plan[0], plan[1], float(m))
+        source = functools.partial(fused_rows_source, kernel, x._dtype.np, plan[0], o._dtype.np)
+        return self._run.add_reduction(kernel, x, o, rows, m, plan[0], plan[1], float(m), source)
 
     def _dead_pointers(self) -> frozenset:
         """The addresses of the capture arena's blocks whose tensors have died (filed for reuse, not handed

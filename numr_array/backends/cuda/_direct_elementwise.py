@@ -23,6 +23,7 @@ from __future__ import annotations
 import logging
 import math
 import threading
+from collections.abc import Callable
 
 import cupy
 import numpy as np
@@ -672,7 +673,8 @@ class FusedRun:
         # is "p" (element i), "e" (element 0 of a one-element tensor) or "s" (a scalar); or ("v", pointer,
         # dtype, shape, strides): a view, element i of ``shape`` at ``strides``
         self.steps: list = []
-        self.reduction: tuple | None = None  # (op, out pointer, out dtype, rows, m, accumulator, launch, scale)
+        # (op, out pointer, out dtype, rows, m, accumulator, launch shape, scale, kernel source maker)
+        self.reduction: tuple | None = None
         self._extent: dict[int, tuple[int, int]] = {}  # pointer -> (end, itemsize)
         self._written: dict[int, tuple[bool, np.dtype]] = {}  # pointer -> (by a one-element step, dtype)
         self._element_reads: set[int] = set()  # pointers that element operands read from memory
@@ -746,9 +748,11 @@ class FusedRun:
         self.steps.append((expr, operands, o_start, o._dtype.np, one))
         return True
 
-    def add_reduction(self, op: str, x, o, rows: int, m: int, acc: np.dtype, launch: tuple, scale: float) -> bool:
+    def add_reduction(self, op: str, x, o, rows: int, m: int, acc: np.dtype, launch: tuple, scale: float,
+                      source: Callable) -> bool:
         """End the run with ``op`` of ``x`` (its last result, C-contiguous) over rows of ``m`` trailing elements
-        into the C-contiguous ``o``, as ``_columns.rows_plan`` plans it (accumulator, launch shape); False
+        into the C-contiguous ``o``, as ``_columns.rows_plan`` plans it (accumulator, launch shape), its kernel
+        made by ``source`` (``_columns.fused_rows_source`` for op and dtypes, from the headers on); False
         (nothing recorded) where x is not that result or a step has one element."""
         if not self.steps or self.reduction is not None or type(x) is not Tensor:
             return False
@@ -762,7 +766,7 @@ class FusedRun:
         if any(s < end and start < e for s, (e, _) in self._extent.items()) or \
                 any(s < end and start < e for s, e in self._view_reads):
             return False
-        self.reduction = (op, start, o._dtype.np, rows, m, acc, launch, scale)
+        self.reduction = (op, start, o._dtype.np, rows, m, acc, launch, scale, source)
         return True
 
     def kernel(self, dead: frozenset = frozenset()) -> tuple[str, tuple, np.ndarray]:
@@ -849,13 +853,12 @@ class FusedRun:
                       "  long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;\n"
                       "  if (i >= n) return;\n" + steps + "}\n")
         else:
-            from ._columns import fused_rows_source  # (_columns imports this module)
-            op, _, od, rows, m, acc, launch, scale = self.reduction
+            op, _, od, rows, m, acc, launch, scale, make = self.reduction
             key.append(("reduce", op, od, acc, m, launch))
             last = self.steps[-1]
             # (opaque: the fold's add must not contract with the last step's product into an FMA)
-            source = fused_rows_source(op, last[3], acc, od, _HEADERS, ", ".join(params), "".join(row_code), steps,
-                                       _opaque(_CTYPE[last[3].name], f"s{len(self.steps) - 1}"), m, launch[0])
+            source = make(_HEADERS, ", ".join(params), "".join(row_code), steps,
+                          _opaque(_CTYPE[last[3].name], f"s{len(self.steps) - 1}"), m, launch[0])
         packed = np.zeros(len(words) + 2 + (4 if self.reduction else 0), np.uint64)
         for k, v in enumerate(words):
             if isinstance(v, int):
@@ -865,7 +868,7 @@ class FusedRun:
         packed[len(words)] = 0  # z
         packed[len(words) + 1] = self.n
         if self.reduction is not None:
-            op, out, od, rows, m, acc, launch, scale = self.reduction
+            out, rows, m, scale = self.reduction[1], self.reduction[3], self.reduction[4], self.reduction[7]
             packed[len(words) + 2:len(words) + 5] = (out, rows, m)
             packed.view(np.float64)[len(words) + 5] = scale
         return source, tuple(key), packed
