@@ -168,3 +168,10 @@ def test_the_jit_fuses_too():
     assert bits(f(X2, C2)) == bits(xp.sum((X2[:, None, :] - C2[None, :, :]) ** 2, axis=-1))
     (entry,) = f._cache.values()
     assert len(entry.graph._graph.steps) == 1
+
+
+def test_the_gpu_check_script_runs_and_passes(capsys):
+    from benchmarks import fused_reduction
+    assert fused_reduction.main(["--size", "tiny"]) == 0
+    out = capsys.readouterr().out
+    assert "dispatches per replay 1 fused, 2 not" in out and out.rstrip().endswith("PASS")
