@@ -124,6 +124,40 @@ def test_a_count_of_a_comparison():
     assert replayed(lambda a, b: xp.sum(xp.astype(a > b, xp.int16), axis=1), a, b) == 1
 
 
+@pytest.mark.parametrize("name", ["middle axis", "keepdims", "flipped operand", "transposed operand",
+                                  "0-d operand", "a reshaped intermediate", "a length-1 reduced axis"])
+def test_layouts(name):
+    t, s = data(4, 5, 6), on(np.float32(3.0))
+    run = {
+        "middle axis": lambda t, s: xp.sum(t * 2.0, axis=1),
+        "keepdims": lambda t, s: xp.sum(t * 2.0, axis=(0, 2), keepdims=True),
+        "flipped operand": lambda t, s: xp.sum(xp.flip(t, axis=2) * t, axis=2),
+        "transposed operand": lambda t, s: xp.sum(t[0].T * 3.0, axis=1),
+        "0-d operand": lambda t, s: xp.sum(t * s),
+        "a reshaped intermediate": lambda t, s: xp.sum(xp.reshape(t * t, (20, 6)), axis=0),
+        "a length-1 reduced axis": lambda t, s: xp.sum(xp.reshape(t * t, (120, 1)), axis=1),
+    }[name]
+    assert replayed(run, t, s) == 1
+
+
+@pytest.mark.parametrize("dtype", ["int8", "uint16", "complex64"])
+def test_packed_and_complex_dtypes(dtype):
+    dt = np.dtype(dtype)
+    rng = np.random.default_rng(5)
+    if dt.kind == "c":
+        host = (rng.standard_normal((30, 20)) + 1j * rng.standard_normal((30, 20))).astype(dt)
+    else:
+        host = rng.integers(0, 50, (30, 20)).astype(dt)
+    a = on(host)
+    with xp.capture(device=DEV) as g:
+        got = (xp.sum(a * a, axis=1), xp.prod(a - 1, axis=0))
+    assert len(g._graph.steps) == 2
+    a[...] = on(host[::-1].copy())
+    g.replay()
+    for x, y in zip(got, (xp.sum(a * a, axis=1), xp.prod(a - 1, axis=0))):
+        assert bits(x) == bits(y)
+
+
 def test_the_widest_float():
     dt = np.dtype(WIDEST.name)
     a, b = data(40, 30, dtype=dt), data(30, dtype=dt, seed=2)
