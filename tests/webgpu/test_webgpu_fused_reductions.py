@@ -86,6 +86,13 @@ def test_a_softmax_denominator_reads_the_maximum_and_its_input():
     assert replayed(lambda A: xp.sum(xp.exp(A - xp.max(A, axis=-1, keepdims=True)), axis=-1), A) == 2
 
 
+def test_an_output_in_the_memory_of_an_operand_other_outputs_read_is_not_fused():
+    """The capture's arena gives the output the block of ``b * 2.0``, dead after the product: every output
+    reads all of it, so the fused reduction would overwrite what others still read."""
+    a, b = data(2000, 2000), data(2000, seed=2)
+    assert replayed(lambda a, b: xp.sum(a * (b * 2.0)[None, :], axis=1), a, b) == 3
+
+
 @pytest.mark.parametrize("shape, dispatches", [((70, 50), 1), ((300, 400), 2)])
 def test_a_sum_over_all_axes_of_a_product(shape, dispatches):
     """One pass (one workgroup), or partial sums over parts then their sum (the first pass fused)."""
