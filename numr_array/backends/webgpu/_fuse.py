@@ -210,7 +210,9 @@ def fuse(client: WebGPUClient, steps: list, records: list, bound: list | None = 
          unheld: set | frozenset = frozenset()) -> list:
     """``steps`` with each run of two or more joinable map launches replaced by one merged launch.
     ``bound``: per step, the WBufs it binds; ``unheld``: the serials of the capture arena's blocks no tensor
-    holds at its end. With both, a merged launch drops the stores that nothing reads again (_dead_stores)."""
+    holds at its end. With both, a merged launch drops the stores that nothing reads again (_dead_stores), and
+    a reduction whose operand is what the run before it stored, when nothing else reads what that run
+    stores, evaluates the run in place of its loads (_fuse_reduce): the run leaves the graph."""
     limit = min(client.max_storage_per_stage, 24)
     groups: list[tuple[int, list[MapRecord] | None]] = []  # (first step, the run's records or None)
     run: list[MapRecord] = []  # the records of the open run, recast over one iteration space
