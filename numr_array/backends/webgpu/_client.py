@@ -417,7 +417,7 @@ class WebGPUClient(Client):
         self._upool = UniformPool(wdevice)
         self._eager_pool = self._upool
         self._steps: list | None = None
-        self._records: list = []  # per captured step, its MapRecord (or None), for the fusion pass
+        self._records: list = []  # per captured step, its MapRecord, ReduceRecord or None, for the fusion pass
         self._bound: list = []  # per captured step, the WBufs it binds (for the fusion pass)
         self._unheld: set = set()  # serials of the capture arena's blocks no tensor holds at its end
         self._capture_pools: list[UniformPool] = []
@@ -557,7 +557,8 @@ class WebGPUClient(Client):
                  record=None) -> None:
         """Encode one dispatch of ``pipe``: ``uniform`` its parameter words, ``binds`` a flat tuple of
         (WBuf, byte offset, byte size) per storage binding, ``grid`` the workgroup counts; ``record``: while
-        capturing, what the fusion pass needs to merge it with its neighbours (a map launch's MapRecord)."""
+        capturing, what the fusion pass needs to merge it with its neighbours (a map launch's MapRecord, a
+        reduction's ReduceRecord)."""
         ubytes = pipe.ubytes
         pool = self._upool
         off = pool.used

@@ -210,7 +210,9 @@ def fuse(client: WebGPUClient, steps: list, records: list, bound: list | None = 
          unheld: set | frozenset = frozenset()) -> list:
     """``steps`` with each run of two or more joinable map launches replaced by one merged launch.
     ``bound``: per step, the WBufs it binds; ``unheld``: the serials of the capture arena's blocks no tensor
-    holds at its end. With both, a merged launch drops the stores that nothing reads again (_dead_stores)."""
+    holds at its end. With both, a merged launch drops the stores that nothing reads again (_dead_stores), and
+    a reduction whose operand is what the run before it stored, when nothing else reads what that run
+    stores, evaluates the run in place of its loads (_fuse_reduce): the run leaves the graph."""
     limit = min(client.max_storage_per_stage, 24)
     groups: list[tuple[int, list[MapRecord] | None]] = []  # (first step, the run's records or None)
     run: list[MapRecord] = []  # the records of the open run, recast over one iteration space
@@ -222,7 +224,7 @@ def fuse(client: WebGPUClient, steps: list, records: list, bound: list | None = 
         run.clear()
 
     for k, (st, rec) in enumerate(zip(steps, records)):
-        if rec is None:
+        if type(rec) is not MapRecord:
             close()
             groups.append((k, None))
             continue
@@ -239,10 +241,36 @@ def fuse(client: WebGPUClient, steps: list, records: list, bound: list | None = 
         first = k
         run.append(rec)
     close()
-    dead = _dead_stores(groups, bound, unheld) if bound is not None else {}
+    dead: dict = {}
+    plans: dict = {}  # group of a reduction -> its fusion with the run before it (_fuse_reduce)
+    if bound is not None:
+        from ._fuse_reduce import fused_step, plan
+        for gi in range(1, len(groups)):
+            red = records[groups[gi][0]]
+            if groups[gi][1] is None and red is not None and groups[gi - 1][1] is not None:
+                p = plan(groups[gi - 1][1], red, limit)
+                if p is not None:
+                    plans[gi] = p
+        # a fused reduction reads the run's operands, not x: fused where then nothing reads what the run
+        # stores; one that is not reads x again, which may keep another's run alive
+        while True:
+            b2 = list(bound)
+            for gi, p in plans.items():
+                b2[groups[gi][0]] = p.bound
+            dead = _dead_stores(groups, b2, unheld, {gi - 1 for gi in plans})
+            alive = [gi for gi, p in plans.items()
+                     if len(dead.get(gi - 1, ())) < sum(r.nout for r in groups[gi - 1][1])]
+            if not alive:
+                break
+            for gi in alive:
+                del plans[gi]
     out: list = []
     for gi, (k, recs) in enumerate(groups):
-        if recs is None or len(recs) == 1:
+        if gi + 1 in plans:  # evaluated by the reduction after it
+            continue
+        if gi in plans:
+            out.append(fused_step(client, plans[gi]))
+        elif recs is None or len(recs) == 1:
             out.append(steps[k])
         else:
             out.append(_merged(client, recs, dead.get(gi, set())))
@@ -279,13 +307,13 @@ def _dense(strides: tuple, dims: tuple) -> bool:
     return True
 
 
-def _dead_stores(groups: list, bound: list, unheld) -> dict[int, set]:
+def _dead_stores(groups: list, bound: list, unheld, single: set | frozenset = frozenset()) -> dict[int, set]:
     """Per merged run (its index in ``groups``), the stores (record index, output index) whose words nothing
     reads from memory again: a later launch writes them all before any reads them, or their block is one no
     tensor holds after the capture (``unheld``) and no later launch reads it. Found walking the graph
     backwards with, per buffer, the word ranges a later launch reads before they are written; a step not
     merged by this pass counts as reading every buffer it binds, a read of a register written earlier in its
-    run reads no memory."""
+    run reads no memory. ``single``: the groups of one launch whose dead stores are wanted too."""
     live: dict[int, list] = {}
 
     def get(serial: int) -> list:
@@ -301,7 +329,7 @@ def _dead_stores(groups: list, bound: list, unheld) -> dict[int, set]:
             for w in bound[k]:
                 live[w.serial] = [_ALL]
             continue
-        merged = len(recs) > 1
+        merged = len(recs) > 1 or gi in single
         in_reg: list[set] = []  # per record, the inputs it reads from a register of the run
         seen: set = set()
         for rec in recs:
@@ -362,6 +390,30 @@ def _merged(client: WebGPUClient, run: list[MapRecord], dead: set = frozenset())
     shape_k = lay.alloc(ndim)
     words_k = [lay.alloc(1 + ndim) for _ in info]
     lib = WgslHelpers(client.has_f64)
+    text, _, tail_words = bodies(run, dead, lay, lib, {v: s + 1 for v, s in slots.items()})
+    idx = coord_lines(ndim, shape_k) + element_lines(ndim, words_k)
+    # a written binding is declared atomic when packed: reads of it then use atomicLoad
+    decls = bindings([(w, written, written) for w, written, *_ in info])
+    source = lay.block() + decls + lib.source() + main_header() + "".join(idx) + "".join(text) + "}\n"
+    pipe = client.pipeline(("fused", source), lambda: source, len(info), lay.nbytes)
+    n = 1
+    for s in dims:
+        n *= s
+    grid = groups(n)
+    words = [n, grid[0], 0, 0] + list(dims)
+    for _, _, _, eoff, st in info:
+        words.append(eoff)
+        words += [s & _M32 for s in st]
+    words += tail_words
+    binds = tuple(x for _, _, triple, _, _ in info for x in triple)
+    return client.encode_recorded(pipe, pack_words(words), binds, grid)
+
+
+def bodies(run: list[MapRecord], dead, lay: Layout, lib: WgslHelpers, binding: dict) -> tuple[list[str], dict, list]:
+    """WGSL running ``run``'s bodies in order for one element: an operand not in a register of the run is
+    loaded as ``ld{b}(e{b})``, ``b = binding[view]`` (the ``e{b}`` are declared before), a store not in
+    ``dead`` is ``st{b}``; scalars and parameters are allocated in ``lay`` in the order of the returned
+    uniform words. (lines, view -> the register holding its latest value, uniform words)."""
     text = []
     regs: dict[tuple, str] = {}     # view -> the register holding its latest value
     loaded: set[int] = set()
@@ -386,7 +438,7 @@ def _merged(client: WebGPUClient, run: list[MapRecord], dead: set = frozenset())
             if v in regs:
                 src = regs[v]
             else:
-                b = slots[v] + 1
+                b = binding[v]
                 if b not in loaded:
                     text.append(f"  let l{b} = ld{b}(e{b});\n")
                     loaded.add(b)
@@ -407,7 +459,7 @@ def _merged(client: WebGPUClient, run: list[MapRecord], dead: set = frozenset())
             if (ri, j) in dead:
                 put = "// (nothing reads this store)"
             else:
-                b = slots[v] + 1
+                b = binding[v]
                 put = f"st{b}(e{b}, s{name});"
                 if rec.bcast:  # every invocation computes the element, the first one stores it
                     put = f"if (i == 0u) {{ {put} }}"
@@ -422,19 +474,4 @@ def _merged(client: WebGPUClient, run: list[MapRecord], dead: set = frozenset())
         for _, n in mine:
             body = body.replace(f"  let {n} = ", f"  {n} = ", 1)
         text.append("".join(f"  var {n}: {wt(v[3]).ct};\n" for v, n in mine) + "  {\n" + body + "  }\n")
-    idx = coord_lines(ndim, shape_k) + element_lines(ndim, words_k)
-    # a written binding is declared atomic when packed: reads of it then use atomicLoad
-    decls = bindings([(w, written, written) for w, written, *_ in info])
-    source = lay.block() + decls + lib.source() + main_header() + "".join(idx) + "".join(text) + "}\n"
-    pipe = client.pipeline(("fused", source), lambda: source, len(info), lay.nbytes)
-    n = 1
-    for s in dims:
-        n *= s
-    grid = groups(n)
-    words = [n, grid[0], 0, 0] + list(dims)
-    for _, _, _, eoff, st in info:
-        words.append(eoff)
-        words += [s & _M32 for s in st]
-    words += tail_words
-    binds = tuple(x for _, _, triple, _, _ in info for x in triple)
-    return client.encode_recorded(pipe, pack_words(words), binds, grid)
+    return text, regs, tail_words

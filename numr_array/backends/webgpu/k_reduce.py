@@ -248,6 +248,23 @@ def _narrow(t: Tensor, d: int, start: int, length: int) -> Tensor:
     return Tensor(t._buf, t._dtype, shape, t._strides, t._offset + start * t._strides[d], t._dev)
 
 
+class ReduceRecord(NamedTuple):
+    """A captured reduction pass (no mean, no index or value tensors), as the fusion pass (_fuse_reduce) reads
+    it to evaluate, in place of x's loads, the element-wise launches that wrote x. Holds no tensor."""
+    kind: str
+    variant: str
+    x: tuple            # x's view over kshape + rshape: (memory serial, element offset, strides, dtype)
+    odtype: dt.DType
+    acc: WgslType
+    kshape: tuple
+    ko: tuple           # o's strides over kshape
+    rshape: tuple
+    unroll: bool        # the template's loop over one reduced dimension (its summation order)
+    o_binds: tuple      # (WBuf, byte offset, byte size) of o's window
+    head: list          # the uniform words before kshape: n, groups along x, 0, 0, parts, K, o's offset, opart
+    grid: tuple
+
+
 def _launch(client, kind, variant, x, o, mean, acc, kshape, kx, ko, km, rshape, rx, M, K, parts, opart,
             arg) -> tuple:
     """Dispatch one pass; (pipeline, uniform bytes, o's and x's window offsets and sizes, grid): the plan of a
@@ -258,7 +275,8 @@ def _launch(client, kind, variant, x, o, mean, acc, kshape, kx, ko, km, rshape, 
     key = ("reduce", kind, variant, x._dtype, o._dtype, acc.dtype, nk, nr, has_mean, pair)
     pipe = client.cached_pipeline(key)
     if pipe is None:
-        pipe = _build(client, key, kind, variant, wt(x._dtype), wt(o._dtype), acc, nk, nr, has_mean, pair)
+        pipe = _build(client, key, kind, variant, wt(o._dtype), acc, nr == 1, has_mean, pair,
+                      _Loaded(wt(x._dtype), nk, nr))
     xb, xs, xe = _window(client, x)
     ob, os_, oe = _window(client, o)
     binds = (o._buf.handle, ob, os_, x._buf.handle, xb, xs)
@@ -266,10 +284,11 @@ def _launch(client, kind, variant, x, o, mean, acc, kshape, kx, ko, km, rshape, 
     g = -(-n // WG) if variant == "thread" else n
     gx = min(g, MAX_GROUPS)
     gy = -(-g // gx)
-    words = [n, gx, 0, 0, parts, K, oe, xe, opart]
-    words += kshape
-    words += [s & _M32 for s in kx]
+    head = [n, gx, 0, 0, parts, K, oe, opart]
+    words = head + list(kshape)
     words += [s & _M32 for s in ko]
+    words.append(xe)
+    words += [s & _M32 for s in kx]
     words += rshape
     words += [s & _M32 for s in rx]
     if has_mean:
@@ -285,28 +304,89 @@ def _launch(client, kind, variant, x, o, mean, acc, kshape, kx, ko, km, rshape, 
                 binds += (t._buf.handle, tb, ts)
             words.append(te)
     uniform = pack_words(words)
-    client.dispatch(pipe, uniform, binds, (gx, gy, 1))
+    record = None
+    if client._steps is not None and not has_mean and arg is None:  # capturing: what _fuse_reduce needs
+        record = ReduceRecord(kind, variant, (x._buf.handle.serial, x._offset, tuple(kx) + tuple(rx), x._dtype),
+                              o._dtype, acc, tuple(kshape), tuple(ko), tuple(rshape), nr == 1, (o._buf.handle, ob, os_),
+                              head, (gx, gy, 1))
+    client.dispatch(pipe, uniform, binds, (gx, gy, 1), record)
     return pipe, uniform, ob, os_, xb, xs, (gx, gy, 1)
 
 
-def _build(client, key, kind, variant, xw: WgslType, ow: WgslType, acc: WgslType, nk: int, nr: int, has_mean: bool,
-           pair):
+class _Loaded:
+    """x as the reduction template reads it eagerly: binding 2, addressed by its element offset and strides over
+    the kept and the reduced dimensions (uniform words after the template's own). _fuse_reduce has another
+    source of x's elements with the same methods: the element-wise launches that wrote x, evaluated in place."""
+
+    def __init__(self, xw: WgslType, nk: int, nr: int):
+        self.xw, self.nk, self.nr = xw, nk, nr
+
+    def alloc(self, lay: Layout, lib: WgslHelpers) -> None:
+        self.xe_k = lay.alloc(1)
+        self.kxs = lay.alloc(self.nk)
+        self.rs = lay.alloc(self.nr)
+        self.rxs = lay.alloc(self.nr)
+
+    def tensors(self) -> list:
+        return [(self.xw, False, False)]
+
+    def helpers(self) -> str:
+        return ""
+
+    def init(self) -> str:
+        """Declarations before the walk over the kept dimensions: x's base element."""
+        return f"  var xb = {_i32(self.xe_k)};\n"
+
+    def step(self, d: int) -> str:
+        """Adds kept coordinate ``c`` of dimension d to the bases."""
+        return f" xb = xb + c * {_i32(self.kxs + d)};"
+
+    def walk(self) -> tuple[list[str], str]:
+        """The lines giving reduced position r's element (inside the loop over r) and its expression."""
+        W = Layout.word
+        if self.nr == 1:  # one reduced dimension (the common case after merging): no division per element
+            return [f"    let xo = xb + i32(r) * {_i32(self.rxs)};\n"], "xo"
+        walk = ["    var rq = r;\n    var xo = xb;\n"]
+        for d in range(self.nr - 1, -1, -1):
+            walk.append(f"    {{ let c = i32(rq % {W(self.rs + d)}); rq = rq / {W(self.rs + d)};"
+                        f" xo = xo + c * {_i32(self.rxs + d)}; }}\n")
+        return walk, "xo"
+
+    def at(self, r: str) -> str:
+        """The element at reduced position ``r`` of the template's unrolled loop (one reduced dimension)."""
+        return f"xb + i32({r}) * {_i32(self.rxs)}"
+
+    def load(self, e: str, r: str) -> str:
+        """x's value (its compute type) at element ``e`` (reduced position ``r``)."""
+        return f"ld2(u32({e}))"
+
+
+def _i32(k: int) -> str:
+    return f"bitcast<i32>({Layout.word(k)})"
+
+
+def _build(client, key, kind, variant, ow: WgslType, acc: WgslType, unroll: bool, has_mean: bool, pair, xs):
+    """The reduction template. ``unroll``: the group variant's loop takes four elements per step (where x has
+    one reduced dimension; it sets the summation order); ``xs``: where x's elements come from (_Loaded, or
+    _fuse_reduce's element-wise launches); ``key`` None: the pipeline is keyed by its source."""
     lay = Layout()
     W = Layout.word
-    parts_k, k_k, oe_k, xe_k, opart_k = (lay.alloc(1) for _ in range(5))
+    xw = xs.xw
+    parts_k, k_k, oe_k, opart_k = (lay.alloc(1) for _ in range(4))
+    nk = xs.nk
     ks = lay.alloc(nk)
-    kxs = lay.alloc(nk)
     kos = lay.alloc(nk)
-    rs = lay.alloc(nr)
-    rxs = lay.alloc(nr)
+    lib = WgslHelpers(client.has_f64)
+    xs.alloc(lay, lib)
+    tensors = [(ow, True, False)] + xs.tensors()
     if has_mean:
         me_k = lay.alloc(1)
         kms = lay.alloc(nk)
-    lib = WgslHelpers(client.has_f64)
+        tensors.append((acc, False, False))
+        mn = len(tensors)
     comb = lambda a, b: _combine(kind, acc, lib, a, b)
     ident = _identity(kind, acc, lib)
-    tensors = [(ow, True, False), (xw, False, False)] + ([(acc, False, False)] if has_mean else [])
-    i32 = lambda k: f"bitcast<i32>({W(k)})"
+    i32 = _i32
     st = acc.ct  # the type of the running state
     if kind in ARG:
         base_k, ie_k, ve_k = (lay.alloc(1) for _ in range(3))
@@ -318,44 +398,39 @@ def _build(client, key, kind, variant, xw: WgslType, ow: WgslType, acc: WgslType
         if has_value:
             tensors.append((acc, True, False))
             vb = len(tensors)
+    ld = xs.load
     # the state of one element, at x element e (an i32 expression) and reduced position r (u32)
     if kind in ("any", "all"):
-        val = lambda e, r: cast(f"ld2(u32({e}))", xw, BOOL)
+        val = lambda e, r: cast(ld(e, r), xw, BOOL)
     elif kind == "count_nonzero":
-        val = lambda e, r: cast(cast(f"ld2(u32({e}))", xw, BOOL), BOOL, acc)
+        val = lambda e, r: cast(cast(ld(e, r), xw, BOOL), BOOL, acc)
     elif kind == "sqdev":
-        val = lambda e, r: f"sq({cast(f'ld2(u32({e}))', xw, acc)} - m)"
+        val = lambda e, r: f"sq({cast(ld(e, r), xw, acc)} - m)"
     elif kind == "dev":
-        val = lambda e, r: f"({cast(f'ld2(u32({e}))', xw, acc)} - m)"
+        val = lambda e, r: f"({cast(ld(e, r), xw, acc)} - m)"
     elif kind in ARG:
-        index = (lambda e, r: f"ld{ib}(u32({e} - {i32(xe_k)} + {i32(ie_k)}))") if has_index else (lambda e, r: r)
-        val = lambda e, r: f"AP({cast(f'ld2(u32({e}))', xw, acc)}, {index(e, r)})"
+        index = (lambda e, r: f"ld{ib}(u32({e} - {i32(xs.xe_k)} + {i32(ie_k)}))") if has_index else (lambda e, r: r)
+        val = lambda e, r: f"AP({cast(ld(e, r), xw, acc)}, {index(e, r)})"
     else:
-        val = lambda e, r: cast(f"ld2(u32({e}))", xw, acc)
-    src = [lay.block(), bindings(tensors)]
+        val = lambda e, r: cast(ld(e, r), xw, acc)
+    src = [lay.block(), bindings(tensors), xs.helpers()]
     if kind == "sqdev":
         src.append(f"fn sq(d: {acc.ct}) -> {acc.ct} {{ return d * d; }}\n")
     if kind in ARG:
         src.append(_arg_source(kind, acc, lib))
     body = []
     # the kept coordinates of output oi give the bases of x, o (and the mean)
-    body.append("  var q = oi;\n  var xb = " + i32(xe_k) + ";\n  var ob = " + i32(oe_k) + ";\n")
+    body.append("  var q = oi;\n" + xs.init() + "  var ob = " + i32(oe_k) + ";\n")
     if has_mean:
         body.append("  var mb = " + i32(me_k) + ";\n")
     for d in range(nk - 1, -1, -1):
-        body.append(f"  {{ let c = i32(q % {W(ks + d)}); q = q / {W(ks + d)};\n"
-                    f"    xb = xb + c * {i32(kxs + d)}; ob = ob + c * {i32(kos + d)};"
+        body.append(f"  {{ let c = i32(q % {W(ks + d)}); q = q / {W(ks + d)};\n   "
+                    + xs.step(d) + f" ob = ob + c * {i32(kos + d)};"
                     + (f" mb = mb + c * {i32(kms + d)};" if has_mean else "") + " }\n")
     if has_mean:
-        body.append("  let m = ld3(u32(mb));\n")
-    if nr == 1:  # one reduced dimension (the common case after merging): no division per element
-        walk = [f"    let xo = xb + i32(r) * {i32(rxs)};\n"]
-    else:
-        walk = ["    var rq = r;\n    var xo = xb;\n"]
-        for d in range(nr - 1, -1, -1):
-            walk.append(f"    {{ let c = i32(rq % {W(rs + d)}); rq = rq / {W(rs + d)};"
-                        f" xo = xo + c * {i32(rxs + d)}; }}\n")
-    walk.append(f"    acc = {comb('acc', val('xo', 'r'))};\n")
+        body.append(f"  let m = ld{mn}(u32(mb));\n")
+    walk, e = xs.walk()
+    walk.append(f"    acc = {comb('acc', val(e, 'r'))};\n")
     if kind in ARG:
         store = f"st1(u32(ob), {cast(f'ACC.i + {W(base_k)}', U32, ow)});"
         if has_value:
@@ -379,8 +454,8 @@ def _build(client, key, kind, variant, xw: WgslType, ow: WgslType, acc: WgslType
         src += body
         src.append(f"  ob = ob + i32(part) * {i32(opart_k)};\n")
         src.append(f"  var acc = {ident};\n  let step = {W(parts_k)} * 256u;\n  var r = part * 256u + li;\n")
-        if nr == 1:  # four independent loads in flight per iteration: memory-level parallelism
-            v = [val(f"xb + i32(r + {k}u * step) * {i32(rxs)}", f"(r + {k}u * step)") for k in range(4)]
+        if unroll:  # four independent loads in flight per iteration: memory-level parallelism
+            v = [val(xs.at(f"r + {k}u * step"), f"(r + {k}u * step)") for k in range(4)]
             src.append(f"  loop {{\n    if (r + 3u * step >= {W(k_k)}) {{ break; }}\n"
                        f"    acc = {comb('acc', comb(comb(v[0], v[1]), comb(v[2], v[3])))};\n"
                        "    r = r + 4u * step;\n  }\n")
@@ -401,6 +476,9 @@ def _build(client, key, kind, variant, xw: WgslType, ow: WgslType, acc: WgslType
     def source() -> str:
         return src[0] + src[1] + lib.source() + "".join(src[2:])
 
+    if key is None:  # (a fused reduction: keyed by its source)
+        text = source()
+        return client.pipeline(("fused-reduce", text), lambda: text, len(tensors), lay.nbytes)
     return client.pipeline(key, source, len(tensors), lay.nbytes)
 
 

@@ -1,0 +1,241 @@
+"""Fusion of a captured reduction with the element-wise launches that produce its operand.
+
+``sum((X[:, None, :] - C[None, :, :]) ** 2, axis=-1)`` runs eagerly as a broadcast difference and a square,
+each writing an array of n*k*d elements, then a reduction reading the last one. When, in a capture, the
+reduction's operand x is written by the run of map launches just before it (_fuse's runs) and nothing
+else reads what that run stores (no later launch, no tensor held after the block: _fuse._dead_stores), the
+run and the reduction become one dispatch of the reduction template (k_reduce._build) in which each load
+of x is replaced by the run's bodies evaluated at that element (``elem``), reading the run's own operands
+(broadcast ones included) instead of the intermediate. Nothing of the run is stored.
+
+A replay gives eager's bits: the template's plan (variant, parts, workgroups, unrolling) is the eager
+pass's, so each output sums the same values in the same order, and each value is computed by the same
+bodies as in the run's merged shader, its operands and its result opaque to the compiler (_fuse._opaque),
+as values loaded from memory are.
+
+x must read exactly the elements the run's last store into its memory wrote, in an order that splits into
+the run's dimensions: that store contiguous over the run's dimensions from x's offset, and each of x's
+dimensions (kept or reduced) a block of the run's element order (a transposed read, as in a sum over the
+leading axis, is one). Each operand of the run then has a stride along every refined dimension.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, NamedTuple
+
+from ..._tensor import contiguous_strides
+from ._fuse import _M32, _opaque, bodies
+from ._map_template import MapRecord
+from ._shader import Layout, pack_words
+from ._types import wt
+from ._views import collapse
+from .k_reduce import ReduceRecord, _build, _i32
+
+if TYPE_CHECKING:
+    from ._client import WebGPUClient
+
+
+class Plan(NamedTuple):
+    """How one reduction evaluates the run before it."""
+    run: list                # the run's MapRecords
+    red: ReduceRecord
+    out: tuple               # (record index, output index) of the store x reads
+    leaves: list             # per operand loaded from memory: (view, bind triple, element offset)
+    kshape: tuple            # the kept dimensions, refined over the run's and collapsed
+    ko: tuple                # o's strides over them
+    kstrides: list           # per leaf: its strides over kshape
+    rshape: tuple            # the reduced dimensions, likewise
+    rstrides: list           # per leaf: its strides over rshape
+
+    @property
+    def bound(self) -> tuple:
+        """The WBufs the fused dispatch binds."""
+        return (self.red.o_binds[0],) + tuple(b[0] for _, b, _ in self.leaves)
+
+
+def _blocks(dims: tuple, strides: tuple, P: tuple) -> list[list[tuple[int, int]]] | None:
+    """Per dimension of a view (``dims``, ``strides``) of a buffer that the run's dimensions ``P`` fill
+    contiguously from the view's offset, its sub-dimensions (size, contiguous stride over the run's elements),
+    outermost first: the cuts of both into consecutive blocks; None where the view does not read each of
+    the run's elements exactly once in blocks of them."""
+    n = 1
+    for s in P:
+        n *= s
+    cuts = {1, n}
+    p = 1
+    for s in reversed(P):
+        p *= s
+        cuts.add(p)
+    mine = [(d, s) for d, s in zip(dims, strides) if d > 1]
+    m = 1
+    for d, s in mine:
+        if s <= 0:
+            return None
+        m *= d
+        cuts.update((s, s * d))
+    if m != n:
+        return None
+    cs = sorted(cuts)
+    if any(b % a for a, b in zip(cs, cs[1:])):
+        return None
+    level = {c: j for j, c in enumerate(cs)}
+    covered = [False] * (len(cs) - 1)
+    out = []
+    for d, s in mine:
+        lo, hi = level[s], level[s * d]
+        for j in range(lo, hi):
+            if covered[j]:
+                return None
+            covered[j] = True
+        out.append([(cs[j + 1] // cs[j], cs[j]) for j in range(hi - 1, lo - 1, -1)])
+    return out if all(covered) else None
+
+
+def _stride(strides: tuple, P: tuple, contig: tuple, c: int) -> int:
+    """A view's stride (``strides`` over ``P``) along the sub-dimension of contiguous stride ``c``."""
+    for st, d, k in zip(strides, P, contig):
+        if d > 1 and k <= c < k * d:
+            return st * (c // k)
+    raise AssertionError(c)
+
+
+def plan(run: list[MapRecord], red: ReduceRecord, limit: int) -> Plan | None:
+    """The fusion of ``red`` with ``run`` (the map launches just before it), or None where x is not what the
+    run's last store into its memory wrote, read in blocks of the run's element order, or the dispatch would
+    bind more than ``limit`` buffers. (Whether the run's stores are dead is the caller's to check.)"""
+    serial, xoff, xstrides, xdtype = red.x
+    if any(r.bcast for r in run):
+        return None
+    out = None
+    for ri, rec in enumerate(run):
+        for j in range(rec.nout):
+            if rec.views[j][0] == serial:
+                out = (ri, j)
+    if out is None:
+        return None
+    v = run[out[0]].views[out[1]]
+    P = run[0].dims
+    contig = contiguous_strides(P)
+    if v[1] != xoff or v[3] != xdtype or any(d > 1 and s != c for d, s, c in zip(P, v[2], contig)):
+        return None
+    nk = len(red.kshape)
+    dims = red.kshape + red.rshape
+    blocks = _blocks(dims, xstrides, P)
+    if blocks is None:
+        return None
+    # the run's operands read from memory (not a register of the run), with the window of the first record
+    # that has each
+    leaves: dict = {}
+    written: set = set()
+    for rec in run:
+        for i in range(rec.nout, len(rec.views)):
+            u = rec.views[i]
+            if u not in written and u not in leaves:
+                leaves[u] = (rec.binds[3 * i:3 * i + 3], rec.eoffs[i], rec.strides[i])
+        written.update(rec.views[:rec.nout])
+    if len(leaves) + 1 > limit:
+        return None
+    kdims: list[int] = []
+    ko: list[int] = []
+    kst: list[list[int]] = [[] for _ in leaves]
+    rdims: list[int] = []
+    rst: list[list[int]] = [[] for _ in leaves]
+    b = 0
+    for i, (d, s) in enumerate(zip(dims, xstrides)):
+        if d == 1:
+            continue
+        for size, c in blocks[b]:
+            for lst, (_, _, st) in zip(kst if i < nk else rst, leaves.values()):
+                lst.append(_stride(st, P, contig, c))
+            if i < nk:
+                kdims.append(size)
+                ko.append(red.ko[i] * (c // s))
+            else:
+                rdims.append(size)
+        b += 1
+    kshape, (ko2, *kst2) = collapse(kdims, [tuple(ko)] + [tuple(x) for x in kst])
+    rshape, rst2 = collapse(rdims, [tuple(x) for x in rst])
+    # o in the memory of an operand (a block the capture's arena gave again): only where each output reads
+    # just its own element there, before writing it (in a single pass: the same invocation, or workgroup)
+    o_win, o_at = red.o_binds[0], red.o_binds[1] + red.head[6] * red.odtype.itemsize
+    for (u, (bi, e, _)), ks, rs in zip(leaves.items(), kst2, rst2):
+        if u[0] == o_win.serial and not (red.head[4] == 1 and u[3] == red.odtype and ks == ko2 and not any(rs)
+                                         and bi[1] + e * u[3].itemsize == o_at):
+            return None
+    return Plan(run, red, out, [(u, bi, e) for u, (bi, e, _) in leaves.items()], kshape, ko2, kst2, rshape, rst2)
+
+
+class _Evaluated:
+    """x's elements as the run computes them, for the reduction template (k_reduce._Loaded's counterpart):
+    per output, a base element per leaf (from the kept coordinates); per reduced position, ``elem(r, bases)``
+    runs the run's bodies at the leaves' elements there and gives the value the run stored, opaque."""
+
+    def __init__(self, p: Plan):
+        self.p = p
+        self.xw = wt(p.red.x[3])
+        self.nk = len(p.kshape)
+        self.nr = len(p.rshape)
+
+    def alloc(self, lay: Layout, lib) -> None:
+        p = self.p
+        self.words = [(lay.alloc(1), lay.alloc(self.nk), lay.alloc(self.nr)) for _ in p.leaves]
+        self.rs = lay.alloc(self.nr)
+        binding = {u: 2 + k for k, (u, _, _) in enumerate(p.leaves)}
+        dead = {(ri, j) for ri, rec in enumerate(p.run) for j in range(rec.nout)}
+        text, regs, self.tail = bodies(p.run, dead, lay, lib, binding)
+        W = Layout.word
+        bases = "".join(f", p{b}: i32" for b in binding.values())
+        head = [f"fn elem(rpos: u32{bases}) -> {self.xw.ct} {{\n"]
+        if self.nr == 1:
+            head += [f"  let e{b} = u32(p{b} + i32(rpos) * {_i32(rk)});\n"
+                     for b, (_, _, rk) in zip(binding.values(), self.words)]
+        else:
+            head.append("  var rq = rpos;\n" + "".join(f"  var x{b} = p{b};\n" for b in binding.values()))
+            for d in range(self.nr - 1, -1, -1):
+                head.append(f"  {{ let c = i32(rq % {W(self.rs + d)}); rq = rq / {W(self.rs + d)};"
+                            + "".join(f" x{b} = x{b} + c * {_i32(rk + d)};"
+                                      for b, (_, _, rk) in zip(binding.values(), self.words)) + " }\n")
+            head += [f"  let e{b} = u32(x{b});\n" for b in binding.values()]
+        ri, j = p.out
+        value = regs[p.run[ri].views[j]]
+        # the value the reduction combines, opaque as a load (salts past the bodies' operands')
+        nsalt = sum(1 + len(rec.desc) for rec in p.run)
+        self.fn = "".join(head) + "".join(text) + f"  return {_opaque(self.xw.ct, value, nsalt)};\n}}\n"
+        self.args = "".join(f", p{b}" for b in binding.values())
+
+    def tensors(self) -> list:
+        return [(wt(u[3]), False, False) for u, _, _ in self.p.leaves]
+
+    def helpers(self) -> str:
+        return self.fn
+
+    def init(self) -> str:
+        return "".join(f"  var p{2 + k} = {_i32(ek)};\n" for k, (ek, _, _) in enumerate(self.words))
+
+    def step(self, d: int) -> str:
+        return "".join(f" p{2 + k} = p{2 + k} + c * {_i32(kk + d)};" for k, (_, kk, _) in enumerate(self.words))
+
+    def walk(self) -> tuple[list[str], str]:
+        return [], ""
+
+    def at(self, r: str) -> str:
+        return ""
+
+    def load(self, e: str, r: str) -> str:
+        return f"elem({r}{self.args})"
+
+
+def fused_step(client: WebGPUClient, p: Plan) -> tuple:
+    """The graph step of the reduction evaluating the run (the run leaves the graph)."""
+    red = p.red
+    xs = _Evaluated(p)
+    pipe = _build(client, None, red.kind, red.variant, wt(red.odtype), red.acc, red.unroll, False, None, xs)
+    words = list(red.head) + list(p.kshape) + [s & _M32 for s in p.ko]
+    for (_, _, eoff), ks, rs in zip(p.leaves, p.kstrides, p.rstrides):
+        words.append(eoff)
+        words += [s & _M32 for s in ks]
+        words += [s & _M32 for s in rs]
+    words += p.rshape
+    words += xs.tail
+    binds = tuple(red.o_binds) + tuple(x for _, triple, _ in p.leaves for x in triple)
+    return client.encode_recorded(pipe, pack_words(words), binds, red.grid)

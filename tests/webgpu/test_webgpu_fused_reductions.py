@@ -1,0 +1,218 @@
+"""A captured reduction fused with the element-wise launches that produce its operand (_fuse_reduce): where
+nothing else reads what they store, the reduction evaluates them per element instead of reading the
+intermediate, and they leave the graph. Each replay (on new input data) equals eager, bit for bit; where
+the intermediate is returned or read again, nothing is fused and the replay still equals eager."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import numr_array as xp
+from numr_array.backends import get_runtime
+
+pytestmark = pytest.mark.webgpu
+if get_runtime("webgpu") is None:
+    pytest.skip("no WebGPU adapter (wgpu missing or no adapter found)", allow_module_level=True)
+
+from numr_array.backends.webgpu._fuse_reduce import _blocks  # noqa: E402
+
+from .helpers import WIDEST  # noqa: E402
+
+DEV = "webgpu:0"
+
+
+def on(a):
+    return xp.asarray(a, device=DEV)
+
+
+def bits(t) -> bytes:
+    return np.ascontiguousarray(np.asarray(t.to_device("cpu"))).tobytes()
+
+
+def replayed(run, *args, dtype=np.float32, seed=0):
+    """The dispatches of ``run(*args)`` captured, after checking that a replay on new data in the arguments
+    equals eager on that data, bit for bit."""
+    with xp.capture(device=DEV) as g:
+        got = run(*args)
+    rng = np.random.default_rng(seed)
+    for a in args:
+        a[...] = on(rng.standard_normal(a.shape).astype(dtype))
+    g.replay()
+    want = run(*args)
+    got, want = (got, want) if isinstance(got, tuple) else ((got,), (want,))
+    for a, b in zip(got, want):
+        assert bits(a) == bits(b)
+    return len(g._graph.steps)
+
+
+def data(*shape, dtype=np.float32, seed=1):
+    return on(np.random.default_rng(seed).standard_normal(shape).astype(dtype))
+
+
+def test_views_split_into_blocks_of_the_producers_order():
+    assert _blocks((6, 4), (4, 1), (24,)) == [[(6, 4)], [(4, 1)]]
+    assert _blocks((4, 6), (1, 4), (6, 4)) == [[(4, 1)], [(6, 4)]]  # a transposed read
+    assert _blocks((48, 8), (8, 1), (6, 8, 8)) == [[(6, 64), (8, 8)], [(8, 1)]]
+    assert _blocks((6, 4), (4, 2), (24,)) is None  # every other element
+    assert _blocks((4, 4), (6, 1), (24,)) is None  # not every element
+    assert _blocks((3, 8), (8, 1), (4, 6)) is None  # blocks across the producer's dimensions
+
+
+def test_kmeans_distances_are_one_dispatch():
+    """``sum((X[:, None, :] - C[None]) ** 2, axis=-1)``: the broadcast difference and its square (n*k*d
+    elements) are never stored; the reduction reads X and C."""
+    X, C = data(300, 8), data(5, 8, seed=2)
+    assert replayed(lambda X, C: xp.sum((X[:, None, :] - C[None, :, :]) ** 2, axis=-1), X, C) == 1
+
+
+def test_the_kmeans_program_replays_one_dispatch_less_per_iteration(monkeypatch):
+    """Of the k-means iteration (distances, argmin, the one-hot mask, the counts, the centres), the
+    distances' difference and square are fused with their sum."""
+    from benchmarks import workloads
+    from numr_array.backends.webgpu import _fuse_reduce
+    X, C0 = data(512, 8), data(4, 8, seed=2)
+    ids = on(np.arange(4, dtype=np.int32))
+    run = lambda X, C0: workloads.kmeans(xp, X, C0, ids, iters=3)  # noqa: E731
+    fused = replayed(run, X, C0)
+    monkeypatch.setattr(_fuse_reduce, "plan", lambda *args: None)
+    assert fused == replayed(run, X, C0) - 3
+
+
+def test_a_softmax_denominator_reads_the_maximum_and_its_input():
+    """``sum(exp(A - max(A)), axis=-1)``: the max, then one dispatch (whose output may take the memory of
+    the max, dead after it: each output reads only its own element of it)."""
+    A = data(64, 300)
+    assert replayed(lambda A: xp.sum(xp.exp(A - xp.max(A, axis=-1, keepdims=True)), axis=-1), A) == 2
+
+
+def test_an_output_in_the_memory_of_an_operand_other_outputs_read_is_not_fused():
+    """The capture's arena gives the output the block of ``b * 2.0``, dead after the product: every output
+    reads all of it, so the fused reduction would overwrite what others still read."""
+    a, b = data(2000, 2000), data(2000, seed=2)
+    assert replayed(lambda a, b: xp.sum(a * (b * 2.0)[None, :], axis=1), a, b) == 3
+
+
+@pytest.mark.parametrize("shape, dispatches", [((70, 50), 1), ((300, 400), 2)])
+def test_a_sum_over_all_axes_of_a_product(shape, dispatches):
+    """One pass (one workgroup), or partial sums over parts then their sum (the first pass fused)."""
+    a, b = data(*shape), data(*shape, seed=2)
+    assert replayed(lambda a, b: xp.sum(a * b), a, b) == dispatches
+
+
+def test_a_long_reduction_in_parts_unrolled():
+    """Few outputs, long rows: the template's four-at-a-time loop over the parts, its order kept."""
+    a = data(6, 70000)
+    assert replayed(lambda a: xp.sum(a * a - 1.0, axis=1), a) == 2
+
+
+def test_broadcast_operands_over_every_reduced_axis():
+    a, b = data(40, 5), data(30, 5, seed=2)
+    assert replayed(lambda a, b: xp.sum(a[:, None, :] * b[None, :, :], axis=(1, 2)), a, b) == 1
+
+
+def test_a_reduction_over_the_leading_axis_reads_the_producer_transposed():
+    a, b = data(70, 50), data(70, 50, seed=2)
+    assert replayed(lambda a, b: xp.sum(a * b, axis=0), a, b) == 1
+
+
+@pytest.mark.parametrize("op", ["max", "min", "prod", "mean"])
+def test_other_reductions(op):
+    a, b = data(40, 30), data(40, 30, seed=2)
+    fn = getattr(xp, op)
+    n = replayed(lambda a, b: fn(a * 0.5 + b, axis=1), a, b)
+    assert n == (2 if op == "mean" else 1)  # (mean: the sum, then its division)
+
+
+def test_a_count_of_a_comparison():
+    """Packed bool intermediates: any, and a sum of an int16 cast."""
+    a, b = data(40, 30), data(40, 30, seed=2)
+    assert replayed(lambda a, b: xp.any(a > b, axis=1), a, b) == 1
+    assert replayed(lambda a, b: xp.sum(xp.astype(a > b, xp.int16), axis=1), a, b) == 1
+
+
+@pytest.mark.parametrize("name", ["middle axis", "keepdims", "flipped operand", "transposed operand",
+                                  "0-d operand", "a reshaped intermediate", "a length-1 reduced axis"])
+def test_layouts(name):
+    t, s = data(4, 5, 6), on(np.float32(3.0))
+    run = {
+        "middle axis": lambda t, s: xp.sum(t * 2.0, axis=1),
+        "keepdims": lambda t, s: xp.sum(t * 2.0, axis=(0, 2), keepdims=True),
+        "flipped operand": lambda t, s: xp.sum(xp.flip(t, axis=2) * t, axis=2),
+        "transposed operand": lambda t, s: xp.sum(t[0].T * 3.0, axis=1),
+        "0-d operand": lambda t, s: xp.sum(t * s),
+        "a reshaped intermediate": lambda t, s: xp.sum(xp.reshape(t * t, (20, 6)), axis=0),
+        "a length-1 reduced axis": lambda t, s: xp.sum(xp.reshape(t * t, (120, 1)), axis=1),
+    }[name]
+    assert replayed(run, t, s) == 1
+
+
+@pytest.mark.parametrize("dtype", ["int8", "uint16", "complex64"])
+def test_packed_and_complex_dtypes(dtype):
+    dt = np.dtype(dtype)
+    rng = np.random.default_rng(5)
+    if dt.kind == "c":
+        host = (rng.standard_normal((30, 20)) + 1j * rng.standard_normal((30, 20))).astype(dt)
+    else:
+        host = rng.integers(0, 50, (30, 20)).astype(dt)
+    a = on(host)
+    with xp.capture(device=DEV) as g:
+        got = (xp.sum(a * a, axis=1), xp.prod(a - 1, axis=0))
+    assert len(g._graph.steps) == 2
+    a[...] = on(host[::-1].copy())
+    g.replay()
+    for x, y in zip(got, (xp.sum(a * a, axis=1), xp.prod(a - 1, axis=0))):
+        assert bits(x) == bits(y)
+
+
+def test_the_widest_float():
+    dt = np.dtype(WIDEST.name)
+    a, b = data(40, 30, dtype=dt), data(30, dtype=dt, seed=2)
+    assert replayed(lambda a, b: xp.sum((a - b) * (a + b) * 3.0, axis=1), a, b, dtype=dt) == 1
+
+
+def test_an_intermediate_also_returned_is_not_fused():
+    a, b = data(40, 30), data(40, 30, seed=2)
+    assert replayed(lambda a, b: (a * b, xp.sum(a * b, axis=1)), a, b) == 2
+
+
+def test_an_intermediate_read_by_a_later_launch_is_not_fused():
+    a, b = data(40, 30), data(40, 30, seed=2)
+
+    def run(a, b):
+        t = a * b
+        return xp.sum(t, axis=1) + t[:, 0]
+
+    assert replayed(run, a, b) == 3
+
+
+def test_a_part_of_the_intermediate_is_not_fused():
+    a, b = data(40, 30), data(40, 30, seed=2)
+    assert replayed(lambda a, b: xp.sum((a * b)[:, :10], axis=1), a, b) == 2
+
+
+def test_two_reductions_of_one_intermediate_are_not_fused():
+    a, b = data(40, 30), data(40, 30, seed=2)
+
+    def run(a, b):
+        t = a * b
+        return xp.sum(t, axis=1), xp.max(t, axis=1)
+
+    assert replayed(run, a, b) == 3
+
+
+def test_the_jit_fuses_too():
+    X, C = data(300, 8), data(5, 8, seed=2)
+    f = xp.jit(lambda X, C: xp.sum((X[:, None, :] - C[None, :, :]) ** 2, axis=-1))
+    f(X, C)
+    X2, C2 = data(300, 8, seed=3), data(5, 8, seed=4)
+    assert bits(f(X2, C2)) == bits(xp.sum((X2[:, None, :] - C2[None, :, :]) ** 2, axis=-1))
+    (entry,) = f._cache.values()
+    assert len(entry.graph._graph.steps) == 1
+
+
+def test_the_gpu_check_script_runs_and_passes(capsys):
+    from benchmarks import fused_reduction
+    assert fused_reduction.main(["--size", "tiny"]) == 0
+    out = capsys.readouterr().out
+    assert "dispatches per replay 1 fused, 2 not" in out and out.rstrip().endswith("PASS")
