@@ -180,7 +180,7 @@ def test_fused_sum_then_difference_is_not_folded_and_libm_chain_replays_as_eager
     the register passed on folds it to x. A float64 soak run replayed add(y), subtract(y), then sin, cos
     and sin x4 (each of abs(t)) of 1.1294517479668944 with y = 2 two ulps off eager (the subtraction
     already one ulp off: folded), on a tree from before values passed on in registers were made opaque
-    (_fuse._opaque); dropping that for either float dtype fails this test."""
+    (_fused_bodies._opaque); dropping that for either float dtype fails this test."""
     rng = np.random.default_rng(3)
     a = np.concatenate([[0.0, 0.0, 0.0, 1.1294517479668944], rng.uniform(0, 2, 252)]).astype(dtype)
     b = np.linspace(1, 2, a.size, dtype=dtype)

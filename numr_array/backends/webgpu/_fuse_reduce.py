@@ -10,7 +10,7 @@ of x is replaced by the run's bodies evaluated at that element (``elem``), readi
 
 A replay gives eager's bits: the template's plan (variant, parts, workgroups, unrolling) is the eager
 pass's, so each output sums the same values in the same order, and each value is computed by the same
-bodies as in the run's merged shader, its operands and its result opaque to the compiler (_fuse._opaque),
+bodies as in the run's merged shader, its operands and its result opaque to the compiler (_fused_bodies._opaque),
 as values loaded from memory are.
 
 x must read exactly the elements the run's last store into its memory wrote, in an order that splits into
@@ -24,7 +24,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, NamedTuple
 
 from ..._tensor import contiguous_strides
-from ._fuse import _M32, _opaque, bodies
+from ._fused_bodies import _M32, _opaque, bodies
 from ._map_template import MapRecord
 from ._shader import Layout, pack_words
 from ._types import wt

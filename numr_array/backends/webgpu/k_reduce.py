@@ -26,17 +26,19 @@ Lines of up to 8 elements are walked by one invocation each, in NumPy's order.
 from __future__ import annotations
 
 import math
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from ... import _dtypes as dt
 from ..._tensor import Tensor, contiguous_strides
-from ._client import WebGPUClient
 from ._wgsl_helpers import BOOL, WgslHelpers
 from ._copy_fill import copy
 from ._map_template import _unalias, run_map
 from ._shader import Layout, MAX_GROUPS, bindings, pack_words
 from ._types import COMPUTE, WgslType, WGSL_TYPES, cast, lit, wt
 from ._views import bind_whole, collapse, window as _window
+
+if TYPE_CHECKING:
+    from ._client import WebGPUClient
 
 _M32 = 0xFFFFFFFF
 WG = 256
