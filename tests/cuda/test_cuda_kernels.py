@@ -286,12 +286,15 @@ def test_a_captured_sum_gives_the_eager_bits(shape, dtype, seed, monkeypatch):
     sum_at = direct.sum_at
     monkeypatch.setattr(direct, "sum_at", lambda *args: (calls.append(args[2:]), sum_at(*args))[1])
     eager = to_np(xp.sum(x))
+    # (eagerly the compiled call may launch the same kernel from C, without sum_at: numr_array._speedups)
+    assert calls in ([], [(a.size, a.dtype, a.dtype)]) if a.size <= SMALL_SUM else calls == []
+    calls.clear()
     with xp.capture(DEV) as g:
         s = xp.sum(x)
     g.replay()
     assert to_np(s).tobytes() == eager.tobytes()
-    # a small sum is one block of the direct kernel both times, with the same count and dtypes
-    assert calls == ([(a.size, a.dtype, a.dtype)] * 2 if a.size <= SMALL_SUM else [])
+    # a small sum is one block of the direct kernel, with the same count and dtypes
+    assert calls == ([(a.size, a.dtype, a.dtype)] if a.size <= SMALL_SUM else [])
     # against the exact sum within a few units of float32/float64 per term magnitude: a sum of signed terms
     # can land near 0, where a relative tolerance (rtol=1e-5 here before) fails for some data
     wide = a.astype(np.float64)
