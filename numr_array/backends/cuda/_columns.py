@@ -100,36 +100,22 @@ __device__ __forceinline__ unsigned char numr_shfl1(unsigned char v, int w) {{ r
 __device__ __forceinline__ short numr_shfl1(short v, int w) {{ return __shfl_xor_sync(0xffffffffu, (int)v, w); }}
 __device__ __forceinline__ unsigned short numr_shfl1(unsigned short v, int w) {{ return __shfl_xor_sync(0xffffffffu, (int)v, w); }}
 __device__ __forceinline__ A numr_shfl(const A& a, int w) {{ {shfl} }}
-__device__ __forceinline__ A numr_fold(const A* acc) {{  // (a fixed tree of the lane's accumulators)
-  return numr_comb(numr_comb(acc[0], acc[1]), numr_comb(acc[2], acc[3]));
-}}
 extern "C" __global__ void k_rows(const T* x, O* out, const A* aux, long long n, long long m, long long unused,
                                   double scale) {{
   const int tx = threadIdx.x, ty = threadIdx.y, bx = blockDim.x, by = blockDim.y;
   for (long long base = (long long)blockIdx.x * by; base < n; base += (long long)gridDim.x * by) {{
     const long long r = base + ty;
-    A acc[{LANES}];
-#pragma unroll
-    for (int u = 0; u < {LANES}; ++u) acc[u] = numr_init();
+    A acc = numr_init();
     if (r < n) {{
       const T* p = x + r * m;
-      for (long long c0 = tx; c0 < m; c0 += {LANES} * bx) {{
-#pragma unroll
-        for (int u = 0; u < {LANES}; ++u) {{
-          const long long c = c0 + u * bx;
-          if (c < m) acc[u] = numr_comb(acc[u], numr_map(p[c], c, r, aux));
-        }}
-      }}
+#pragma unroll 4
+      for (long long c = tx; c < m; c += bx) acc = numr_comb(acc, numr_map(p[c], c, r, aux));
     }}
-    A a = numr_fold(acc);
-    for (int w = bx >> 1; w > 0; w >>= 1) a = numr_comb(a, numr_shfl(a, w));  // (every lane of the warp)
-    if (tx == 0 && r < n) out[r] = numr_fin(a, scale);
+    for (int w = bx >> 1; w > 0; w >>= 1) acc = numr_comb(acc, numr_shfl(acc, w));  // (every lane of the warp)
+    if (tx == 0 && r < n) out[r] = numr_fin(acc, scale);
   }}
 }}
 """
-#: independent accumulators per lane of ``k_rows``: a lane's j-th element of a row goes to accumulator j % 4,
-#: so that four loads and folds are in flight (a lane of a 1024-element row folds 32 elements)
-ROW_ACCUMULATORS = 4  # (numr_fold is the tree of four)
 #: lanes per row: about this many elements each (up to a warp's 32 lanes per row)
 _PER_LANE = 4
 #: the trailing-axes kernel is used when its rows make at least this many blocks (an H200 has 132 SMs), or
@@ -211,7 +197,7 @@ def source(op: str, t: np.dtype, a: np.dtype | None, o: np.dtype) -> str:
     shfl = ("A p; p.v = numr_shfl1(a.v, w); p.i = numr_shfl1(a.i, w); return p;" if op in _ARG
             else "return numr_shfl1(a, w);")
     return (_PRELUDE.format(T=_CTYPE[t.name], O=_CTYPE[o.name], **parts) + "".join(kernels)
-            + _ROWS_KERNEL.format(shfl=shfl, LANES=ROW_ACCUMULATORS))
+            + _ROWS_KERNEL.format(shfl=shfl))
 
 
 def launch_shape(n: int, m: int) -> tuple[int, int, int, int, int]:
@@ -288,36 +274,32 @@ def fused_rows_source(op: str, t: np.dtype, a: np.dtype, od: np.dtype, headers: 
     computed, not loaded: ``element`` is code that, for the flat index ``i`` of the operand (row r_ * m_ + c_),
     sets ``value`` (of dtype ``t``), after ``row``, code run once per row r_; ``params`` are its kernel
     parameters, before (out_, rows_, m_, scale_). The fold is k_rows' own (each lane its columns in increasing
-    order into ROW_ACCUMULATORS accumulators in turn, their tree, then the lanes' tree), so a row's bits are
-    eager's; m and bx are constants here."""
-    lanes = ROW_ACCUMULATORS
-    fold = ("          const long long i = r_ * m_ + c_;\n" + element
-            + f"          acc[u] = numr_comb(acc[u], numr_map({value}, c_, r_, (const A*)0));\n")
+    order, then the tree), so a row's bits are eager's; m and bx are constants here, so that a lane's loads of
+    a row are issued together."""
+    fold = ("        const long long i = r_ * m_ + c_;\n" + element
+            + f"        acc = numr_comb(acc, numr_map({value}, c_, r_, (const A*)0));\n")
+    whole, rest = divmod(m, bx)
+    tail = (f"      if (tx < {rest}) {{\n        const long long c_ = tx + {whole * bx}LL;\n{fold}      }}\n"
+            if rest else "")
     parts = _parts(op, t, a)
     return (headers + _PRELUDE.format(T=_CTYPE[t.name], O=_CTYPE[od.name], **parts)
-            + _ROWS_KERNEL.format(shfl="return numr_shfl1(a, w);", LANES=lanes).split("extern")[0]
+            + _ROWS_KERNEL.format(shfl="return numr_shfl1(a, w);").split("extern")[0]
             + f"extern \"C\" __global__ void k({params}, O* out_, long long rows_, long long m_, double scale_) {{\n"
             "  const int tx = threadIdx.x, ty = threadIdx.y, bx = blockDim.x, by = blockDim.y;\n"
             "  for (long long base = (long long)blockIdx.x * by; base < rows_; base += (long long)gridDim.x * by) {\n"
             "    const long long r_ = base + ty;\n"
-            f"    A acc[{lanes}];\n"
-            "#pragma unroll\n"
-            f"    for (int u = 0; u < {lanes}; ++u) acc[u] = numr_init();\n"
+            "    A acc = numr_init();\n"
             "    if (r_ < rows_) {\n"
             f"{row}"
-            f"      for (int c0 = tx; c0 < {m}; c0 += {lanes * bx}) {{\n"
-            "#pragma unroll\n"
-            f"        for (int u = 0; u < {lanes}; ++u) {{\n"
-            f"          const long long c_ = c0 + u * {bx};\n"
-            f"          if (c_ < {m}) {{\n"
+            "#pragma unroll 4\n"
+            f"      for (int k_ = 0; k_ < {whole}; ++k_) {{\n"
+            f"        const long long c_ = tx + k_ * {bx}LL;\n"
             f"{fold}"
-            "          }\n"
-            "        }\n"
             "      }\n"
+            f"{tail}"
             "    }\n"
-            "    A a = numr_fold(acc);\n"
-            "    for (int w = bx >> 1; w > 0; w >>= 1) a = numr_comb(a, numr_shfl(a, w));\n"
-            "    if (tx == 0 && r_ < rows_) out_[r_] = numr_fin(a, scale_);\n"
+            "    for (int w = bx >> 1; w > 0; w >>= 1) acc = numr_comb(acc, numr_shfl(acc, w));\n"
+            "    if (tx == 0 && r_ < rows_) out_[r_] = numr_fin(acc, scale_);\n"
             "  }\n"
             "}\n")
 
