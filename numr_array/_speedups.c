@@ -922,6 +922,26 @@ elide_target(PyObject *plan, PyObject *native, PyObject *x1, PyObject *x2, long 
     return NULL;
 }
 
+/* A new tensor of the plan's dtype, shape, strides and device over the dead temporary ``target``'s buffer, its
+   view ``view`` (a reference this steals, released on failure). */
+static PyObject *
+tensor_over_target(PyObject *plan, PyObject *target, PyObject *view)
+{
+    PyObject *t = Tensor_type->tp_alloc(Tensor_type, 0);
+    if (t == NULL) {
+        Py_DECREF(view);
+        return NULL;
+    }
+    SLOT(t, T_buf) = Py_NewRef(SLOT(target, T_buf));
+    SLOT(t, T_dtype) = Py_NewRef(PyTuple_GET_ITEM(plan, 0));
+    SLOT(t, T_shape) = Py_NewRef(PyTuple_GET_ITEM(plan, 1));
+    SLOT(t, T_strides) = Py_NewRef(PyTuple_GET_ITEM(plan, 2));
+    SLOT(t, T_offset) = Py_NewRef(zero);
+    SLOT(t, T_dev) = Py_NewRef(PyTuple_GET_ITEM(plan, 4));
+    SLOT(t, T_view) = view;
+    return t;
+}
+
 /* Run the plan's ufunc on ``ins`` into the dead temporary ``target`` and return the result: a new tensor
    over target's buffer (as the Python path's ``Tensor(x._buf, ..., x._view)``), no new buffer. */
 static PyObject *
@@ -938,20 +958,12 @@ run_into(PyObject *plan, PyObject *native, PyObject **ins, Py_ssize_t n, PyObjec
     PyObject *r = entered < 0 ? NULL : PyObject_Vectorcall(PyTuple_GET_ITEM(native, N_UFUNC), args, n, out_kwnames);
     if (entered == 1 && PyContext_Exit(ctx) < 0)
         Py_CLEAR(r);
-    PyObject *t = r == NULL ? NULL : Tensor_type->tp_alloc(Tensor_type, 0);
-    Py_XDECREF(r);
-    if (t == NULL) {
+    if (r == NULL) {
         Py_DECREF(ov);
         return NULL;
     }
-    SLOT(t, T_buf) = Py_NewRef(SLOT(target, T_buf));
-    SLOT(t, T_dtype) = Py_NewRef(PyTuple_GET_ITEM(plan, 0));
-    SLOT(t, T_shape) = Py_NewRef(PyTuple_GET_ITEM(plan, 1));
-    SLOT(t, T_strides) = Py_NewRef(PyTuple_GET_ITEM(plan, 2));
-    SLOT(t, T_offset) = Py_NewRef(zero);
-    SLOT(t, T_dev) = Py_NewRef(PyTuple_GET_ITEM(plan, 4));
-    SLOT(t, T_view) = ov;
-    return t;
+    Py_DECREF(r);
+    return tensor_over_target(plan, target, ov);
 }
 
 /* --- Direct device launches (a GPU client's native part, G_* above) ---------------------------------- */
@@ -1257,18 +1269,8 @@ device_call(PyObject *plan, PyObject *native, PyObject *const *xs, Py_ssize_t n,
     if (out != Py_None)
         return Py_NewRef(out);
     if (target != NULL) {
-        PyObject *t = Tensor_type->tp_alloc(Tensor_type, 0);
-        if (t == NULL)
-            return NULL;
         PyObject *v = SLOT(target, T_view);
-        SLOT(t, T_buf) = Py_NewRef(SLOT(target, T_buf));
-        SLOT(t, T_dtype) = Py_NewRef(PyTuple_GET_ITEM(plan, 0));
-        SLOT(t, T_shape) = Py_NewRef(PyTuple_GET_ITEM(plan, 1));
-        SLOT(t, T_strides) = Py_NewRef(PyTuple_GET_ITEM(plan, 2));
-        SLOT(t, T_offset) = Py_NewRef(zero);
-        SLOT(t, T_dev) = Py_NewRef(PyTuple_GET_ITEM(plan, 4));
-        SLOT(t, T_view) = Py_NewRef(v == NULL ? Py_None : v);
-        return t;
+        return tensor_over_target(plan, target, Py_NewRef(v == NULL ? Py_None : v));
     }
     return result_over(PyTuple_GET_ITEM(plan, 0), PyTuple_GET_ITEM(plan, 1), PyTuple_GET_ITEM(plan, 2),
                        PyTuple_GET_ITEM(plan, 4), PyTuple_GET_ITEM(native, G_ALLOCATOR), NATIVE_NBYTES(native),
