@@ -39,6 +39,20 @@ supported_promotion = functools.partial(shared.supported_promotion, device=DEV)
 needs_libm = functools.partial(shared.needs_libm, device=DEV)
 
 
+def on(a):
+    """``a`` on the adapter."""
+    return xp.asarray(a, device=DEV)
+
+
+def host(t) -> np.ndarray:
+    return np.asarray(t.to_device("cpu"))
+
+
+def bits(t) -> bytes:
+    """The bytes of ``t``'s values in C order (to compare results bit for bit)."""
+    return np.ascontiguousarray(host(t)).tobytes()
+
+
 def to_index(a: np.ndarray) -> np.ndarray:
     """A NumPy index result in the device's index dtype (int32 without shader-int64)."""
     return a.astype(INDEX)

@@ -17,17 +17,7 @@ if get_runtime("webgpu") is None:
 
 from numr_array.backends.webgpu._fuse_reduce import _blocks  # noqa: E402
 
-from .helpers import WIDEST  # noqa: E402
-
-DEV = "webgpu:0"
-
-
-def on(a):
-    return xp.asarray(a, device=DEV)
-
-
-def bits(t) -> bytes:
-    return np.ascontiguousarray(np.asarray(t.to_device("cpu"))).tobytes()
+from .helpers import DEV, WIDEST, bits, on  # noqa: E402
 
 
 def replayed(run, *args, dtype=np.float32, seed=0):

@@ -20,19 +20,7 @@ from numr_array.backends.webgpu._fuse import _common_dims, _refinement, _split  
 
 from benchmarks import workloads  # noqa: E402
 
-DEV = "webgpu:0"
-
-
-def on(a):
-    return xp.asarray(a, device=DEV)
-
-
-def host(t) -> np.ndarray:
-    return np.asarray(t.to_device("cpu"))
-
-
-def bits(t) -> bytes:
-    return np.ascontiguousarray(host(t)).tobytes()
+from .helpers import DEV, bits, host, on  # noqa: E402
 
 
 def captured(run, *args):
