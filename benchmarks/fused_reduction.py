@@ -22,12 +22,12 @@ from __future__ import annotations
 import argparse
 import statistics
 import sys
-import time
 
 import numpy as np
 
 import numr_array as xp
 from benchmarks import workloads
+from benchmarks._timing import runs
 
 
 def _bits(t) -> bytes:
@@ -35,15 +35,8 @@ def _bits(t) -> bytes:
 
 
 def _median(fn, sync, n: int = 5) -> float:
-    fn()
-    sync()
-    times = []
-    for _ in range(n):
-        start = time.perf_counter()
-        fn()
-        sync()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+    """Median seconds of ``n`` synchronised calls after one untimed one."""
+    return statistics.median(runs(fn, sync, repeat=n, warmup=1))
 
 
 def _distances(X, C):

@@ -12,27 +12,18 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import time
 
 import numpy as np
 
 import numr_array as xp
+from benchmarks._timing import runs
 
 DEV = "webgpu:0"
 
 
 def _timed(fn, sync, repeat: int) -> float:
     """Median seconds of one call followed by a synchronisation, after two warm-up calls."""
-    for _ in range(2):
-        fn()
-    sync()
-    ts = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        sync()
-        ts.append(time.perf_counter() - t0)
-    return statistics.median(ts)
+    return statistics.median(runs(fn, sync, repeat=repeat, warmup=2))
 
 
 def _data(rng) -> dict:
