@@ -51,7 +51,7 @@ from ._kernels import kernels as cuda_kernels
 from ._subnormals import keep_float32_subnormals
 from ._direct_elementwise import FUSABLE  # (a line of its own: other branches edit the import above)
 from ._direct_elementwise import BLOCK as DIRECT_BLOCK, strided_layout
-from ._columns import FUSED_ROW_OPS, fused_rows_source, rows_plan
+from ._columns import FUSED_ROW_OPS, fused_rows_source, rows_plan, trailing_rows
 
 _FUSED_NOT_BINARY = FUSABLE - DIRECT_BINARY
 _get_device = runtime.getDevice
@@ -682,15 +682,12 @@ class CudaClient(Client, CudaInterop, PeerCopy):
         """End the pending fused run with a reduction over the trailing axes of its last result, where the
         table's kernel would be ``_columns``' row kernel (whose fold the fused kernel repeats)."""
         x, o = inputs[0], outputs[0]
-        axes = params["axis"]
-        k = len(axes)
-        if type(x) is not Tensor or not 0 < k < len(x._shape) or set(axes) != set(range(len(x._shape) - k,
-                                                                                        len(x._shape))):
+        shape = trailing_rows(x._shape, params["axis"], math.prod(o._shape)) if type(x) is Tensor else None
+        if shape is None:
             return False
-        m = math.prod(x._shape[len(x._shape) - k:])
-        rows = math.prod(x._shape) // m if m else 0
-        plan = rows_plan(kernel, x._dtype.np, o._dtype.np, rows, m) if rows else None
-        if plan is None or math.prod(o._shape) != rows:
+        rows, m = shape
+        plan = rows_plan(kernel, x._dtype.np, o._dtype.np, rows, m)
+        if plan is None:
             return False
         source = functools.partial(fused_rows_source, kernel, x._dtype.np, plan[0], o._dtype.np)
         return self._run.add_reduction(kernel, x, o, rows, m, plan[0], plan[1], float(m), source)

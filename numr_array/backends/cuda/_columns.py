@@ -33,6 +33,7 @@ the rows. Where that would make few blocks of long rows, CuPy's reduction.
 from __future__ import annotations
 
 import logging
+import math
 import threading
 
 import cupy
@@ -90,9 +91,8 @@ extern "C" __global__ void {NAME}(const {IN}* x, {OUT}* out, const A* aux, long 
 #: the kernels of one module: name -> (reads the input, not accumulators; writes the result, not accumulators)
 PASSES = {"k_whole": (True, True), "k_part": (True, False), "k_combine": (False, True)}
 
-#: the trailing-axes kernel of a module: bx lanes of a warp fold a row (striding along it, then an xor tree of
-#: shuffles), 32 / bx rows per warp, by rows per block; the blocks stride over the rows
-_ROWS_KERNEL = r"""
+#: warp shuffles of an accumulator (a pick's two fields apart), for the trailing-axes kernels (format: shfl)
+_ROWS_HELPERS = r"""
 template <typename V> __device__ __forceinline__ V numr_shfl1(V v, int w) {{ return __shfl_xor_sync(0xffffffffu, v, w); }}
 __device__ __forceinline__ bool numr_shfl1(bool v, int w) {{ return __shfl_xor_sync(0xffffffffu, (int)v, w); }}
 __device__ __forceinline__ signed char numr_shfl1(signed char v, int w) {{ return __shfl_xor_sync(0xffffffffu, (int)v, w); }}
@@ -100,21 +100,24 @@ __device__ __forceinline__ unsigned char numr_shfl1(unsigned char v, int w) {{ r
 __device__ __forceinline__ short numr_shfl1(short v, int w) {{ return __shfl_xor_sync(0xffffffffu, (int)v, w); }}
 __device__ __forceinline__ unsigned short numr_shfl1(unsigned short v, int w) {{ return __shfl_xor_sync(0xffffffffu, (int)v, w); }}
 __device__ __forceinline__ A numr_shfl(const A& a, int w) {{ {shfl} }}
-extern "C" __global__ void k_rows(const T* x, O* out, const A* aux, long long n, long long m, long long unused,
-                                  double scale) {{
+"""
+#: the trailing-axes kernel of a module: bx lanes of a warp fold a row (striding along it, then an xor tree of
+#: shuffles), 32 / bx rows per warp, by rows per block; the blocks stride over the rows
+_ROWS_KERNEL = r"""extern "C" __global__ void k_rows(const T* x, O* out, const A* aux, long long n, long long m, long long unused,
+                                  double scale) {
   const int tx = threadIdx.x, ty = threadIdx.y, bx = blockDim.x, by = blockDim.y;
-  for (long long base = (long long)blockIdx.x * by; base < n; base += (long long)gridDim.x * by) {{
+  for (long long base = (long long)blockIdx.x * by; base < n; base += (long long)gridDim.x * by) {
     const long long r = base + ty;
     A acc = numr_init();
-    if (r < n) {{
+    if (r < n) {
       const T* p = x + r * m;
 #pragma unroll 4
       for (long long c = tx; c < m; c += bx) acc = numr_comb(acc, numr_map(p[c], c, r, aux));
-    }}
+    }
     for (int w = bx >> 1; w > 0; w >>= 1) acc = numr_comb(acc, numr_shfl(acc, w));  // (every lane of the warp)
     if (tx == 0 && r < n) out[r] = numr_fin(acc, scale);
-  }}
-}}
+  }
+}
 """
 #: lanes per row: about this many elements each (up to a warp's 32 lanes per row)
 _PER_LANE = 4
@@ -197,7 +200,7 @@ def source(op: str, t: np.dtype, a: np.dtype | None, o: np.dtype) -> str:
     shfl = ("A p; p.v = numr_shfl1(a.v, w); p.i = numr_shfl1(a.i, w); return p;" if op in _ARG
             else "return numr_shfl1(a, w);")
     return (_PRELUDE.format(T=_CTYPE[t.name], O=_CTYPE[o.name], **parts) + "".join(kernels)
-            + _ROWS_KERNEL.format(shfl=shfl))
+            + _ROWS_HELPERS.format(shfl=shfl) + _ROWS_KERNEL)
 
 
 def launch_shape(n: int, m: int) -> tuple[int, int, int, int, int]:
@@ -225,20 +228,25 @@ def columns(x, o, axes) -> tuple[int, int] | None:
     return n, m
 
 
-def rows(x, o, axes) -> tuple[int, int] | None:
-    """(n, m) when reducing the CuPy array ``x`` over ``axes`` into ``o`` folds n rows of m consecutive elements:
-    the axes are the trailing ones (not all of them), x and o are C-contiguous and not empty; else None."""
-    k = len(axes)
-    if not 0 < k < x.ndim or set(axes) != set(range(x.ndim - k, x.ndim)) or not x.flags.c_contiguous \
-            or not o.flags.c_contiguous:
+def trailing_rows(shape: tuple, axes, size: int) -> tuple[int, int] | None:
+    """(n, m) when reducing an array of ``shape`` over ``axes`` into ``size`` results folds n rows of m
+    consecutive elements of a C-contiguous layout: the axes are the trailing ones (not all of them), and
+    nothing is empty; else None."""
+    ndim, k = len(shape), len(axes)
+    if not 0 < k < ndim or set(axes) != set(range(ndim - k, ndim)):
         return None
-    m = 1
-    for d in x.shape[x.ndim - k:]:
-        m *= d
-    n = x.size // m if m else 0
-    if n == 0 or m == 0 or o.size != n:
+    m = math.prod(shape[ndim - k:])
+    n = math.prod(shape) // m if m else 0
+    if n == 0 or m == 0 or size != n:
         return None
     return n, m
+
+
+def rows(x, o, axes) -> tuple[int, int] | None:
+    """``trailing_rows`` of the CuPy arrays ``x`` and ``o``, where both are C-contiguous; else None."""
+    if not x.flags.c_contiguous or not o.flags.c_contiguous:
+        return None
+    return trailing_rows(x.shape, axes, o.size)
 
 
 def rows_shape(n: int, m: int) -> tuple[int, int, int] | None:
@@ -283,7 +291,7 @@ def fused_rows_source(op: str, t: np.dtype, a: np.dtype, od: np.dtype, headers: 
             if rest else "")
     parts = _parts(op, t, a)
     return (headers + _PRELUDE.format(T=_CTYPE[t.name], O=_CTYPE[od.name], **parts)
-            + _ROWS_KERNEL.format(shfl="return numr_shfl1(a, w);").split("extern")[0]
+            + _ROWS_HELPERS.format(shfl="return numr_shfl1(a, w);")
             + f"extern \"C\" __global__ void k({params}, O* out_, long long rows_, long long m_, double scale_) {{\n"
             "  const int tx = threadIdx.x, ty = threadIdx.y, bx = blockDim.x, by = blockDim.y;\n"
             "  for (long long base = (long long)blockIdx.x * by; base < rows_; base += (long long)gridDim.x * by) {\n"
