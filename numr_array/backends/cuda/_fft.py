@@ -17,17 +17,12 @@ import cupy
 import numpy as np
 from cupy.cuda import cufft, runtime
 
-#: (value type, input dtype) -> (cuFFT type, dtype of the transform's input buffer)
+_F32, _F64, _C64, _C128 = (np.dtype(t) for t in (np.float32, np.float64, np.complex64, np.complex128))
+#: (value type, input dtype) -> (cuFFT type, result dtype)
 _TYPES = {
-    ("R2C", np.dtype(np.float32)): cufft.CUFFT_R2C, ("R2C", np.dtype(np.float64)): cufft.CUFFT_D2Z,
-    ("C2R", np.dtype(np.complex64)): cufft.CUFFT_C2R, ("C2R", np.dtype(np.complex128)): cufft.CUFFT_Z2D,
-    ("C2C", np.dtype(np.complex64)): cufft.CUFFT_C2C, ("C2C", np.dtype(np.complex128)): cufft.CUFFT_Z2Z,
-}
-#: the output dtype of each input dtype and value type
-_MADE = {
-    ("R2C", np.dtype(np.float32)): np.dtype(np.complex64), ("R2C", np.dtype(np.float64)): np.dtype(np.complex128),
-    ("C2R", np.dtype(np.complex64)): np.dtype(np.float32), ("C2R", np.dtype(np.complex128)): np.dtype(np.float64),
-    ("C2C", np.dtype(np.complex64)): np.dtype(np.complex64), ("C2C", np.dtype(np.complex128)): np.dtype(np.complex128),
+    ("R2C", _F32): (cufft.CUFFT_R2C, _C64), ("R2C", _F64): (cufft.CUFFT_D2Z, _C128),
+    ("C2R", _C64): (cufft.CUFFT_C2R, _F32), ("C2R", _C128): (cufft.CUFFT_Z2D, _F64),
+    ("C2C", _C64): (cufft.CUFFT_C2C, _C64), ("C2C", _C128): (cufft.CUFFT_Z2Z, _C128),
 }
 
 
@@ -52,10 +47,11 @@ class CufftLauncher:
         """Transform the rows of ``x`` (zero-padded or trimmed to ``n`` points; C2R: ``n`` output points) into
         the C-contiguous ``o``, normalised as cupy.fft does; False (nothing done) where ``x`` is not C-contiguous
         or its dtype is not the transform's own (cupy.fft converts those)."""
-        fft_type = _TYPES.get((value_type, x.dtype))
-        if fft_type is None or _MADE[value_type, x.dtype] != o.dtype or not x.flags.c_contiguous \
-                or not o.flags.c_contiguous or x.ndim == 0 or x.size == 0:
+        types = _TYPES.get((value_type, x.dtype))
+        if types is None or types[1] != o.dtype or not x.flags.c_contiguous or not o.flags.c_contiguous \
+                or x.ndim == 0 or x.size == 0:
             return False
+        fft_type = types[0]
         stream = cupy.cuda.get_current_stream().ptr
         m = x.shape[-1]
         rows = x.size // m
