@@ -28,6 +28,7 @@ for what it knows of its operands.
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING
 
 from ._wgsl_helpers import WgslHelpers
@@ -44,17 +45,10 @@ if TYPE_CHECKING:
 MAX_RUN = 64  # launches per merged shader (its compile time grows with it)
 
 
-def _count(dims) -> int:
-    n = 1
-    for s in dims:
-        n *= s
-    return n
-
-
 def _refinement(a: tuple, b: tuple) -> tuple | None:
     """The coarsest dims that split both ``a`` and ``b`` into consecutive dimensions, or None: (16384,) and
     (512, 4, 8) give (512, 4, 8); (6, 4) and (4, 6) none, nor two spaces of different element counts."""
-    if _count(a) != _count(b):
+    if math.prod(a) != math.prod(b):
         return None
     def cuts(dims):
         out, p = set(), 1
@@ -76,7 +70,7 @@ def _common_dims(a: tuple, b: tuple) -> tuple | None:
     both, or the larger one where the other has one element (computed by every invocation)."""
     if a == b:
         return a
-    na, nb = _count(a), _count(b)
+    na, nb = math.prod(a), math.prod(b)
     if na == nb:
         return _refinement(a, b)
     if na == 1:
@@ -102,7 +96,7 @@ def _recast(rec: MapRecord, dims: tuple) -> MapRecord:
     order, or, for a one-element launch, the one element in every invocation (``bcast``)."""
     if rec.dims == dims:
         return rec
-    if _count(rec.dims) == 1:
+    if math.prod(rec.dims) == 1:
         strides = [(0,) * len(dims)] * len(rec.views)
         bcast = True
     else:

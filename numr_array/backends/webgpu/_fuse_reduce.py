@@ -21,6 +21,7 @@ leading axis, is one). Each operand of the run then has a stride along every ref
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING, NamedTuple
 
 from ..._tensor import contiguous_strides
@@ -58,9 +59,7 @@ def _blocks(dims: tuple, strides: tuple, P: tuple) -> list[list[tuple[int, int]]
     contiguously from the view's offset, its sub-dimensions (size, contiguous stride over the run's elements),
     outermost first: the cuts of both into consecutive blocks; None where the view does not read each of
     the run's elements exactly once in blocks of them."""
-    n = 1
-    for s in P:
-        n *= s
+    n = math.prod(P)
     cuts = {1, n}
     p = 1
     for s in reversed(P):
