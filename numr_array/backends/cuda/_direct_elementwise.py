@@ -332,9 +332,7 @@ class DirectLauncher:
 
     def try_binary(self, op: str, ins, outs) -> bool:
         """Launch ``op`` on (x1, x2) into outs[0] if every operand qualifies; False (nothing done) otherwise."""
-        if _aliased(ins, outs[0]):
-            return False
-        plan = qualify(op, ins, outs) or _qualify_broadcast_element(op, ins, outs) or _qualify_strided(op, ins, outs)
+        plan = binary_plan(op, ins, outs)
         if plan is None:
             return False
         npdtype, form, n = plan[:3]
@@ -575,6 +573,14 @@ def qualify(op: str, ins, outs):
     if op not in _BOOL_RESULT and o._dtype.np is not npdtype:
         return None
     return npdtype, form, n
+
+
+def binary_plan(op: str, ins, outs):
+    """The plan (``qualify``'s, or the broadcast-element or strided form's) on which ``try_binary`` launches
+    ``op``, or None where it would leave the op to CuPy (an operand aliasing out, a layout none takes)."""
+    if _aliased(ins, outs[0]):
+        return None
+    return qualify(op, ins, outs) or _qualify_broadcast_element(op, ins, outs) or _qualify_strided(op, ins, outs)
 
 
 def _aliased(ins, o: Tensor) -> bool:
@@ -954,8 +960,7 @@ def _plan(op: str, ins, outs):
             return None
     elif op != "copy" and od != dtype:
         return None
-    if op == "pow" and (_aliased(ins, o) or not (qualify(op, ins, outs) or _qualify_broadcast_element(op, ins, outs)
-                                                or _qualify_strided(op, ins, outs))):
+    if op == "pow" and binary_plan(op, ins, outs) is None:
         return None  # (eager runs CuPy's power there, another expression)
     expr = _expression(op, dtype, operands)
     if expr is None:
