@@ -52,6 +52,7 @@ from ._subnormals import keep_float32_subnormals
 from ._direct_elementwise import FUSABLE  # (a line of its own: other branches edit the import above)
 from ._direct_elementwise import BLOCK as DIRECT_BLOCK, strided_layout
 from ._columns import FUSED_ROW_OPS, fused_rows_source, rows_plan, trailing_rows
+from ._matvec import THREADS as MATVEC_THREADS, form as matvec_form, supports as matvec_supports
 
 _FUSED_NOT_BINARY = FUSABLE - DIRECT_BINARY
 _get_device = runtime.getDevice
@@ -494,9 +495,12 @@ class CudaClient(Client, CudaInterop, PeerCopy):
                     and self._record_reduction(kernel, inputs, outputs, params):
                 return
             elif kernel == "matmul" and (self._capturing or _current_stream() is self.stream):
+                if self._capturing and self._record_matvec(inputs, outputs):
+                    return
                 if self._run is not None:
                     self._flush_run()
-                if self._direct.try_dot(inputs, outputs):  # (product_launch plans the same kernel)
+                # (product_launch plans the same kernels)
+                if self._direct.try_dot(inputs, outputs) or self._direct.try_matvec(inputs, outputs):
                     return
             if self._run is not None:
                 self._flush_run()
@@ -550,13 +554,17 @@ class CudaClient(Client, CudaInterop, PeerCopy):
         result of ``out_shape`` and dtype ``result``, as numr_array._speedups runs it: the G_* layout of
         ``direct_launch`` with form "gemv" or "gemm" and, as its BLAS arguments, the cuBLAS call the kernel
         makes (``_blas.plan_product``: the routine's address, the handle, the plan's integers, the data and
-        compute types, the algorithm, alpha's and beta's addresses, which operand is cuBLAS's first); None
+        compute types, the algorithm, alpha's and beta's addresses, which operand is cuBLAS's first); for a
+        thin matrix (or its transpose) times a vector, the pass of ``_matvec_launch`` instead; None
         for anything but float32/float64 operands of the result's dtype that cuBLAS reads without a copy, or
         where launches are checked."""
         if CHECK_LAUNCHES or result not in _BLAS_DTYPES or dtypes[0] != result or dtypes[1] != result:
             return None
         if len(shapes[0]) == 1 and shapes[0] == shapes[1] and strides == ((1,), (1,)):
             return self._dot_launch(result, shapes[0][0])
+        thin = matvec_form(shapes[0], tuple(strides[0]), shapes[1], tuple(strides[1]))
+        if thin is not None and matvec_supports(result, thin[2]):
+            return self._matvec_launch(result, tuple(strides), *thin)
         plan = plan_product(shapes[0], list(strides[0]), shapes[1], list(strides[1]), out_shape)
         if plan is None:
             return None
@@ -588,6 +596,21 @@ class CudaClient(Client, CudaInterop, PeerCopy):
             return None
         return (launch, function, 1, DIRECT_BLOCK, n, _FORM_CODES["tt"], dtype.itemsize, dtype.itemsize, 0,
                 ((1,), (1,)), None) + self._device_parts()
+
+    def _matvec_launch(self, dtype: np.dtype, strides: tuple, kind: str, n: int, d: int) -> tuple | None:
+        """product_launch of a thin matrix (or its transpose) and a dense vector (``_matvec.form``): the direct
+        launcher's pass (``try_matvec``, which the Python path runs), in the G_* layout of a two-array kernel
+        (words a, b, the result, n)."""
+        launch = _launch_kernel_address()
+        if launch is None:
+            return None
+        try:  # (compiles the kernel on first use)
+            function = self._direct.matvec_function(kind, dtype, d)
+        except _CUDA_ERRORS as e:
+            self.raise_if_lost(e)
+            raise
+        return (launch, function, self._direct.matvec_blocks(n, d), MATVEC_THREADS, n, _FORM_CODES["tt"],
+                dtype.itemsize, dtype.itemsize, 0, strides, None) + self._device_parts()
 
     def concat_launch(self) -> tuple | None:
         """What numr_array._speedups needs to repeat a concat of dense arrays into ranges of a new result (the
@@ -672,6 +695,20 @@ class CudaClient(Client, CudaInterop, PeerCopy):
             return True
         fresh = FusedRun()
         if not fresh.add(kernel, inputs, outputs):
+            return False
+        if run is not None:
+            self._flush_run()
+        self._run = fresh
+        return True
+
+    def _record_matvec(self, inputs, outputs) -> bool:
+        """End the pending fused run with ``X.T @ r`` of its last result r, or start a new run with ``X @ w``
+        (``FusedRun.add_tail``, ``add_head``: one pass over a thin X's rows)."""
+        run = self._run
+        if run is not None and run.add_tail(inputs[0], inputs[1], outputs[0]):
+            return True
+        fresh = FusedRun()
+        if not fresh.add_head(inputs[0], inputs[1], outputs[0]):
             return False
         if run is not None:
             self._flush_run()

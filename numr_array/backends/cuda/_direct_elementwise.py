@@ -31,6 +31,7 @@ from cupy.cuda import driver, runtime
 
 from ..._tensor import Tensor, contiguous_strides
 from ._cupy_module import _HYPOT
+from . import _matvec
 
 #: kernel compilation (DEBUG): one record per kernel compiled, none per launch
 log = logging.getLogger(__name__)
@@ -288,12 +289,13 @@ class DirectLauncher:
         self._fused: dict = {}  # run structure -> compiled kernel
         self._kernels: list = []  # the RawKernels whose functions are in use (their modules must stay loaded)
         self._args = _Args()
+        self._sms = 0  # the GPU's multiprocessors (read on first use)
 
-    def _compiled(self, key: tuple, source) -> int:
+    def _compiled(self, key: tuple, source, options: tuple = ()) -> int:
         """The CUfunction of kernel ``k`` of the source ``source()`` makes, compiled once per ``key``."""
         f = self._functions.get(key)
         if f is None:
-            k = cupy.RawKernel(source(), "k")
+            k = cupy.RawKernel(source(), "k", options=options)
             self._kernels.append(k)
             f = self._functions[key] = k.kernel.ptr
         return f
@@ -470,6 +472,43 @@ class DirectLauncher:
         driver.launchKernel(f, 1, 1, 1, BLOCK, 1, 1, 0, self._stream, args.params, 0)
         return True
 
+    def matvec_blocks(self, n: int, d: int) -> int:
+        """The grid of a pass over ``n`` rows of a thin matrix of ``d`` columns (``_matvec.grid`` on this GPU)."""
+        if not self._sms:
+            self._sms = runtime.deviceGetAttribute(runtime.cudaDevAttrMultiProcessorCount, runtime.getDevice())
+        return _matvec.grid(n, d, self._sms)
+
+    def matvec_function(self, kind: str, npdtype: np.dtype, d: int) -> int:
+        """The CUfunction of the eager pass ``kind`` ("rows": X @ w, "cols": X.T @ v; ``_matvec.form``) over an
+        n x ``d`` matrix of ``npdtype`` (words a, b, o, n), compiled once, with the options of a fused run's
+        kernel (which repeats its code)."""
+        return self._compiled(("matvec", kind, npdtype, d),
+                              lambda: _matvec.eager_source(kind, npdtype, d, ""), _FUSED_OPTIONS)
+
+    def try_matvec(self, ins, outs) -> bool:
+        """matmul of a thin C-contiguous matrix (or its transpose) and a dense vector into a dense result by
+        ``matvec_function``'s kernel; False (nothing done) for other operands, or a result over an operand."""
+        a, b = ins
+        o = outs[0]
+        planned = _matvec.tensor_form(a, b, o)
+        if planned is None or o._strides != (1,):
+            return False
+        kind, n, d = planned
+        start = address(o)
+        end = start + o._shape[0] * o._dtype.itemsize
+        if any(start < e and s < end for s, e in (_view_span(("v", address(x), x._dtype.np, x._shape, x._strides))
+                                                  for x in (a, b))):
+            return False
+        f = self.matvec_function(kind, a._dtype.np, d)
+        args = self._args
+        words = args.words
+        words[0] = address(a)
+        words[1] = address(b)
+        words[2] = start
+        words[3] = n
+        driver.launchKernel(f, self.matvec_blocks(n, d), 1, 1, _matvec.THREADS, 1, 1, 0, self._stream, args.params, 0)
+        return True
+
     def _sum_function(self, xdtype: np.dtype, odtype: np.dtype) -> int | None:
         """The CUfunction of the one-block sum of ``xdtype`` into ``odtype`` (compiled once), or None for
         dtypes it does not take."""
@@ -498,10 +537,14 @@ class DirectLauncher:
             # CuPy's options for its ufunc kernels (FMA contraction on, as in each eager kernel): the steps
             # are kept apart by FusedRun's opaque values, not by compiler options
             log.debug("cuda: compiling a fused kernel of %d steps over %d elements", len(run.steps), run.n)
-            k = cupy.RawKernel(source, "k", options=("--std=c++17",))
+            k = cupy.RawKernel(source, "k", options=_FUSED_OPTIONS)
             self._kernels.append(k)
             f = self._fused[key] = k.kernel.ptr
         addresses = np.arange(len(words), dtype=np.uint64) * 8 + words.ctypes.data
+        if run.matrix is not None:
+            driver.launchKernel(f, self.matvec_blocks(run.n, run.matrix[2]), 1, 1, _matvec.THREADS, 1, 1, 0, self._stream,
+                                addresses.ctypes.data, 0)
+            return
         if run.reduction is not None:
             bx, by, blocks = run.reduction[6]
             driver.launchKernel(f, blocks, 1, 1, bx, by, 1, 0, self._stream, addresses.ctypes.data, 0)
@@ -681,6 +724,12 @@ class FusedRun:
         self.steps: list = []
         # (op, out pointer, out dtype, rows, m, accumulator, launch shape, scale, kernel source maker)
         self.reduction: tuple | None = None
+        # a pass over the rows of a thin matrix (``_matvec``): its pointer, dtype and columns; the vector whose
+        # dot product with each row is step 0's result (the head); the pointer the rows scaled by the last
+        # step's result are summed into (the tail)
+        self.matrix: tuple[int, np.dtype, int] | None = None
+        self.head: int | None = None
+        self.tail: int | None = None
         self._extent: dict[int, tuple[int, int]] = {}  # pointer -> (end, itemsize)
         self._written: dict[int, tuple[bool, np.dtype]] = {}  # pointer -> (by a one-element step, dtype)
         self._element_reads: set[int] = set()  # pointers that element operands read from memory
@@ -689,13 +738,15 @@ class FusedRun:
 
     def add(self, op: str, ins, outs) -> bool:
         """Record ``op`` if it qualifies and fits this run; False (nothing recorded) otherwise."""
-        if self.reduction is not None:
+        if self.reduction is not None or self.tail is not None:
             return False
         plan = _plan(op, ins, outs)
         if plan is None:
             return False
         expr, operands, n = plan
         one = n == 1
+        if one and self.matrix is not None:  # (a pass's rows are warps: no thread 0 of the run's elements)
+            return False
         if self.steps:
             if len(self.steps) >= self.MAX_STEPS or not one and self.n not in (1, n):
                 return False
@@ -754,13 +805,61 @@ class FusedRun:
         self.steps.append((expr, operands, o_start, o._dtype.np, one))
         return True
 
+    def add_head(self, x, w, o) -> bool:
+        """Start this (empty) run with ``o = x @ w`` of a thin C-contiguous matrix and a dense vector
+        (``_matvec.form`` "rows"); False (nothing recorded) for other operands or a result over an operand."""
+        planned = _matvec.tensor_form(x, w, o)
+        if self.steps or planned is None or planned[0] != "rows" or o._strides != (1,):
+            return False
+        _, n, d = planned
+        start = address(o)
+        end = start + n * o._dtype.itemsize
+        spans = [_view_span(("v", address(t), t._dtype.np, t._shape, t._strides)) for t in (x, w)]
+        if any(s < end and start < e for s, e in spans):
+            return False
+        self.matrix = (address(x), x._dtype.np, d)
+        self.head = address(w)
+        self._view_reads += spans  # every warp reads w, and each row is its warp's lanes'
+        self._extent[start] = (end, o._dtype.itemsize)
+        self._written[start] = (False, o._dtype.np)
+        self.n = n
+        self.steps.append((_HEAD, (), start, o._dtype.np, False))
+        return True
+
+    def add_tail(self, xt, r, o) -> bool:
+        """End the run with ``o = xt @ r``, xt the transposed view of a thin C-contiguous matrix (the head's, if
+        the run has one) and r the last step's result (``_matvec.form`` "cols"); False (nothing recorded)
+        otherwise, or where the matrix is memory the run writes or the result memory it reads or writes."""
+        planned = _matvec.tensor_form(xt, r, o)
+        if not self.steps or self.reduction is not None or self.tail is not None or planned is None or \
+                planned[0] != "cols" or o._strides != (1,) or any(st[4] for st in self.steps):
+            return False
+        _, n, d = planned
+        last = self.steps[-1]
+        if n != self.n or address(r) != last[2] or r._dtype.np != last[3]:
+            return False
+        matrix = (address(xt), xt._dtype.np, d)
+        if self.matrix is not None and self.matrix != matrix:
+            return False
+        span = _view_span(("v", matrix[0], matrix[1], xt._shape, xt._strides))
+        start = address(o)
+        end = start + d * o._dtype.itemsize
+        for s, e in self._extent.items():
+            if span[0] < e[0] and s < span[1] or start < e[0] and s < end:
+                return False
+        if any(start < e and s < end for s, e in self._view_reads) or start < span[1] and span[0] < end:
+            return False
+        self.matrix = matrix
+        self.tail = start
+        return True
+
     def add_reduction(self, op: str, x, o, rows: int, m: int, acc: np.dtype, launch: tuple, scale: float,
                       source: Callable) -> bool:
         """End the run with ``op`` of ``x`` (its last result, C-contiguous) over rows of ``m`` trailing elements
         into the C-contiguous ``o``, as ``_columns.rows_plan`` plans it (accumulator, launch shape), its kernel
         made by ``source`` (``_columns.fused_rows_source`` for op and dtypes, from the headers on); False
         (nothing recorded) where x is not that result or a step has one element."""
-        if not self.steps or self.reduction is not None or type(x) is not Tensor:
+        if not self.steps or self.reduction is not None or self.matrix is not None or type(x) is not Tensor:
             return False
         last = self.steps[-1]
         if address(x) != last[2] or x._dtype.np != last[3] or rows * m != self.n or any(st[4] for st in self.steps):
@@ -834,6 +933,7 @@ class FusedRun:
             index = "0" if kind == "e" else view_index(x[3], x[4]) if kind == "v" else "i"
             return f"(({_CTYPE[npdtype.name]}*)p{k})[{index}]"
 
+        guard = "if (gl_ == 0) " if self.matrix is not None else ""  # (a pass: a group of lanes per element)
         for j, (expr, operands, out, odtype, one) in enumerate(self.steps):
             decls = []
             for name, x in zip("abc", operands):
@@ -843,18 +943,29 @@ class FusedRun:
             k = pointer(out)
             stored = out not in dead
             key.append((expr, odtype, k, one, stored))
-            if expr in _STATEMENT_BODIES:  # statements (an ElementwiseKernel's body over T a, T b -> T q)
+            if expr is _HEAD:  # the row's dot product, which the pass computed
+                code = f"s{j} = h;"
+            elif expr in _STATEMENT_BODIES:  # statements (an ElementwiseKernel's body over T a, T b -> T q)
                 code = f"typedef {_CTYPE[operands[0][2].name]} T; {''.join(decls)}T q; {expr} s{j} = ({r})(q);"
             else:
                 code = f"{''.join(decls)}s{j} = ({r})({expr});"
             store = "" if not stored else \
-                f"if (i == 0) (({r}*)p{k})[0] = s{j};" if one else f"(({r}*)p{k})[i] = s{j};"
+                f"if (i == 0) (({r}*)p{k})[0] = s{j};" if one else f"{guard}(({r}*)p{k})[i] = s{j};"
             body.append((j, f"  {r} s{j};\n  {{ {code} }}\n  {store}\n",
                          f"  {r} r{j} = {_opaque(r, f's{j}')};\n"))
             held[out] = (r, odtype, j)
+        if self.matrix is not None:
+            matrix, mdtype, d = self.matrix
+            x, w, o = (None if ptr is None else f"p{pointer(ptr)}" for ptr in (matrix, self.head, self.tail))
+            key.append(("pass", mdtype, d, x, w, o))
         params += ["int z", "long long n"]
         steps = "".join(code + (opaque if j in used else "") for j, code, opaque in body)
-        if self.reduction is None:
+        if self.matrix is not None:
+            last = self.steps[-1]
+            source = _matvec.pass_source(mdtype, d, _HEADERS, ", ".join(params), x, w=w, steps=steps,
+                                         value=None if o is None else _opaque(_CTYPE[last[3].name], f"s{len(self.steps) - 1}"),
+                                         out=o)
+        elif self.reduction is None:
             source = (_HEADERS + f"extern \"C\" __global__ void k({', '.join(params)}) {{\n"
                       "  long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;\n"
                       "  if (i >= n) return;\n" + steps + "}\n")
@@ -1075,4 +1186,8 @@ def _opaque(ctype: str, v: str) -> str:
 
 
 #: CuPy's kernel headers, so that a fused kernel is compiled in the environment of CuPy's ufunc kernels
+#: the expression of a run's first step when the run starts with a thin matrix times a vector (``add_head``)
+_HEAD = "numr_head"
+#: the compiler options of a fused run's kernel (and of the eager kernels whose code it repeats)
+_FUSED_OPTIONS = ("--std=c++17",)
 _HEADERS = "".join(f"#include <{h}>\n" for h in ("cupy/complex.cuh", "cupy/carray.cuh", "cupy/math_constants.h"))

@@ -1,0 +1,172 @@
+"""Products of a thin matrix with a vector on CUDA (backends/cuda/_matvec): ``X @ w`` and ``X.T @ v`` as one pass over
+X's rows, eager and in a capture, where a run ``X.T @ f(X @ w)`` (a gradient of a linear model) is one kernel whose
+replay gives eager's bits."""
+
+import numpy as np
+import pytest
+
+import numr_array as xp
+from numr_array.backends import get_runtime
+
+from ..strategies import to_np
+
+pytestmark = pytest.mark.cuda
+if get_runtime("cuda") is None:
+    pytest.skip("no CUDA device: CuPy is missing or finds no GPU", allow_module_level=True)
+
+DEV = "cuda:0"
+client = xp._device.parse_device(DEV).client
+
+
+def on(a):
+    return xp.asarray(a, device=DEV)
+
+
+def bits(t) -> np.ndarray:
+    return np.ascontiguousarray(to_np(t)).view(np.uint8)
+
+
+@pytest.fixture
+def runs(monkeypatch):
+    """The step counts of the fused kernels launched, and whether each was a pass over a matrix's rows."""
+    seen = []
+    launch_run = client._direct.launch_run
+    monkeypatch.setattr(client._direct, "launch_run",
+                        lambda run, dead=frozenset(): (seen.append((len(run.steps), run.matrix is not None)),
+                                                       launch_run(run, dead)))
+    return seen
+
+
+SHAPES = [(1, 1), (7, 5), (3, 33), (1000, 64), (4099, 100), (20000, 128), (100_003, 16)]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("shape", SHAPES)
+def test_products_match_numpy(dtype, shape):
+    rng = np.random.default_rng(sum(shape))
+    X = rng.standard_normal(shape).astype(dtype)
+    w = rng.standard_normal(shape[1]).astype(dtype)
+    v = rng.standard_normal(shape[0]).astype(dtype)
+    x = on(X)
+    rtol = 2e-5 if dtype == "float32" else 1e-12
+    scale_rows = np.abs(X) @ np.abs(w)  # the error bound of a dot product grows with the sum of |terms|
+    scale_cols = np.abs(X).T @ np.abs(v)
+    got_rows, got_cols = to_np(x @ on(w)), to_np(x.T @ on(v))
+    assert got_rows.dtype == dtype and got_cols.dtype == dtype
+    assert np.all(np.abs(got_rows - X.astype(np.float64) @ w) <= rtol * scale_rows + 1e-30)
+    assert np.all(np.abs(got_cols - X.astype(np.float64).T @ v) <= rtol * scale_cols + 1e-30)
+
+
+@pytest.mark.parametrize("shape", [(5000, 64), (300, 7)])
+def test_the_pass_runs_them_and_repeats_its_bits(shape):
+    # the Python path's launcher takes both forms (the C path plans the same kernel); the blocks' partial sums
+    # are summed in a fixed order by whichever block ends last, so repeated calls give the same bits
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal(shape).astype(np.float32)
+    x, w, v = on(X), on(rng.standard_normal(shape[1]).astype(np.float32)), on(rng.standard_normal(shape[0]).astype(np.float32))
+    for a, b, n in ((x, w, shape[0]), (x.T, v, shape[1])):
+        o = xp.empty((n,), dtype=xp.float32, device=DEV)
+        assert client._direct.try_matvec((a, b), (o,))
+        first = bits(o)
+        for _ in range(5):
+            assert client._direct.try_matvec((a, b), (o,))
+            np.testing.assert_array_equal(bits(o), first)
+        np.testing.assert_array_equal(bits(a @ b), first)
+
+
+def test_other_operands_are_not_the_pass():
+    rng = np.random.default_rng(5)
+    X = rng.standard_normal((500, 129)).astype(np.float32)  # wider than MAX_COLS
+    x, w = on(X), on(rng.standard_normal(129).astype(np.float32))
+    o = xp.empty((500,), dtype=xp.float32, device=DEV)
+    assert not client._direct.try_matvec((x, w), (o,))
+    np.testing.assert_allclose(to_np(x @ w), X @ to_np(w), rtol=1e-4, atol=1e-4)
+    y = on(X[:, :64].copy())
+    assert not client._direct.try_matvec((y[::2], w[:64]), (o[:250],))  # a strided matrix
+    assert not client._direct.try_matvec((y, xp.astype(w[:64], xp.float64)), (o,))  # mixed dtypes
+    assert not client._direct.try_matvec((y, w[:64]), (o[::2],))  # a strided result
+    np.testing.assert_allclose(to_np(y[::2] @ w[:64]), X[::2, :64] @ to_np(w[:64]), rtol=1e-4, atol=1e-4)
+
+
+def test_a_result_over_an_operand_is_refused_and_still_right():
+    rng = np.random.default_rng(6)
+    V = rng.standard_normal(64).astype(np.float32)
+    X = rng.standard_normal((64, 64)).astype(np.float32)
+    x, v = on(X), on(V)
+    assert not client._direct.try_matvec((x, v), (v,))
+    xp.matmul(x, v, out=v)
+    np.testing.assert_allclose(to_np(v), X @ V, rtol=1e-5, atol=1e-5)
+
+
+def logreg_step(x, w, y):
+    return [w - 0.01 * (x.T @ (1.0 / (1.0 + xp.exp(-(x @ w))) - y))]
+
+
+def replay_equals_eager(block, arrays, runs, want_runs):
+    """Capture ``block(*tensors)``, check its fused kernels, then set new data and check that a replay gives
+    eager's bits for every result."""
+    tensors = [on(a) for a in arrays]
+    eager = [bits(r) for r in block(*tensors)]
+    runs.clear()
+    with xp.capture(device=DEV) as g:
+        results = block(*tensors)
+    assert runs == want_runs
+    for r, e in zip(results, eager):
+        np.testing.assert_array_equal(bits(r), e)
+    for t, a in zip(tensors, arrays):  # new data: the arrays reversed
+        t[...] = on(np.ascontiguousarray(a[::-1]))
+    g.replay()
+    want = [bits(r) for r in block(*tensors)]
+    for r, e in zip(results, want):
+        np.testing.assert_array_equal(bits(r), e)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("n,d", [(20000, 64), (777, 5), (40000, 128)])
+def test_a_linear_models_gradient_is_one_pass(dtype, n, d, runs):
+    # X @ w, the sigmoid and the residual, X.T @ r: one kernel (6 steps) reading X once; the update another
+    rng = np.random.default_rng(n + d)
+    X = rng.standard_normal((n, d)).astype(dtype)
+    w = (rng.standard_normal(d) * 0.1).astype(dtype)
+    y = (rng.random(n) < 0.5).astype(dtype)
+    replay_equals_eager(logreg_step, [X, w, y], runs, [(6, True), (2, False)])
+
+
+def test_a_pass_with_a_stored_result_and_no_head_or_no_tail(runs):
+    rng = np.random.default_rng(8)
+    X = rng.standard_normal((6000, 40)).astype(np.float32)
+    w = rng.standard_normal(40).astype(np.float32)
+    v = rng.standard_normal(6000).astype(np.float32)
+
+    def block(x, w, v):
+        e = xp.exp(x @ w * 0.1)  # stored (returned), and exp(v) joins its run: the same rows
+        g = x.T @ xp.exp(v * 0.5)
+        h = xp.sin(x @ w)  # a head and a step, no tail (the cumulative sum is not fused)
+        k = x.T @ (xp.cumulative_sum(v) - 1.0)  # a step and a tail, no head
+        return [e, g, h, k]
+
+    replay_equals_eager(block, [X, w, v], runs, [(5, True), (2, True), (1, True)])
+
+
+def test_a_step_writing_the_matrix_or_a_product_over_the_vector_is_not_fused(runs):
+    rng = np.random.default_rng(9)
+    X = rng.standard_normal((3000, 8)).astype(np.float32)
+    W = rng.standard_normal(8).astype(np.float32)
+    x, w = on(X), on(W)
+    flat = xp.reshape(x, (-1,))
+    with xp.capture(device=DEV) as g:
+        z = x @ w
+        xp.exp(z, out=flat[:3000])  # rows other warps still read: a run of its own
+        r = (x @ w) * 2.0
+        xp.matmul(x.T, r, out=w)  # w is what the head read: the pass stores r, the product is eager's kernel
+    assert runs == [(1, True), (1, False), (2, True)]
+    Xn = X.copy()
+    Xn.reshape(-1)[:3000] = np.exp((X.astype(np.float64) @ W).astype(np.float32))
+    rn = (Xn.astype(np.float64) @ W).astype(np.float32) * np.float32(2)
+    for _ in range(2):  # the capture's own run, then a replay on the original data
+        np.testing.assert_allclose(to_np(x), Xn, rtol=1e-4, atol=1e-6)
+        err = np.abs(to_np(w) - Xn.T.astype(np.float64) @ rn)
+        assert np.all(err <= 1e-4 * (np.abs(Xn).T.astype(np.float64) @ np.abs(rn))), err
+        x[...] = on(X)
+        w[...] = on(W)
+        g.replay()
