@@ -31,7 +31,8 @@ from ..._tensor import Tensor
 MAX_COLS = 128
 #: threads per block: 32 warps, one block per SM (``grid``)
 THREADS = 1024
-_WARPS = THREADS // 32
+#: rows a group of lanes has loads in flight for, beyond the one it sums
+AHEAD = 1
 #: columns of a row a lane takes, at most: a warp spends its instructions on 32 // lanes rows at once
 _PER_LANE = 8
 
@@ -77,7 +78,8 @@ def lanes(d: int) -> int:
 def grid(n: int, d: int, sms: int) -> int:
     """Blocks of a pass over ``n`` rows of ``d`` columns on a GPU of ``sms`` multiprocessors: one per SM, fewer
     where the rows give each group of lanes less than one."""
-    return max(1, min(sms, MAX_BLOCKS, -(-n // (_WARPS * (32 // lanes(d))))))
+    per_sm = 1024 // THREADS
+    return max(1, min(sms * per_sm, MAX_BLOCKS, -(-n // (THREADS // 32 * (32 // lanes(d))))))
 
 
 def pass_source(dtype: np.dtype, d: int, headers: str, params: str, x: str, *, w: str | None = None,
@@ -89,6 +91,8 @@ def pass_source(dtype: np.dtype, d: int, headers: str, params: str, x: str, *, w
     lane of its group (stores guarded by ``gl_ == 0``); with ``value`` and ``out``, the rows scaled by ``value``
     (an M expression, after the steps) are summed into ``out`` (d elements of M)."""
     m = _CTYPE[np.dtype(dtype)]
+    threads, ahead = THREADS, AHEAD
+    warps = threads // 32
     L = lanes(d)
     D = -(-d // L)
     rw = 32 // L
@@ -96,13 +100,13 @@ def pass_source(dtype: np.dtype, d: int, headers: str, params: str, x: str, *, w
     guard = "" if D * L == d else f"gl_ + {L} * j < {d} && "  # (columns past d: lanes of the last j)
     src = [headers,
            f"__device__ {m} numr_part[{MAX_BLOCKS * d}];\n__device__ unsigned int numr_ticket;\n" if out else "",
-           f"extern \"C\" __global__ void __launch_bounds__({THREADS}, 1) k({params}) {{\n"
+           f"extern \"C\" __global__ void __launch_bounds__({threads}, {1024 // threads}) k({params}) {{\n"
            f"  typedef {m} M;\n"
            f"  const M* __restrict__ X_ = (const M*)({x});\n"
            f"  const int lane = threadIdx.x & 31, gl_ = lane & {L - 1};\n"
-           f"  const long long step_ = (long long)gridDim.x * {_WARPS * rw};\n"
+           f"  const long long step_ = (long long)gridDim.x * {warps * rw};\n"
            # the warp's first row: the loop's condition is the same for all its lanes (the shuffles need them)
-           f"  long long base_ = ((long long)blockIdx.x * {_WARPS} + (threadIdx.x >> 5)) * {rw};\n"
+           f"  long long base_ = ((long long)blockIdx.x * {warps} + (threadIdx.x >> 5)) * {rw};\n"
            f"  const int grp_ = lane / {L};\n"]
     if w is not None:
         src.append(f"  const M* __restrict__ wp_ = (const M*)({w});\n  M wv_[{D}];\n"
@@ -112,11 +116,17 @@ def pass_source(dtype: np.dtype, d: int, headers: str, params: str, x: str, *, w
     load = (lambda row, into: f"#pragma unroll\n    for (int j = 0; j < {D}; j++) {into}[j] = "
             + (f"X_[({row}) * {d}LL + gl_ + {L} * j];\n" if not guard else
                f"gl_ + {L} * j < {d} ? X_[({row}) * {d}LL + gl_ + {L} * j] : (M)0;\n"))
-    src.append(f"  M xn_[{D}];\n  if (base_ + grp_ < n) {{\n" + load("base_ + grp_", "xn_") + "  }\n"
-               "  for (; base_ < n; base_ += step_) {\n"
+    # rows i + step_, ..., i + ahead * step_ are in flight in xa_ while row i is summed
+    src.append(f"  M xa_[{ahead}][{D}];\n")
+    for a in range(ahead):
+        row = f"base_ + grp_ + {a} * step_"
+        src.append(f"  if ({row} < n) {{\n" + load(row, f"xa_[{a}]") + "  }\n")
+    src.append("  for (; base_ < n; base_ += step_) {\n"
                "    const long long i = base_ + grp_;\n"
-               f"    M xv_[{D}];\n#pragma unroll\n    for (int j = 0; j < {D}; j++) xv_[j] = xn_[j];\n"
-               "    if (i + step_ < n) {\n" + load("i + step_", "xn_") + "    }\n")
+               f"    M xv_[{D}];\n#pragma unroll\n    for (int j = 0; j < {D}; j++) xv_[j] = xa_[0][j];\n")
+    for a in range(ahead - 1):
+        src.append(f"#pragma unroll\n    for (int j = 0; j < {D}; j++) xa_[{a}][j] = xa_[{a + 1}][j];\n")
+    src.append(f"    if (i + {ahead} * step_ < n) {{\n" + load(f"i + {ahead} * step_", f"xa_[{ahead - 1}]") + "    }\n")
     if w is not None:
         src.append("    M h = (M)0;\n"
                    f"#pragma unroll\n    for (int j = 0; j < {D}; j++) if ({guard}i < n) h = fma(xv_[j], wv_[j], h);\n")
@@ -128,17 +138,17 @@ def pass_source(dtype: np.dtype, d: int, headers: str, params: str, x: str, *, w
                    f"#pragma unroll\n      for (int j = 0; j < {D}; j++) acc_[j] = fma(v_, xv_[j], acc_[j]); }}\n")
     src.append("    }\n  }\n")
     if out is not None:
-        q = THREADS // d  # threads per column in the last block's sum of the partials
+        q = threads // d  # threads per column in the last block's sum of the partials
         src.append(
             # the warp's groups, in a fixed tree (every lane then holds its columns' sum over the warp's rows)
             (f"#pragma unroll\n  for (int o_ = {L}; o_ < 32; o_ <<= 1) {{\n"
              f"#pragma unroll\n    for (int j = 0; j < {D}; j++) acc_[j] += __shfl_xor_sync(0xffffffffu, acc_[j], o_);\n  }}\n"
              if rw > 1 else "")
-            + f"  __shared__ M sh_[{max(_WARPS * part, THREADS)}];\n  __shared__ bool last_;\n"
+            + f"  __shared__ M sh_[{max(warps * part, threads)}];\n  __shared__ bool last_;\n"
             f"  if (grp_ == 0) {{\n#pragma unroll\n    for (int j = 0; j < {D}; j++) sh_[(threadIdx.x >> 5) * {part} + gl_ + {L} * j] = acc_[j];\n  }}\n"
             "  __syncthreads();\n"
             f"  if (threadIdx.x < {d}) {{\n    M s = sh_[threadIdx.x];\n"
-            f"    for (int g = 1; g < {_WARPS}; g++) s += sh_[g * {part} + threadIdx.x];\n"
+            f"    for (int g = 1; g < {warps}; g++) s += sh_[g * {part} + threadIdx.x];\n"
             f"    numr_part[blockIdx.x * {d}LL + threadIdx.x] = s;\n  }}\n"
             "  __threadfence();\n  __syncthreads();\n"
             "  if (threadIdx.x == 0) last_ = atomicAdd(&numr_ticket, 1u) == gridDim.x - 1;\n"
