@@ -903,6 +903,7 @@ class FusedRun:
             return k
 
         used: set[int] = set()  # the steps whose results a later step reads from their register
+        preloads: dict[tuple[int, str], int] = {}  # a pass's operands read a row ahead: (slot, C type) -> number
         m = self.reduction[4] if self.reduction is not None else 0
         row_code: list[str] = []  # a reduction's per-row parts of view offsets (computed once per row)
 
@@ -930,8 +931,14 @@ class FusedRun:
                 return f"r{reg[2]}"
             k = pointer(v)
             key.append((kind, k, npdtype) + x[3:])
+            ctype = _CTYPE[npdtype.name]
+            if kind == "p" and reg is None and self.matrix is not None:
+                # memory no earlier step wrote: a pass loads element i with the row, a row ahead (only this
+                # group writes element i of a run's result, after reading it)
+                m = preloads.setdefault((k, ctype), len(preloads))
+                return f"pv{m}"
             index = "0" if kind == "e" else view_index(x[3], x[4]) if kind == "v" else "i"
-            return f"(({_CTYPE[npdtype.name]}*)p{k})[{index}]"
+            return f"(({ctype}*)p{k})[{index}]"
 
         guard = "if (gl_ == 0) " if self.matrix is not None else ""  # (a pass: a group of lanes per element)
         for j, (expr, operands, out, odtype, one) in enumerate(self.steps):
@@ -964,7 +971,7 @@ class FusedRun:
             last = self.steps[-1]
             source = _matvec.pass_source(mdtype, d, _HEADERS, ", ".join(params), x, w=w, steps=steps,
                                          value=None if o is None else _opaque(_CTYPE[last[3].name], f"s{len(self.steps) - 1}"),
-                                         out=o)
+                                         out=o, preload=tuple((ct, f"(({ct}*)p{k})") for k, ct in preloads))
         elif self.reduction is None:
             source = (_HEADERS + f"extern \"C\" __global__ void k({', '.join(params)}) {{\n"
                       "  long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;\n"

@@ -29,12 +29,11 @@ from ..._tensor import Tensor
 
 #: the widest X taken (each lane holds at most eight columns of a row in registers)
 MAX_COLS = 128
-#: threads per block: 32 warps, one block per SM (``grid``)
+#: threads per block (32 warps) and blocks per SM (``grid``): 64 registers a thread
 THREADS = 1024
-#: rows a group of lanes has loads in flight for, beyond the one it sums
-AHEAD = 1
+BLOCKS_PER_SM = 1
 #: columns of a row a lane takes, at most: a warp spends its instructions on 32 // lanes rows at once
-_PER_LANE = 8
+PER_LANE = 8
 
 #: the most blocks a pass runs (its partial sums' capacity): the SMs of the GPU, at most this
 MAX_BLOCKS = 1024
@@ -72,26 +71,28 @@ def tensor_form(a, b, o) -> tuple[str, int, int] | None:
 
 def lanes(d: int) -> int:
     """Lanes per row of ``d`` columns: a power of two, about d / 8 (each lane about eight columns), at most 32."""
-    return min(32, 1 << max(0, (-(-d // _PER_LANE) - 1).bit_length()))
+    return min(32, 1 << max(0, (-(-d // PER_LANE) - 1).bit_length()))
 
 
 def grid(n: int, d: int, sms: int) -> int:
     """Blocks of a pass over ``n`` rows of ``d`` columns on a GPU of ``sms`` multiprocessors: one per SM, fewer
     where the rows give each group of lanes less than one."""
-    per_sm = 1024 // THREADS
-    return max(1, min(sms * per_sm, MAX_BLOCKS, -(-n // (THREADS // 32 * (32 // lanes(d))))))
+    return max(1, min(sms * BLOCKS_PER_SM, MAX_BLOCKS, -(-n // (THREADS // 32 * (32 // lanes(d))))))
 
 
 def pass_source(dtype: np.dtype, d: int, headers: str, params: str, x: str, *, w: str | None = None,
-                steps: str = "", value: str | None = None, out: str | None = None) -> str:
+                steps: str = "", value: str | None = None, out: str | None = None,
+                preload: tuple = ()) -> str:
     """A kernel ``k(params)`` (params end with ``long long n``, the rows) making one pass over the rows of the
     n x d C-contiguous matrix at pointer expression ``x`` of ``dtype`` (M), ``lanes(d)`` lanes of a warp per row
     (lane ``gl_`` of the row's group takes columns gl_, gl_ + lanes, ...). With ``w`` (a pointer expression: d
     elements of M), each row's dot product with it is ``h`` (M) before ``steps``, code run for row ``i`` by every
     lane of its group (stores guarded by ``gl_ == 0``); with ``value`` and ``out``, the rows scaled by ``value``
-    (an M expression, after the steps) are summed into ``out`` (d elements of M)."""
+    (an M expression, after the steps) are summed into ``out`` (d elements of M). ``preload`` (C type, pointer
+    expression) pairs are arrays the steps read element i of, as ``pv0``, ``pv1``, ...: loaded with the row,
+    one row ahead."""
     m = _CTYPE[np.dtype(dtype)]
-    threads, ahead = THREADS, AHEAD
+    threads = THREADS
     warps = threads // 32
     L = lanes(d)
     D = -(-d // L)
@@ -100,7 +101,7 @@ def pass_source(dtype: np.dtype, d: int, headers: str, params: str, x: str, *, w
     guard = "" if D * L == d else f"gl_ + {L} * j < {d} && "  # (columns past d: lanes of the last j)
     src = [headers,
            f"__device__ {m} numr_part[{MAX_BLOCKS * d}];\n__device__ unsigned int numr_ticket;\n" if out else "",
-           f"extern \"C\" __global__ void __launch_bounds__({threads}, {1024 // threads}) k({params}) {{\n"
+           f"extern \"C\" __global__ void __launch_bounds__({threads}, {BLOCKS_PER_SM}) k({params}) {{\n"
            f"  typedef {m} M;\n"
            f"  const M* __restrict__ X_ = (const M*)({x});\n"
            f"  const int lane = threadIdx.x & 31, gl_ = lane & {L - 1};\n"
@@ -116,17 +117,16 @@ def pass_source(dtype: np.dtype, d: int, headers: str, params: str, x: str, *, w
     load = (lambda row, into: f"#pragma unroll\n    for (int j = 0; j < {D}; j++) {into}[j] = "
             + (f"X_[({row}) * {d}LL + gl_ + {L} * j];\n" if not guard else
                f"gl_ + {L} * j < {d} ? X_[({row}) * {d}LL + gl_ + {L} * j] : (M)0;\n"))
-    # rows i + step_, ..., i + ahead * step_ are in flight in xa_ while row i is summed
-    src.append(f"  M xa_[{ahead}][{D}];\n")
-    for a in range(ahead):
-        row = f"base_ + grp_ + {a} * step_"
-        src.append(f"  if ({row} < n) {{\n" + load(row, f"xa_[{a}]") + "  }\n")
-    src.append("  for (; base_ < n; base_ += step_) {\n"
+    # the group's next row (and its elements of the steps' operands) in flight while row i is summed
+    src.append(f"  M xn_[{D}];\n" + "".join(f"  {ct} pn{m}_ = ({ct})0;\n" for m, (ct, _) in enumerate(preload))
+               + "  if (base_ + grp_ < n) {\n" + load("base_ + grp_", "xn_")
+               + "".join(f"    pn{m}_ = {p}[base_ + grp_];\n" for m, (_, p) in enumerate(preload)) + "  }\n"
+               "  for (; base_ < n; base_ += step_) {\n"
                "    const long long i = base_ + grp_;\n"
-               f"    M xv_[{D}];\n#pragma unroll\n    for (int j = 0; j < {D}; j++) xv_[j] = xa_[0][j];\n")
-    for a in range(ahead - 1):
-        src.append(f"#pragma unroll\n    for (int j = 0; j < {D}; j++) xa_[{a}][j] = xa_[{a + 1}][j];\n")
-    src.append(f"    if (i + {ahead} * step_ < n) {{\n" + load(f"i + {ahead} * step_", f"xa_[{ahead - 1}]") + "    }\n")
+               f"    M xv_[{D}];\n#pragma unroll\n    for (int j = 0; j < {D}; j++) xv_[j] = xn_[j];\n"
+               + "".join(f"    const {ct} pv{m} = pn{m}_;\n" for m, (ct, _) in enumerate(preload))
+               + "    if (i + step_ < n) {\n" + load("i + step_", "xn_")
+               + "".join(f"      pn{m}_ = {p}[i + step_];\n" for m, (_, p) in enumerate(preload)) + "    }\n")
     if w is not None:
         src.append("    M h = (M)0;\n"
                    f"#pragma unroll\n    for (int j = 0; j < {D}; j++) if ({guard}i < n) h = fma(xv_[j], wv_[j], h);\n")
@@ -172,4 +172,4 @@ def eager_source(kind: str, dtype: np.dtype, d: int, headers: str) -> str:
     params = "const void* a, const void* b, void* o, long long n"
     if kind == "rows":
         return pass_source(dtype, d, headers, params, "a", w="b", steps="    if (gl_ == 0) ((M*)o)[i] = h;\n")
-    return pass_source(dtype, d, headers, params, "a", value="((const M*)b)[i]", out="o")
+    return pass_source(dtype, d, headers, params, "a", value="pv0", out="o", preload=(("M", "((const M*)b)"),))
