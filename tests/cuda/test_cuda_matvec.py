@@ -28,11 +28,13 @@ def bits(t) -> np.ndarray:
 
 @pytest.fixture
 def runs(monkeypatch):
-    """The step counts of the fused kernels launched, and whether each was a pass over a matrix's rows."""
+    """The step counts of the fused kernels launched (a pass's last block's included), and whether each was a
+    pass over a matrix's rows."""
     seen = []
     launch_run = client._direct.launch_run
     monkeypatch.setattr(client._direct, "launch_run",
-                        lambda run, dead=frozenset(): (seen.append((len(run.steps), run.matrix is not None)),
+                        lambda run, dead=frozenset(): (seen.append((len(run.steps) + len(run.after),
+                                                                    run.matrix is not None)),
                                                        launch_run(run, dead)))
     return seen
 
@@ -124,12 +126,37 @@ def replay_equals_eager(block, arrays, runs, want_runs):
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("n,d", [(20000, 64), (777, 5), (40000, 128)])
 def test_a_linear_models_gradient_is_one_pass(dtype, n, d, runs):
-    # X @ w, the sigmoid and the residual, X.T @ r: one kernel (6 steps) reading X once; the update another
+    # X @ w, the sigmoid and the residual (6 steps per row), X.T @ r and the update (3 steps of the last block):
+    # one kernel reading X once
     rng = np.random.default_rng(n + d)
     X = rng.standard_normal((n, d)).astype(dtype)
     w = (rng.standard_normal(d) * 0.1).astype(dtype)
     y = (rng.random(n) < 0.5).astype(dtype)
-    replay_equals_eager(logreg_step, [X, w, y], runs, [(6, True), (2, False)])
+    replay_equals_eager(logreg_step, [X, w, y], runs, [(9, True)])
+
+
+def test_an_update_in_place_of_the_vector_the_rows_read_is_a_step_of_the_last_block(runs):
+    rng = np.random.default_rng(12)
+    X = rng.standard_normal((30000, 48)).astype(np.float32)
+    W = (rng.standard_normal(48) * 0.1).astype(np.float32)
+    Y = (rng.random(30000) < 0.5).astype(np.float32)
+    x, y, w = on(X), on(Y), on(W)
+
+    def descend():
+        for _ in range(3):
+            g = x.T @ (1.0 / (1.0 + xp.exp(-(x @ w))) - y)
+            xp.subtract(w, 0.01 * g, out=w)  # w: what every row read, written once every row is summed
+
+    descend()
+    eager = bits(w)
+    w[...] = on(W)
+    with xp.capture(device=DEV) as graph:
+        descend()
+    assert runs == [(9, True)] * 3
+    np.testing.assert_array_equal(bits(w), eager)
+    w[...] = on(W)
+    graph.replay()
+    np.testing.assert_array_equal(bits(w), eager)
 
 
 def test_a_pass_with_a_stored_result_and_no_head_or_no_tail(runs):
@@ -145,7 +172,7 @@ def test_a_pass_with_a_stored_result_and_no_head_or_no_tail(runs):
         k = x.T @ (xp.cumulative_sum(v) - 1.0)  # a step and a tail, no head
         return [e, g, h, k]
 
-    replay_equals_eager(block, [X, w, v], runs, [(5, True), (2, True), (1, True)])
+    replay_equals_eager(block, [X, w, v], runs, [(6, True), (2, True), (2, True)])
 
 
 def test_a_step_writing_the_matrix_or_a_product_over_the_vector_is_not_fused(runs):

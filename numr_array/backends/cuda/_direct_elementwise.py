@@ -730,6 +730,10 @@ class FusedRun:
         self.matrix: tuple[int, np.dtype, int] | None = None
         self.head: int | None = None
         self.tail: int | None = None
+        # steps over the tail's d results, run by the pass's last block once every row is summed (the first:
+        # the tail's result itself), and the extents they read or write: pointer -> (end, element read)
+        self.after: list = []
+        self._after_extent: dict[int, tuple[int, bool]] = {}
         self._extent: dict[int, tuple[int, int]] = {}  # pointer -> (end, itemsize)
         self._written: dict[int, tuple[bool, np.dtype]] = {}  # pointer -> (by a one-element step, dtype)
         self._element_reads: set[int] = set()  # pointers that element operands read from memory
@@ -738,7 +742,9 @@ class FusedRun:
 
     def add(self, op: str, ins, outs) -> bool:
         """Record ``op`` if it qualifies and fits this run; False (nothing recorded) otherwise."""
-        if self.reduction is not None or self.tail is not None:
+        if self.tail is not None:
+            return self._add_after(op, ins, outs)
+        if self.reduction is not None:
             return False
         plan = _plan(op, ins, outs)
         if plan is None:
@@ -851,6 +857,39 @@ class FusedRun:
             return False
         self.matrix = matrix
         self.tail = start
+        self.after.append((_TAIL, (), start, o._dtype.np, False))
+        self._after_extent[start] = (end, False)
+        return True
+
+    def _add_after(self, op: str, ins, outs) -> bool:
+        """Record ``op`` over the tail's d results as a step of the pass's last block (thread c: element c), which
+        runs once every block has summed its rows: it may read and write what the rows read (X, w), not what
+        the row steps write (their stores are other blocks', and this block's cache may hold old lines), nor
+        another thread's element of what an earlier step of this phase writes."""
+        plan = _plan(op, ins, outs)
+        if plan is None or len(self.after) >= self.MAX_STEPS:
+            return False
+        expr, operands, n = plan
+        if n != self.matrix[2]:
+            return False
+        o = outs[0]
+        o_start = address(o)
+        spans = [(o_start, o_start + n * o._dtype.itemsize, False)]
+        for x in operands:
+            if x is None or x[0] == "s":
+                continue
+            if x[0] == "v":
+                return False
+            spans.append((x[1], x[1] + (1 if x[0] == "e" else n) * x[2].itemsize, x[0] == "e"))
+        for start, end, element in spans:
+            if any(start < e and s < end for s, (e, _) in self._extent.items() if s in self._written):
+                return False
+            for s, (e, read_element) in self._after_extent.items():
+                if start < e and s < end and ((s, e) != (start, end) or element or read_element):
+                    return False
+        for start, end, element in spans:
+            self._after_extent[start] = (end, element or self._after_extent.get(start, (0, False))[1])
+        self.after.append((expr, operands, o_start, o._dtype.np, False))
         return True
 
     def add_reduction(self, op: str, x, o, rows: int, m: int, acc: np.dtype, launch: tuple, scale: float,
@@ -881,7 +920,7 @@ class FusedRun:
         if dead:
             last_dtype: dict[int, np.dtype] = {}
             reloaded = set()
-            for _, operands, out, odtype, _ in self.steps:
+            for _, operands, out, odtype, _ in self.steps + self.after:
                 for x in operands:
                     if x is not None and x[0] != "s" and x[1] in last_dtype and last_dtype[x[1]] != x[2]:
                         reloaded.add(x[1])
@@ -932,7 +971,7 @@ class FusedRun:
             k = pointer(v)
             key.append((kind, k, npdtype) + x[3:])
             ctype = _CTYPE[npdtype.name]
-            if kind == "p" and reg is None and self.matrix is not None:
+            if kind == "p" and reg is None and self.matrix is not None and not phase_after:
                 # memory no earlier step wrote: a pass loads element i with the row, a row ahead (only this
                 # group writes element i of a run's result, after reading it)
                 m = preloads.setdefault((k, ctype), len(preloads))
@@ -940,8 +979,15 @@ class FusedRun:
             index = "0" if kind == "e" else view_index(x[3], x[4]) if kind == "v" else "i"
             return f"(({ctype}*)p{k})[{index}]"
 
-        guard = "if (gl_ == 0) " if self.matrix is not None else ""  # (a pass: a group of lanes per element)
-        for j, (expr, operands, out, odtype, one) in enumerate(self.steps):
+        phase_after = False
+        row_body, after_body = body, []
+        row_guard = "if (gl_ == 0) " if self.matrix is not None else ""  # (a pass: a group of lanes per element)
+        for j, (expr, operands, out, odtype, one) in enumerate(self.steps + self.after):
+            if j == len(self.steps):  # the last block's steps, per column: registers of their own
+                phase_after = True
+                held = {}
+                body = after_body
+            guard = "" if phase_after else row_guard
             decls = []
             for name, x in zip("abc", operands):
                 if x is not None:
@@ -952,6 +998,8 @@ class FusedRun:
             key.append((expr, odtype, k, one, stored))
             if expr is _HEAD:  # the row's dot product, which the pass computed
                 code = f"s{j} = h;"
+            elif expr is _TAIL:  # the column's sum over the rows, which the pass computed
+                code = f"s{j} = t;"
             elif expr in _STATEMENT_BODIES:  # statements (an ElementwiseKernel's body over T a, T b -> T q)
                 code = f"typedef {_CTYPE[operands[0][2].name]} T; {''.join(decls)}T q; {expr} s{j} = ({r})(q);"
             else:
@@ -966,12 +1014,14 @@ class FusedRun:
             x, w, o = (None if ptr is None else f"p{pointer(ptr)}" for ptr in (matrix, self.head, self.tail))
             key.append(("pass", mdtype, d, x, w, o))
         params += ["int z", "long long n"]
-        steps = "".join(code + (opaque if j in used else "") for j, code, opaque in body)
+        steps = "".join(code + (opaque if j in used else "") for j, code, opaque in row_body)
         if self.matrix is not None:
             last = self.steps[-1]
+            after = "".join(code + (opaque if j in used else "") for j, code, opaque in after_body) or None
             source = _matvec.pass_source(mdtype, d, _HEADERS, ", ".join(params), x, w=w, steps=steps,
                                          value=None if o is None else _opaque(_CTYPE[last[3].name], f"s{len(self.steps) - 1}"),
-                                         out=o, preload=tuple((ct, f"(({ct}*)p{k})") for k, ct in preloads))
+                                         out=o, preload=tuple((ct, f"(({ct}*)p{k})") for k, ct in preloads),
+                                         after=after)
         elif self.reduction is None:
             source = (_HEADERS + f"extern \"C\" __global__ void k({', '.join(params)}) {{\n"
                       "  long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;\n"
@@ -1195,6 +1245,8 @@ def _opaque(ctype: str, v: str) -> str:
 #: CuPy's kernel headers, so that a fused kernel is compiled in the environment of CuPy's ufunc kernels
 #: the expression of a run's first step when the run starts with a thin matrix times a vector (``add_head``)
 _HEAD = "numr_head"
+#: the expression of the first step of a pass's last block, the column's sum (``add_tail``)
+_TAIL = "numr_tail"
 #: the compiler options of a fused run's kernel (and of the eager kernels whose code it repeats)
 _FUSED_OPTIONS = ("--std=c++17",)
 _HEADERS = "".join(f"#include <{h}>\n" for h in ("cupy/complex.cuh", "cupy/carray.cuh", "cupy/math_constants.h"))

@@ -82,7 +82,7 @@ def grid(n: int, d: int, sms: int) -> int:
 
 def pass_source(dtype: np.dtype, d: int, headers: str, params: str, x: str, *, w: str | None = None,
                 steps: str = "", value: str | None = None, out: str | None = None,
-                preload: tuple = ()) -> str:
+                preload: tuple = (), after: str | None = None) -> str:
     """A kernel ``k(params)`` (params end with ``long long n``, the rows) making one pass over the rows of the
     n x d C-contiguous matrix at pointer expression ``x`` of ``dtype`` (M), ``lanes(d)`` lanes of a warp per row
     (lane ``gl_`` of the row's group takes columns gl_, gl_ + lanes, ...). With ``w`` (a pointer expression: d
@@ -90,7 +90,8 @@ def pass_source(dtype: np.dtype, d: int, headers: str, params: str, x: str, *, w
     lane of its group (stores guarded by ``gl_ == 0``); with ``value`` and ``out``, the rows scaled by ``value``
     (an M expression, after the steps) are summed into ``out`` (d elements of M). ``preload`` (C type, pointer
     expression) pairs are arrays the steps read element i of, as ``pv0``, ``pv1``, ...: loaded with the row,
-    one row ahead."""
+    one row ahead. ``after`` is code run by the last block's thread i < d with the column's sum ``t`` once
+    every row is summed, in place of storing t to ``out``."""
     m = _CTYPE[np.dtype(dtype)]
     threads = THREADS
     warps = threads // 32
@@ -160,7 +161,8 @@ def pass_source(dtype: np.dtype, d: int, headers: str, params: str, x: str, *, w
             f"  if (q_ < {q}) sh_[q_ * {d} + c_] = s;\n  __syncthreads();\n"
             f"  if (threadIdx.x < {d}) {{\n    M t = sh_[threadIdx.x];\n"
             f"    for (int g = 1; g < {q}; g++) t += sh_[g * {d} + threadIdx.x];\n"
-            f"    ((M*)({out}))[threadIdx.x] = t;\n  }}\n"
+            + "    const long long i = threadIdx.x;\n"
+            + (after if after is not None else f"    ((M*)({out}))[i] = t;\n") + "  }\n"
             "  if (threadIdx.x == 0) numr_ticket = 0u;\n")
     src.append("}\n")
     return "".join(src)
