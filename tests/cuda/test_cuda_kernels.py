@@ -101,7 +101,7 @@ def test_transposed_and_strided_matrices_reach_gemm_without_a_copy(dtype, monkey
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.complex128])
-def test_matrix_vector_products_are_one_gemv_without_a_copy(dtype, monkeypatch):
+def test_matrix_vector_products_are_one_gemv_or_pass_without_a_copy(dtype, monkeypatch):
     M, K = 37, 23
     mats = [(na, a, ta) for na, a, ta in layouts((M, K), dtype) if na in BLAS_LAYOUTS]
     right = [(nv, v, tv) for nv, v, tv in vectors(K, dtype) if nv != "reversed"]
@@ -114,7 +114,9 @@ def test_matrix_vector_products_are_one_gemv_without_a_copy(dtype, monkeypatch):
         for vname, v, tv in left:
             np.testing.assert_allclose(to_np(tv @ ta), v @ a, rtol=TOL[dtype], atol=TOL[dtype] * M,
                                        err_msg=f"{vname} @ {name}")
-    assert calls.gemv == len(mats) * (len(right) + len(left)) and calls.gemm == 0
+    # the contiguous matrix and the transposed one (a contiguous matrix's transpose) times the contiguous
+    # vector are _matvec's pass (test_cuda_matvec); every other product one gemv
+    assert calls.gemv == len(mats) * (len(right) + len(left)) - 2 and calls.gemm == 0
 
 
 def test_matrix_vector_products_of_other_layouts():
