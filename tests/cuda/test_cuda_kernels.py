@@ -114,9 +114,10 @@ def test_matrix_vector_products_are_one_gemv_or_pass_without_a_copy(dtype, monke
         for vname, v, tv in left:
             np.testing.assert_allclose(to_np(tv @ ta), v @ a, rtol=TOL[dtype], atol=TOL[dtype] * M,
                                        err_msg=f"{vname} @ {name}")
-    # the contiguous matrix and the transposed one (a contiguous matrix's transpose) times the contiguous
-    # vector are _matvec's pass (test_cuda_matvec); every other product one gemv
-    assert calls.gemv == len(mats) * (len(right) + len(left)) - 2 and calls.gemm == 0
+    # of real dtypes, the contiguous matrix and the transposed one (a contiguous matrix's transpose) times the
+    # contiguous vector are _matvec's pass (test_cuda_matvec); every other product one gemv
+    passes = 2 if np.dtype(dtype).kind == "f" else 0
+    assert calls.gemv == len(mats) * (len(right) + len(left)) - passes and calls.gemm == 0
 
 
 def test_matrix_vector_products_of_other_layouts():

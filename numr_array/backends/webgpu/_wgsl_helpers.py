@@ -208,7 +208,10 @@ _REAL: dict[str, tuple[tuple[str, ...], str]] = {
 # bits (``widen``, ``narrow``), so that an adapter that flushes float32 subnormals (NVIDIA's) still reads
 # and returns them; ``opq`` keeps the compiler from folding the float64 steps back into float32 ones.
 _F32_VIA_F64: dict[str, tuple[tuple[tuple[str, WgslType], ...], str]] = {
-    "widen": ((), f"fn widen_f32(x: f32) -> f64 {{ return {f32_to_f64('x')}; }}"),
+    # (a normal float32's conversion is exact on every adapter: the bit-built value only for the rest)
+    "widen": ((), "fn widen_f32(x: f32) -> f64 {\n"
+                  "  if ((bitcast<u32>(x) & 0x7fffffffu) - 0x00800000u < 0x7f000000u) { return f64(x); }\n"
+                  f"  return {f32_to_f64('x')};\n}}"),
     # x rounded to float32's precision and range, kept in float64: below 2^-126 to a multiple of 2^-149
     # by the float64 addition of 1.5 * 2^-97 (whose ulp that is), ties to even
     "r32": ((("opq", F64),), """fn r32_f32(x: f64) -> f64 {
