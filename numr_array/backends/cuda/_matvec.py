@@ -10,10 +10,11 @@ than the memory's rate allows), the groups striding over the rows with the next 
   the group's values are summed by a fixed xor tree of shuffles, after which every lane of the group holds the
   row's dot product (IEEE addition commutes, so the butterfly gives them the same bits); lane 0 stores it.
 * ``X.T @ v``: each lane keeps an accumulator per column it takes and adds ``v[i] * X[i, c]`` (``fma``) for its
-  group's rows in increasing order; a warp's groups are summed by a fixed xor tree, a block's warps in warp
-  order into a partial sum (a module global, ``numr_part``), and the block that finishes last (a ticket
-  counter, reset by it) sums the blocks' partials in a fixed order into the result. The grid depends only on
-  n, d and the GPU (``grid``), so the bits depend only on the data, and no second launch is needed.
+  group's rows in increasing order; a warp's groups are summed by a fixed xor tree, a block's warps by a
+  fixed tree in shared memory into a partial sum (a module global, ``numr_part``), and the block that finishes
+  last (a ticket counter, reset by it) sums the blocks' partials in a fixed order into the result. The grid
+  depends only on n, d and the GPU (``grid``), so the bits depend only on the data, and no second launch is
+  needed.
 
 Both are one template (``pass_source``) that a capture's fused run fills in too (``FusedRun.add_head`` and
 ``add_tail``): a run that starts with ``X @ w``, continues with element-wise steps over its n results and ends
@@ -148,15 +149,18 @@ def pass_source(dtype: np.dtype, d: int, headers: str, params: str, x: str, *, w
             + f"  __shared__ M sh_[{max(warps * part, threads)}];\n  __shared__ bool last_;\n"
             f"  if (grp_ == 0) {{\n#pragma unroll\n    for (int j = 0; j < {D}; j++) sh_[(threadIdx.x >> 5) * {part} + gl_ + {L} * j] = acc_[j];\n  }}\n"
             "  __syncthreads();\n"
-            f"  if (threadIdx.x < {d}) {{\n    M s = sh_[threadIdx.x];\n"
-            f"    for (int g = 1; g < {warps}; g++) s += sh_[g * {part} + threadIdx.x];\n"
-            f"    numr_part[blockIdx.x * {d}LL + threadIdx.x] = s;\n  }}\n"
+            # the block's warps, in a fixed tree in shared memory
+            f"  for (int h = {warps // 2}; h > 0; h >>= 1) {{\n"
+            f"    for (int e = threadIdx.x; e < h * {part}; e += {threads}) sh_[e] += sh_[e + h * {part}];\n"
+            "    __syncthreads();\n  }\n"
+            f"  if (threadIdx.x < {d}) numr_part[blockIdx.x * {d}LL + threadIdx.x] = sh_[threadIdx.x];\n"
+            # (the writers' fence before the ticket; the last block reads the partials past its L1: __ldcg)
             "  __threadfence();\n  __syncthreads();\n"
             "  if (threadIdx.x == 0) last_ = atomicAdd(&numr_ticket, 1u) == gridDim.x - 1;\n"
-            "  __syncthreads();\n  if (!last_) return;\n  __threadfence();\n"
+            "  __syncthreads();\n  if (!last_) return;\n"
             # the last block: thread t sums column t % d over blocks t / d, + q, ... in order, then the q sums
             f"  const int c_ = threadIdx.x % {d}, q_ = threadIdx.x / {d};\n  M s = (M)0;\n"
-            f"  if (q_ < {q}) {{\n#pragma unroll 4\n    for (unsigned int b = q_; b < gridDim.x; b += {q}) s += __ldcg(numr_part + b * {d}LL + c_);\n  }}\n"
+            f"  if (q_ < {q}) {{\n#pragma unroll 16\n    for (unsigned int b = q_; b < gridDim.x; b += {q}) s += __ldcg(numr_part + b * {d}LL + c_);\n  }}\n"
             "  __syncthreads();\n"
             f"  if (q_ < {q}) sh_[q_ * {d} + c_] = s;\n  __syncthreads();\n"
             f"  if (threadIdx.x < {d}) {{\n    M t = sh_[threadIdx.x];\n"
