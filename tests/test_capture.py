@@ -10,7 +10,7 @@ from hypothesis import given, strategies as st
 import numr_array as xp
 from numr_array._device import parse_device
 
-from .helpers import defaults, device_data
+from .helpers import defaults, device_data, needs_dtype
 from .strategies import DEVICE, to_np
 
 dev = parse_device(DEVICE)
@@ -331,4 +331,57 @@ def test_replay_of_broadcasts_views_and_row_reductions_equals_eager(steps, reduc
         t[...] = arr(v, dtype=xp.float32)
     g.replay()
     for got, want in zip(results, run(*tensors)):
+        assert to_np(got).tobytes() == to_np(want).tobytes()
+
+
+ROW_STEPS = ["sigmoid", "minus_y", "times_y", "tanh", "scale", "abs"]
+
+
+@given(st.lists(st.sampled_from(ROW_STEPS), max_size=5), st.integers(1, 300), st.integers(1, 130),
+       st.sampled_from(["float32", "float64"]), st.booleans(), st.integers(0, 2 ** 32 - 1))
+def test_replay_of_a_linear_models_gradient_equals_eager(steps, n, d, dtype, in_place, seed):
+    """X @ w, a random chain of element-wise ops over its n results, X.T @ r and an update of w (in place or
+    not): a replay after new input data gives eager's bits (CUDA makes such a step one pass over X's rows,
+    whose products repeat the eager kernels' sums; X has up to 130 columns, past the pass's 128)."""
+    needs_dtype(getattr(xp, dtype))
+    rng = np.random.default_rng(seed)
+
+    def data():
+        return [rng.standard_normal((n, d)).astype(dtype), (rng.standard_normal(d) * 0.1).astype(dtype),
+                (rng.random(n) < 0.5).astype(dtype)]
+
+    def run(x, w, y):
+        r = x @ w
+        for step in steps:
+            if step == "sigmoid":
+                r = 1.0 / (1.0 + xp.exp(-r))
+            elif step == "minus_y":
+                r = r - y
+            elif step == "times_y":
+                r = r * y
+            elif step == "tanh":
+                r = xp.tanh(r)
+            elif step == "scale":
+                r = 0.5 * r
+            else:
+                r = xp.abs(r)
+        g = x.T @ r
+        if in_place:
+            xp.subtract(w, 0.01 * g, out=w)
+            return (w,)
+        return (w - 0.01 * g, r)
+
+    def fresh(values):
+        return [arr(v, dtype=getattr(xp, dtype)) for v in values]
+
+    first, second = data(), data()
+    tensors = fresh(first)
+    with xp.capture(device=DEVICE) as g:
+        results = run(*tensors)
+    for got, want in zip(results, run(*fresh(first))):
+        assert to_np(got).tobytes() == to_np(want).tobytes()
+    for t, v in zip(tensors, second):
+        t[...] = arr(v, dtype=getattr(xp, dtype))
+    g.replay()
+    for got, want in zip(results, run(*fresh(second))):
         assert to_np(got).tobytes() == to_np(want).tobytes()
