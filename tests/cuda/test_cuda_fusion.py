@@ -16,26 +16,13 @@ if get_runtime("cuda") is None:
 
 from numr_array.backends.cuda._direct_elementwise import FusedRun  # noqa: E402
 
-DEV = "cuda:0"
-client = xp._device.parse_device(DEV).client
-
-
-def on(a):
-    return xp.asarray(a, device=DEV)
-
-
-def bits(t) -> np.ndarray:
-    return np.ascontiguousarray(to_np(t)).view(np.uint8)
+from .capture_helpers import DEV, bits, client, on, record_runs, replay_equals_eager as _replay_equals_eager  # noqa: E402,F401
 
 
 @pytest.fixture
 def runs(monkeypatch):
     """The step counts of the fused kernels launched (each launch of a FusedRun, eager or in a capture)."""
-    seen = []
-    launch_run = client._direct.launch_run
-    monkeypatch.setattr(client._direct, "launch_run",
-                        lambda run, dead=frozenset(): (seen.append(len(run.steps)), launch_run(run, dead)))
-    return seen
+    return record_runs(monkeypatch, lambda run: len(run.steps))
 
 
 def values(dtype: str, n: int, seed: int) -> np.ndarray:
@@ -59,22 +46,8 @@ def values(dtype: str, n: int, seed: int) -> np.ndarray:
 
 
 def replay_equals_eager(block, arrays, runs, fused_steps):
-    """Capture ``block(*tensors)``, check it became kernels of ``fused_steps`` steps in all, then set new data
-    and check that a replay gives eager's bits for every result."""
-    tensors = [on(a) for a in arrays]
-    eager = [bits(r) for r in block(*tensors)]
-    runs.clear()
-    with xp.capture(device=DEV) as g:
-        results = block(*tensors)
-    assert sum(runs) == fused_steps, runs
-    for r, e in zip(results, eager):
-        np.testing.assert_array_equal(bits(r), e)
-    for t, a in zip(tensors, arrays):  # new data: the arrays reversed
-        t[...] = on(np.ascontiguousarray(a[::-1]))
-    g.replay()
-    want = [bits(r) for r in block(*tensors)]
-    for r, e in zip(results, want):
-        np.testing.assert_array_equal(bits(r), e)
+    """``capture_helpers.replay_equals_eager``, its capture having become kernels of ``fused_steps`` steps in all."""
+    _replay_equals_eager(block, arrays, runs, lambda r: sum(r) == fused_steps)
 
 
 def test_the_sin_chain_becomes_few_kernels_and_replays_bit_for_bit(runs):
