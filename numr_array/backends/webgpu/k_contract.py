@@ -287,16 +287,8 @@ def rowdot(client, a: Tensor, v: Tensor, o: Tensor, batch: list[tuple[int, int, 
     for st in (ba, bv, bo_):
         words += [s & _M32 for s in st]
     client.dispatch(pipe, pack_words(words), b1 + b2 + b3, (gx, -(-total // gx), 1))
-    if P > 1 and not wide:
+    if P > 1:  # (wide: the parts summed in float64, the reduction narrowing the sum to float32 bits)
         _sum_parts(client, dest, o, tuple(bshape) + (N,), [b[3] for b in batch], (soi,), [b[0] for b in batch], c)
-    elif P > 1:  # the parts summed in float64, then narrowed to float32 bits
-        shape = tuple(b[0] for b in batch) + (N,)
-        total_ = _temp(client, shape, c.dtype)
-        _sum_parts(client, dest, total_, tuple(bshape) + (N,), list(total_._strides[:-1]), (1,),
-                   [b[0] for b in batch], c)
-        ov = Tensor(o._buf, o._dtype, shape, tuple(b[3] for b in batch) + (soi,), o._offset, o._dev)
-        run_map(client, "narrow_f32", None, [ov], [total_],
-                lambda g: g.store(0, f"{g.lib.fn('narrow', F32)}({g.val(0)})"))
 
 
 def _build_rowdot(client, key, aw: WgslType, vw: WgslType, ow: WgslType, c: WgslType, conj: bool, kfast: bool,

@@ -34,7 +34,7 @@ from ._wgsl_helpers import BOOL, WgslHelpers
 from ._copy_fill import copy
 from ._map_template import _unalias, run_map
 from ._shader import Layout, MAX_GROUPS, bindings, pack_words
-from ._types import COMPUTE, WgslType, WGSL_TYPES, cast, lit, wt
+from ._types import COMPUTE, F32, WgslType, WGSL_TYPES, cast, lit, wt
 from ._views import bind_whole, collapse, window as _window
 
 if TYPE_CHECKING:
@@ -274,7 +274,8 @@ def _launch(client, kind, variant, x, o, mean, acc, kshape, kx, ko, km, rshape, 
     nk, nr = len(kshape), len(rshape)
     has_mean = mean is not None
     pair = (arg.index is not None, arg.value is not None) if arg is not None else None
-    key = ("reduce", kind, variant, x._dtype, o._dtype, acc.dtype, nk, nr, has_mean, pair)
+    key = ("reduce", kind, variant, x._dtype, o._dtype, acc.dtype, nk, nr, has_mean, pair,
+           client.flushes_f32_subnormals)
     pipe = client.cached_pipeline(key)
     if pipe is None:
         pipe = _build(client, key, kind, variant, wt(o._dtype), acc, nr == 1, has_mean, pair,
@@ -437,6 +438,10 @@ def _build(client, key, kind, variant, ow: WgslType, acc: WgslType, unroll: bool
         store = f"st1(u32(ob), {cast(f'ACC.i + {W(base_k)}', U32, ow)});"
         if has_value:
             store += f" st{vb}(u32(ob - {i32(oe_k)} + {i32(ve_k)}), ACC.v);"
+    elif acc.ct == "f64" and ow.ct == "f32" and client.flushes_f32_subnormals:
+        # a float64 state into float32 on an adapter that flushes float32 subnormals: narrowed to the bits
+        # (f32() of a value below float32's normals would be 0)
+        store = f"st1(u32(ob), {lib.fn('narrow', F32)}(ACC));"
     else:
         store = f"st1(u32(ob), {cast('ACC', acc, ow)});"
     if variant == "thread":
