@@ -16,7 +16,7 @@ if get_runtime("cuda") is None:
 
 from numr_array.backends.cuda._direct_elementwise import FusedRun  # noqa: E402
 
-from .capture_helpers import DEV, bits, client, on, record_runs, replay_equals_eager as _replay_equals_eager  # noqa: E402,F401
+from .capture_helpers import DEV, bits, client, on, record_runs, replay_equals_eager as _replay_equals_eager  # noqa: E402
 
 
 @pytest.fixture

@@ -496,8 +496,7 @@ class DirectLauncher:
         kind, n, d = planned
         start = address(o)
         end = start + o._shape[0] * o._dtype.itemsize
-        if any(start < e and s < end for s, e in (_view_span(("v", address(x), x._dtype.np, x._shape, x._strides))
-                                                  for x in (a, b))):
+        if any(start < e and s < end for s, e in (_tensor_span(a), _tensor_span(b))):
             return False
         f = self.matvec_function(kind, a._dtype.np, d)
         args = self._args
@@ -820,7 +819,7 @@ class FusedRun:
         _, n, d = planned
         start = address(o)
         end = start + n * o._dtype.itemsize
-        spans = [_view_span(("v", address(t), t._dtype.np, t._shape, t._strides)) for t in (x, w)]
+        spans = [_tensor_span(x), _tensor_span(w)]
         if any(s < end and start < e for s, e in spans):
             return False
         self.matrix = (address(x), x._dtype.np, d)
@@ -847,7 +846,7 @@ class FusedRun:
         matrix = (address(xt), xt._dtype.np, d)
         if self.matrix is not None and self.matrix != matrix:
             return False
-        span = _view_span(("v", matrix[0], matrix[1], xt._shape, xt._strides))
+        span = _tensor_span(xt)
         start = address(o)
         end = start + d * o._dtype.itemsize
         for s, e in self._extent.items():
@@ -974,8 +973,7 @@ class FusedRun:
             if kind == "p" and reg is None and self.matrix is not None and not phase_after:
                 # memory no earlier step wrote: a pass loads element i with the row, a row ahead (only this
                 # group writes element i of a run's result, after reading it)
-                m = preloads.setdefault((k, ctype), len(preloads))
-                return f"pv{m}"
+                return f"pv{preloads.setdefault((k, ctype), len(preloads))}"
             index = "0" if kind == "e" else view_index(x[3], x[4]) if kind == "v" else "i"
             return f"(({ctype}*)p{k})[{index}]"
 
@@ -1046,6 +1044,11 @@ class FusedRun:
             packed[len(words) + 2:len(words) + 5] = (out, rows, m)
             packed.view(np.float64)[len(words) + 5] = scale
         return source, tuple(key), packed
+
+
+def _tensor_span(t: Tensor) -> tuple[int, int]:
+    """(start, end) of the memory tensor ``t`` reads, at its strides."""
+    return _view_span(("v", address(t), t._dtype.np, t._shape, t._strides))
 
 
 def _view_span(x) -> tuple[int, int]:
@@ -1242,11 +1245,11 @@ def _opaque(ctype: str, v: str) -> str:
     return f"(({ctype})({v} | ({ctype})z))"
 
 
-#: CuPy's kernel headers, so that a fused kernel is compiled in the environment of CuPy's ufunc kernels
 #: the expression of a run's first step when the run starts with a thin matrix times a vector (``add_head``)
 _HEAD = "numr_head"
 #: the expression of the first step of a pass's last block, the column's sum (``add_tail``)
 _TAIL = "numr_tail"
 #: the compiler options of a fused run's kernel (and of the eager kernels whose code it repeats)
 _FUSED_OPTIONS = ("--std=c++17",)
+#: CuPy's kernel headers, so that a fused kernel is compiled in the environment of CuPy's ufunc kernels
 _HEADERS = "".join(f"#include <{h}>\n" for h in ("cupy/complex.cuh", "cupy/carray.cuh", "cupy/math_constants.h"))

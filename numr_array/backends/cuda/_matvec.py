@@ -120,15 +120,15 @@ def pass_source(dtype: np.dtype, d: int, headers: str, params: str, x: str, *, w
             + (f"X_[({row}) * {d}LL + gl_ + {L} * j];\n" if not guard else
                f"gl_ + {L} * j < {d} ? X_[({row}) * {d}LL + gl_ + {L} * j] : (M)0;\n"))
     # the group's next row (and its elements of the steps' operands) in flight while row i is summed
-    src.append(f"  M xn_[{D}];\n" + "".join(f"  {ct} pn{m}_ = ({ct})0;\n" for m, (ct, _) in enumerate(preload))
+    src.append(f"  M xn_[{D}];\n" + "".join(f"  {ct} pn{q}_ = ({ct})0;\n" for q, (ct, _) in enumerate(preload))
                + "  if (base_ + grp_ < n) {\n" + load("base_ + grp_", "xn_")
-               + "".join(f"    pn{m}_ = {p}[base_ + grp_];\n" for m, (_, p) in enumerate(preload)) + "  }\n"
+               + "".join(f"    pn{q}_ = {p}[base_ + grp_];\n" for q, (_, p) in enumerate(preload)) + "  }\n"
                "  for (; base_ < n; base_ += step_) {\n"
                "    const long long i = base_ + grp_;\n"
                f"    M xv_[{D}];\n#pragma unroll\n    for (int j = 0; j < {D}; j++) xv_[j] = xn_[j];\n"
-               + "".join(f"    const {ct} pv{m} = pn{m}_;\n" for m, (ct, _) in enumerate(preload))
+               + "".join(f"    const {ct} pv{q} = pn{q}_;\n" for q, (ct, _) in enumerate(preload))
                + "    if (i + step_ < n) {\n" + load("i + step_", "xn_")
-               + "".join(f"      pn{m}_ = {p}[i + step_];\n" for m, (_, p) in enumerate(preload)) + "    }\n")
+               + "".join(f"      pn{q}_ = {p}[i + step_];\n" for q, (_, p) in enumerate(preload)) + "    }\n")
     if w is not None:
         src.append("    M h = (M)0;\n"
                    f"#pragma unroll\n    for (int j = 0; j < {D}; j++) if ({guard}i < n) h = fma(xv_[j], wv_[j], h);\n")
