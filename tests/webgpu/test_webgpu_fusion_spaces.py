@@ -23,6 +23,14 @@ from benchmarks import workloads  # noqa: E402
 from .helpers import DEV, bits, host, on  # noqa: E402
 
 
+@pytest.fixture(autouse=True)
+def map_fuser_alone(monkeypatch):
+    """The dispatches counted here are those the map fuser leaves: _fuse_small, which would join the small ones
+    into one-workgroup programs, is tested in test_webgpu_small_programs.py."""
+    from numr_array.backends.webgpu import _fuse_small
+    monkeypatch.setattr(_fuse_small, "MAX_PHASES", 1)
+
+
 def captured(run, *args):
     """(graph, result) of ``run(*args)`` captured."""
     with xp.capture(device=DEV) as g:

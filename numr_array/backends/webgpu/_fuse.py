@@ -28,6 +28,7 @@ for what it knows of its operands.
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import TYPE_CHECKING
 
@@ -35,9 +36,10 @@ from ._wgsl_helpers import WgslHelpers
 from ._map_template import MapRecord, coord_lines, element_lines
 from ._views import element_span
 from ._shader import Layout, bindings, groups, main_header, pack_words
-from ._types import wt
-from ._fused_bodies import _M32, _view, bodies
-from . import _fuse_reduce
+from ._fused_bodies import _M32, _view, bodies, run_views
+from . import _fuse_reduce, _fuse_small
+from .k_reduce import ReduceRecord
+from .k_contract import RowdotRecord
 
 if TYPE_CHECKING:
     from ._client import WebGPUClient
@@ -195,7 +197,7 @@ def fuse(client: WebGPUClient, steps: list, records: list, bound: list | None = 
     if bound is not None:
         for gi in range(1, len(groups)):
             red = records[groups[gi][0]]
-            if groups[gi][1] is None and red is not None and groups[gi - 1][1] is not None:
+            if groups[gi][1] is None and type(red) is ReduceRecord and groups[gi - 1][1] is not None:
                 p = _fuse_reduce.plan(groups[gi - 1][1], red, limit)
                 if p is not None:
                     plans[gi] = p
@@ -212,17 +214,20 @@ def fuse(client: WebGPUClient, steps: list, records: list, bound: list | None = 
                 break
             for gi in alive:
                 del plans[gi]
-    out: list = []
+    items: list[tuple] = []  # (what _fuse_small may join or None, the step or a function making it)
     for gi, (k, recs) in enumerate(groups):
         if gi + 1 in plans:  # evaluated by the reduction after it
             continue
         if gi in plans:
-            out.append(_fuse_reduce.fused_step(client, plans[gi]))
-        elif recs is None or len(recs) == 1:
-            out.append(steps[k])
+            items.append((None, functools.partial(_fuse_reduce.fused_step, client, plans[gi])))
+        elif recs is None:
+            items.append((records[k] if type(records[k]) is RowdotRecord else None, steps[k]))
+        elif len(recs) == 1:
+            items.append((_fuse_small.MapPhase(recs, frozenset()), steps[k]))
         else:
-            out.append(_merged(client, recs, dead.get(gi, set())))
-    return out
+            gone = frozenset(dead.get(gi, ()))
+            items.append((_fuse_small.MapPhase(recs, gone), functools.partial(_merged, client, recs, gone)))
+    return _fuse_small.join(client, items, limit)
 
 
 _ALL = (0, 1 << 62)
@@ -313,32 +318,14 @@ def _merged(client: WebGPUClient, run: list[MapRecord], dead: set = frozenset())
     """One launch running ``run``'s bodies per element; ``dead``: the (record, output) stores it leaves out."""
     dims = run[0].dims
     ndim = len(dims)
-    # the views the shader touches: those loaded (not in a register of the run yet) and those stored
-    used: dict[tuple, bool] = {}  # view -> whether it is stored
-    in_reg: set = set()
-    for ri, rec in enumerate(run):
-        for i in range(rec.nout, len(rec.views)):
-            if rec.views[i] not in in_reg:
-                used.setdefault(rec.views[i], False)
-        for j in range(rec.nout):
-            if (ri, j) not in dead:
-                used[rec.views[j]] = True
-            in_reg.add(rec.views[j])
-    if not used:  # (every store dropped, nothing loaded: one binding all the same)
-        used[run[0].views[0]] = False
-    # one binding per view used; windows, offsets and strides from the record that first has it
-    slots: dict[tuple, int] = {}
-    info: list[tuple] = []  # per binding: (WgslType, written, bind triple, element offset, strides)
-    for rec in run:
-        for i, v in enumerate(rec.views):
-            if v in used and v not in slots:
-                slots[v] = len(info)
-                info.append([wt(v[3]), used[v], rec.binds[3 * i:3 * i + 3], rec.eoffs[i], rec.strides[i]])
+    # one binding per view used (loaded, not in a register of the run yet, or stored)
+    views = run_views(run, dead)
+    info = [row[1:] for row in views]
     lay = Layout()
     shape_k = lay.alloc(ndim)
     words_k = [lay.alloc(1 + ndim) for _ in info]
     lib = WgslHelpers(client.has_f64)
-    text, _, tail_words = bodies(run, dead, lay, lib, {v: s + 1 for v, s in slots.items()})
+    text, _, tail_words = bodies(run, dead, lay, lib, {row[0]: b for b, row in enumerate(views, start=1)})
     idx = coord_lines(ndim, shape_k) + element_lines(ndim, words_k)
     # a written binding is declared atomic when packed: reads of it then use atomicLoad
     decls = bindings([(w, written, written) for w, written, *_ in info])

@@ -9,6 +9,8 @@ from ._types import WgslType, _packing, wt
 from ._wgsl_helpers import WgslHelpers
 
 _M32 = 0xFFFFFFFF
+#: operands of one record at most, for the salts of a part of a run (bodies' ``index``)
+MAX_OPERANDS = 64
 
 
 def _reloaded(w: WgslType, v: str) -> str:
@@ -57,17 +59,48 @@ def _view(rec: MapRecord, i: int) -> tuple:
     return rec.views[i]
 
 
-def bodies(run: list[MapRecord], dead, lay: Layout, lib: WgslHelpers, binding: dict) -> tuple[list[str], dict, list]:
+def run_views(run: list[MapRecord], dead) -> list[list]:
+    """The views a merged run binds, in binding order: those it loads (not in a register of the run yet) and
+    those it stores; per view [view, WgslType, stored, bind triple, element offset, strides], the window,
+    offset and strides from the first record that has it."""
+    used: dict[tuple, bool] = {}  # view -> whether it is stored
+    in_reg: set = set()
+    for ri, rec in enumerate(run):
+        for i in range(rec.nout, len(rec.views)):
+            if rec.views[i] not in in_reg:
+                used.setdefault(rec.views[i], False)
+        for j in range(rec.nout):
+            if (ri, j) not in dead:
+                used[rec.views[j]] = True
+            in_reg.add(rec.views[j])
+    if not used:  # (every store dropped, nothing loaded: one binding all the same)
+        used[run[0].views[0]] = False
+    info: list[list] = []
+    seen: set = set()
+    for rec in run:
+        for i, v in enumerate(rec.views):
+            if v in used and v not in seen:
+                seen.add(v)
+                info.append([v, wt(v[3]), used[v], rec.binds[3 * i:3 * i + 3], rec.eoffs[i], rec.strides[i]])
+    return info
+
+
+def bodies(run: list[MapRecord], dead, lay: Layout, lib: WgslHelpers, binding: dict, regs: dict | None = None,
+           index: list[int] | None = None) -> tuple[list[str], dict, list]:
     """WGSL running ``run``'s bodies in order for one element: an operand not in a register of the run is
     loaded as ``ld{b}(e{b})``, ``b = binding[view]`` (the ``e{b}`` are declared before), a store not in
     ``dead`` is ``st{b}``; scalars and parameters are allocated in ``lay`` in the order of the returned
-    uniform words. (lines, view -> the register holding its latest value, uniform words)."""
+    uniform words. (lines, view -> the register holding its latest value, uniform words). ``regs``, ``index``:
+    for a part of a run (_fuse_small's), the registers its records before wrote, and each record's place in
+    the run (its names, its salts, its stores in ``dead``)."""
     text = []
-    regs: dict[tuple, str] = {}     # view -> the register holding its latest value
+    regs = {} if regs is None else regs  # view -> the register holding its latest value
     loaded: set[int] = set()
     tail_words: list[int] = []
     nsalt = 0
-    for ri, rec in enumerate(run):
+    for ri, rec in zip(range(len(run)) if index is None else index, run):
+        if index is not None:  # salts past those of the run's records before this one
+            nsalt = MAX_OPERANDS * ri
         ins_wt = []
         vals = []
         ti = rec.nout

@@ -32,6 +32,7 @@ binding.
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 from ... import _dtypes as dt
 from ..._tensor import Tensor, contiguous_strides
@@ -286,46 +287,60 @@ def rowdot(client, a: Tensor, v: Tensor, o: Tensor, batch: list[tuple[int, int, 
     words += bshape
     for st in (ba, bv, bo_):
         words += [s & _M32 for s in st]
-    client.dispatch(pipe, pack_words(words), b1 + b2 + b3, (gx, -(-total // gx), 1))
+    record = None
+    if total == 1 and P == 1 and client.capturing:  # a phase _fuse_small may run with its neighbours
+        record = RowdotRecord((wt(a._dtype), wt(v._dtype), wt(dest._dtype), c, conj, kfast, TK, len(bshape), wide),
+                              words, b1 + b2 + b3, (wt(dest._dtype), wt(a._dtype), wt(v._dtype)))
+    client.dispatch(pipe, pack_words(words), b1 + b2 + b3, (gx, -(-total // gx), 1), record)
     if P > 1:  # (wide: the parts summed in float64, the reduction narrowing the sum to float32 bits)
         _sum_parts(client, dest, o, tuple(bshape) + (N,), [b[3] for b in batch], (soi,), [b[0] for b in batch], c)
 
 
-def _build_rowdot(client, key, aw: WgslType, vw: WgslType, ow: WgslType, c: WgslType, conj: bool, kfast: bool,
-                  TK: int, nbd: int, wide: bool):
-    lay = Layout()
+class RowdotRecord(NamedTuple):
+    """A captured one-workgroup, one-part rowdot (a dot product of short vectors), as the fusion pass
+    (_fuse_small) reads it to run it as a phase of a one-workgroup program. Holds no tensor."""
+    args: tuple     # rowdot_text's arguments after the layout and helpers: the kernel's variant
+    words: list     # the dispatch's uniform words, frame words first
+    binds: tuple    # (WBuf, byte offset, byte size) of o, a and v
+    bound: tuple    # their WgslTypes
+
+
+def rowdot_text(lay: Layout, lib: WgslHelpers, aw: WgslType, vw: WgslType, ow: WgslType, c: WgslType, conj: bool,
+                kfast: bool, TK: int, nbd: int, wide: bool, b: tuple[int, int, int] = (1, 2, 3), sh: str = "sh",
+                one: bool = False) -> str:
+    """The statements of rowdot's entry point (its uniform words allocated in ``lay``, in the order of the
+    dispatch's words after the frame's): ``b`` the bindings of o, a and v, ``sh`` the name of the
+    workgroup array of 256 compute values, ``one``: run as the only workgroup of a one-part launch (a phase
+    of _fuse_small's programs, where the frame's words are not the rowdot's)."""
     W = Layout.word
     (N_k, K_k, KP_k, P_k, NI_k, eo_k, ea_k, ev_k, so_k, sop_k, sai_k, sak_k, svi_k, svk_k) = \
         (lay.alloc(1) for _ in range(14))
     bs, bas, bvs, bos = (lay.alloc(nbd) for _ in range(4))
     i32 = lambda k: f"bitcast<i32>({W(k)})"
-    lib = WgslHelpers(client.has_f64)
+    bo, ba, bv = b
     TI = 256 // TK
     zero = lit(c, 0)
-    src = [lay.block(), bindings([(ow, True, False), (aw, False, False), (vw, False, False)])]
     if wide:  # float32 operands from their bits (exact, subnormals kept)
         widen = lib.fn("widen", F32)
-        a, b = f"{widen}(ld2(u32(pa)))", f"{widen}(ld3(u32(pv)))"
+        a, v = f"{widen}(ld{ba}(u32(pa)))", f"{widen}(ld{bv}(u32(pv)))"
     else:
-        a, b = cast("ld2(u32(pa))", aw, c), cast("ld3(u32(pv))", vw, c)
+        a, v = cast(f"ld{ba}(u32(pa))", aw, c), cast(f"ld{bv}(u32(pv))", vw, c)
     if conj and c.family == "c":
         a = f"{c.ct}(({a}).x, -({a}).y)"
     if c.family == "c":
-        term = f"{lib.fn('cmul', c)}({a}, {b})"
+        term = f"{lib.fn('cmul', c)}({a}, {v})"
     elif c.family == "f":
         term = None  # fma below
     else:
-        term = f"{a} * {b}"
-    add = (lambda acc: f"{acc} = fma({a}, {b}, {acc});") if term is None else (lambda acc: f"{acc} = {acc} + {term};")
+        term = f"{a} * {v}"
+    add = (lambda acc: f"{acc} = fma({a}, {v}, {acc});") if term is None else (lambda acc: f"{acc} = {acc} + {term};")
     lane = ("  let tk = li % {TK}u;\n  let ti = li / {TK}u;\n" if kfast else
             "  let ti = li % {TI}u;\n  let tk = li / {TI}u;\n").format(TK=TK, TI=TI)
     step = 1 if kfast else TI  # distance in workgroup memory between lanes tk and tk + 1 of a row
-    result = f"{lib.fn('narrow', F32)}(sh[li])" if wide and ow.ct == "f32" else cast("sh[li]", c, ow)
-    body = [f"var<workgroup> sh: array<{c.ct}, 256>;\n"
-            "@compute @workgroup_size(256)\n"
-            "fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) li: u32) {\n"
-            # every invocation reaches the barriers; the ones past the end do no work
-            f"  let g = wid.y * {W(1)} + wid.x;\n  let alive = g < {W(0)};\n"
+    result = f"{lib.fn('narrow', F32)}({sh}[li])" if wide and ow.ct == "f32" else cast(f"{sh}[li]", c, ow)
+    # every invocation reaches the barriers; the ones past the end do no work
+    body = ["  let g = 0u;\n  let alive = true;\n" if one else
+            f"  let g = wid.y * {W(1)} + wid.x;\n  let alive = g < {W(0)};\n",
             f"  let gi = g % {W(NI_k)};\n  let rest = g / {W(NI_k)};\n  let part = rest % {W(P_k)};\n"
             f"  var q = rest / {W(P_k)};\n" + lane +
             f"  let i = gi * {TI}u + ti;\n"
@@ -346,16 +361,27 @@ def _build_rowdot(client, key, aw: WgslType, vw: WgslType, ow: WgslType, c: Wgsl
                 f"      r = r + {2 * TK}u;\n    }}\n"
                 f"    if (r < ke) {{ let pa = ra + i32(r) * sak; let pv = rv + i32(r) * svk; {add('acc')} }}\n"
                 "    acc = acc + acc2;\n  }\n")
-    body.append(f"  sh[li] = acc;\n  workgroupBarrier();\n"
+    body.append(f"  {sh}[li] = acc;\n  workgroupBarrier();\n"
                 f"  for (var s = {TK // 2}u; s > 0u; s = s >> 1u) {{\n"
-                f"    if (tk < s) {{ sh[li] = sh[li] + sh[li + s * {step}u]; }}\n"
+                f"    if (tk < s) {{ {sh}[li] = {sh}[li] + {sh}[li + s * {step}u]; }}\n"
                 "    workgroupBarrier();\n  }\n"
                 f"  if (alive && tk == 0u && i < {W(N_k)}) {{\n"
-                f"    st1(u32(po + i32(i) * {i32(so_k)} + i32(part) * {i32(sop_k)}), {result});\n"
-                "  }\n}\n")
+                f"    st{bo}(u32(po + i32(i) * {i32(so_k)} + i32(part) * {i32(sop_k)}), {result});\n"
+                "  }\n")
+    return "".join(body)
+
+
+def _build_rowdot(client, key, aw: WgslType, vw: WgslType, ow: WgslType, c: WgslType, conj: bool, kfast: bool,
+                  TK: int, nbd: int, wide: bool):
+    lay = Layout()
+    lib = WgslHelpers(client.has_f64)
+    body = rowdot_text(lay, lib, aw, vw, ow, c, conj, kfast, TK, nbd, wide)
 
     def source() -> str:
-        return "".join(src) + lib.source() + "".join(body)
+        return (lay.block() + bindings([(ow, True, False), (aw, False, False), (vw, False, False)]) + lib.source()
+                + f"var<workgroup> sh: array<{c.ct}, 256>;\n@compute @workgroup_size(256)\n"
+                "fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) li: u32) {\n"
+                + body + "}\n")
 
     return client.pipeline(key, source, 3, lay.nbytes)
 
