@@ -183,6 +183,30 @@ def test_float32_pow_special_values():
     np.testing.assert_allclose(got[rest], want[rest], rtol=1e-6)
 
 
+@pytest.mark.parametrize("flushing", [False, True])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_a_power_of_two_is_the_routines_own_square(monkeypatch, dtype, flushing):
+    """x ** 2 runs the float64 routine's branch for an exponent of 2 alone (its own kernel): bit for bit what
+    pow with an array of twos gives, over every kind of float32 bits (subnormals, infinities, NaN), and on an
+    adapter that flushes float32 subnormals (NVIDIA's) too."""
+    client = xp._device.parse_device(DEV).client
+    if not client.has_f64:
+        pytest.skip("the adapter lacks shader-f64: pow of float32 is the builtins' (no square of its own)")
+    if flushing:
+        from numr_array.backends.webgpu._client import WebGPUClient
+        monkeypatch.setattr(WebGPUClient, "flushes_f32_subnormals", property(lambda self: True))
+    rng = np.random.default_rng(7)
+    x = rng.integers(0, 2**32, 20000, dtype=np.uint64).astype(np.uint32).view(np.float32).astype(dtype)
+    a = on(x)
+    got, want = to_np(a ** 2), to_np(ew.pow(a, on(np.full(x.shape, 2, dtype))))
+    squares = [k[1][0].name for k in client._pipelines if k[0] == "pow" and isinstance(k[1], tuple)
+               and k[1][1:] == ("square",)]
+    assert dtype in squares
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    real = ~np.isnan(want)
+    assert got[real].tobytes() == want[real].tobytes()
+
+
 @st.composite
 def broadcast_pairs(draw):
     dtype = draw(st.sampled_from(DTYPES))

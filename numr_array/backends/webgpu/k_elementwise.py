@@ -29,13 +29,23 @@ def _elementwise(name: str):
         c = COMPUTE[wt(cdt)]
         ow = wt(outs[0]._dtype)
         nin = len(ins)  # (not ins itself: a captured body must not keep tensors, and so their memory, alive)
+        # x ** 2: the float64 routine's own branch for an exponent of 2, x * x (exact for float32 operands,
+        # then narrowed), without the rest of the routine; its results bit for bit (k-means' distances)
+        square = (name == "pow" and c.family == "f" and client.has_f64 and isinstance(ins[1], np.generic)
+                  and ins[1] == 2)
 
         def body(g: MapCodegen) -> str:
             args = [cast(g.val(k), g.wt_in(k), c) for k in range(nin)]
+            if square:
+                if c.ct == "f32":
+                    wd, nr = g.lib.fn("widen", c), g.lib.fn("narrow", c)
+                    return g.store(0, cast(f"{nr}({wd}({args[0]}) * {wd}({args[0]}))", c, ow))
+                return g.store(0, cast(f"({args[0]} * {args[0]})", c, ow))
             e, rw = _elementwise_exprs.expr(name, c, args, g.lib)
             return g.store(0, cast(e, rw, ow))
 
-        run_map(client, name, cdt, outs, ins, body, fusable=not (libm and c.ct == "f64"))
+        run_map(client, name, (cdt, "square") if square else cdt, outs, ins, body,
+                fusable=not (libm and c.ct == "f64"))
     return kernel
 
 
