@@ -51,7 +51,7 @@ def small(phase) -> bool:
 
 
 class _Bindings:
-    """The program's storage bindings: one per window and WGSL type, shared by the phases, but a map phase
+    """The program's storage bindings: one per window and dtype, shared by the phases, but a map phase
     gets one per view it binds (its element indices are per binding)."""
 
     def __init__(self):
