@@ -724,11 +724,9 @@ class FusedRun:
         # (op, out pointer, out dtype, rows, m, accumulator, launch shape, scale, kernel source maker)
         self.reduction: tuple | None = None
         # a pass over the rows of a thin matrix (``_matvec``): its pointer, dtype and columns; the vector whose
-        # dot product with each row is step 0's result (the head); the pointer the rows scaled by the last
-        # step's result are summed into (the tail)
+        # dot product with each row is step 0's result (the head)
         self.matrix: tuple[int, np.dtype, int] | None = None
         self.head: int | None = None
-        self.tail: int | None = None
         # steps over the tail's d results, run by the pass's last block once every row is summed (the first:
         # the tail's result itself), and the extents they read or write: pointer -> (end, element read)
         self.after: list = []
@@ -738,6 +736,11 @@ class FusedRun:
         self._element_reads: set[int] = set()  # pointers that element operands read from memory
         self._view_reads: list[tuple[int, int]] = []  # (start, end) of the memory views read
         self._racy = False  # a one-element step wrote memory read before: the run must stay one thread
+
+    @property
+    def tail(self) -> int | None:
+        """The pointer the rows scaled by the last row step's result are summed into (``add_tail``), or None."""
+        return self.after[0][2] if self.after else None
 
     def add(self, op: str, ins, outs) -> bool:
         """Record ``op`` if it qualifies and fits this run; False (nothing recorded) otherwise."""
@@ -855,7 +858,6 @@ class FusedRun:
         if any(start < e and s < end for s, e in self._view_reads) or start < span[1] and span[0] < end:
             return False
         self.matrix = matrix
-        self.tail = start
         self.after.append((_TAIL, (), start, o._dtype.np, False))
         self._after_extent[start] = (end, False)
         return True

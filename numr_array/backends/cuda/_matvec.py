@@ -49,15 +49,16 @@ def supports(dtype: np.dtype, d: int) -> bool:
 
 def form(a_shape: tuple, a_strides: tuple, b_shape: tuple, b_strides: tuple) -> tuple[str, int, int] | None:
     """("rows", n, d) for ``X @ w`` (a: n x d C-contiguous, b: d dense), ("cols", n, d) for ``X.T @ v`` (a: the
-    transposed view of an n x d C-contiguous X, b: n dense); None for anything else (dtypes aside)."""
+    transposed view of an n x d C-contiguous X, b: n dense); None for anything else (dtypes and d aside:
+    ``supports``)."""
     if len(a_shape) != 2 or len(b_shape) != 1 or b_strides != (1,):
         return None
     r, c = a_shape
     if r == 0 or c == 0:
         return None
-    if a_strides == (c, 1) and b_shape == (c,) and 0 < c <= MAX_COLS:
+    if a_strides == (c, 1) and b_shape == (c,):
         return "rows", r, c
-    if a_strides == (1, r) and b_shape == (c,) and 0 < r <= MAX_COLS:
+    if a_strides == (1, r) and b_shape == (c,):
         return "cols", c, r
     return None
 

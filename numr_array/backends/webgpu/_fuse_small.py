@@ -76,34 +76,27 @@ class _Bindings:
             out.append(b)
         return out
 
-    def count_with(self, phase) -> int:
-        """How many bindings there would be with ``phase`` too."""
-        trial = _Bindings()
-        trial.slots = [list(s) for s in self.slots]
-        trial.add(phase)
-        return len(trial.slots)
-
-    def add(self, phase) -> list[int]:
-        """The binding numbers of ``phase``'s tensors: o, a and v of a dot product, a map run's views in
-        run_views' order."""
+    def plus(self, phase, views: list | None) -> tuple["_Bindings", list[int]]:
+        """These bindings with ``phase``'s tensors bound too (a new object), and the binding numbers of its
+        tensors: o, a and v of a dot product, a map run's ``views`` (run_views') in their order."""
+        more = _Bindings()
+        more.slots = [list(s) for s in self.slots]
         if type(phase) is RowdotRecord:
             b = phase.binds
-            return self.assign([(b[3 * k:3 * k + 3], phase.bound[k], k == 0) for k in range(3)], False)
-        return self.assign([(triple, w, stored) for _, w, stored, triple, _, _ in run_views(phase.run, phase.dead)],
-                           True)
+            return more, more.assign([(b[3 * k:3 * k + 3], phase.bound[k], k == 0) for k in range(3)], False)
+        return more, more.assign([(triple, w, stored) for _, w, stored, triple, _, _ in views], True)
 
 
-def _map_text(phase: MapPhase, slots: list[int], lay: Layout, lib: WgslHelpers, words: list,
+def _map_text(phase: MapPhase, info: list, slots: list[int], lay: Layout, lib: WgslHelpers, words: list,
               tag: str) -> tuple[str, str]:
     """A map phase: (its functions, its statements), the run's bodies for elements li, li + 256, ..., UNROLL
     of them per turn of the loop with the loads of all of them first, the one-element launches once before
-    (its words appended to ``words``).
+    (its words appended to ``words``; ``info``: its run_views).
     Loads may pass the stores of the elements before them: what a run loads from memory, no launch of the
     run writes (_fuse._can_join), but for the element's own store through the same view."""
     run = phase.run
     dims = run[0].dims
     ndim = len(dims)
-    info = run_views(run, phase.dead)
     shape_k = lay.alloc(ndim)
     n_k = lay.alloc(1)
     view_k = [lay.alloc(1 + ndim) for _ in info]
@@ -154,23 +147,22 @@ def _load(line: str) -> str:
     return ""
 
 
-def _program(client: WebGPUClient, phases: list) -> tuple:
-    """The graph step of one workgroup running ``phases`` in order."""
+def _program(client: WebGPUClient, group: list[tuple], binds: _Bindings) -> tuple:
+    """The graph step of one workgroup running the phases of ``group`` in order: (phase, step, its binding
+    numbers in ``binds``, its run_views or None) each."""
     lay = Layout()
     lib = WgslHelpers(client.has_f64)
-    binds = _Bindings()
     words = [1, 1, 0, 0]
     shared = []
     text = []
-    for phase in phases:
-        slots = binds.add(phase)
+    for k, (phase, _, slots, views) in enumerate(group):
         if type(phase) is RowdotRecord:
-            sh = f"sh{len(shared)}"
+            sh = f"sh{k}"
             shared.append(f"var<workgroup> {sh}: array<{phase.args[3].ct}, 256>;\n")
             body = rowdot_text(lay, lib, *phase.args, b=tuple(slots), sh=sh, one=True)
             words += phase.words[4:]
         else:
-            fns, body = _map_text(phase, slots, lay, lib, words, f"p{len(text)}")
+            fns, body = _map_text(phase, views, slots, lay, lib, words, f"p{k}")
             shared.append(fns)
         if text:  # what the phases before stored, visible to this one's invocations
             text.append("  storageBarrier();\n  workgroupBarrier();\n")
@@ -188,14 +180,14 @@ def join(client: WebGPUClient, items: list[tuple], limit: int) -> list:
     sequence of two or more consecutive small phases (up to MAX_PHASES, binding at most ``limit`` buffers)
     becomes one program."""
     out: list = []
-    group: list[tuple] = []
+    group: list[tuple] = []  # (phase, step, binding numbers, run_views or None)
     binds = _Bindings()
 
     def close():
         if len(group) > 1:
-            out.append(_program(client, [ph for ph, _ in group]))
+            out.append(_program(client, group, binds))
         else:
-            out.extend(_step(s) for _, s in group)
+            out.extend(_step(entry[1]) for entry in group)
         group.clear()
 
     for phase, step in items:
@@ -204,11 +196,13 @@ def join(client: WebGPUClient, items: list[tuple], limit: int) -> list:
             binds = _Bindings()
             out.append(_step(step))
             continue
-        if group and (len(group) >= MAX_PHASES or binds.count_with(phase) > limit):
+        views = run_views(phase.run, phase.dead) if type(phase) is MapPhase else None
+        more, slots = binds.plus(phase, views)
+        if group and (len(group) >= MAX_PHASES or len(more.slots) > limit):
             close()
-            binds = _Bindings()
-        binds.add(phase)
-        group.append((phase, step))
+            more, slots = _Bindings().plus(phase, views)
+        binds = more
+        group.append((phase, step, slots, views))
     close()
     return out
 

@@ -41,7 +41,7 @@ from ._map_template import MapCodegen, run_map
 from ._shader import Layout, MAX_GROUPS, bindings, pack_words
 from ._types import COMPUTE, WgslType, WGSL_TYPES, cast, lit, load_fn, storage_decl, store_fn, wt
 from ._views import bind_whole, collapse, overlap
-from .k_reduce import _temp, reduce
+from .k_reduce import _i32, _temp, reduce
 
 I32 = WGSL_TYPES[dt.int32]
 U32 = WGSL_TYPES[dt.uint32]
@@ -316,7 +316,6 @@ def rowdot_text(lay: Layout, lib: WgslHelpers, aw: WgslType, vw: WgslType, ow: W
     (N_k, K_k, KP_k, P_k, NI_k, eo_k, ea_k, ev_k, so_k, sop_k, sai_k, sak_k, svi_k, svk_k) = \
         (lay.alloc(1) for _ in range(14))
     bs, bas, bvs, bos = (lay.alloc(nbd) for _ in range(4))
-    i32 = lambda k: f"bitcast<i32>({W(k)})"
     bo, ba, bv = b
     TI = 256 // TK
     zero = lit(c, 0)
@@ -344,15 +343,15 @@ def rowdot_text(lay: Layout, lib: WgslHelpers, aw: WgslType, vw: WgslType, ow: W
             f"  let gi = g % {W(NI_k)};\n  let rest = g / {W(NI_k)};\n  let part = rest % {W(P_k)};\n"
             f"  var q = rest / {W(P_k)};\n" + lane +
             f"  let i = gi * {TI}u + ti;\n"
-            f"  var pa0 = {i32(ea_k)};\n  var pv0 = {i32(ev_k)};\n  var po = {i32(eo_k)};\n"]
+            f"  var pa0 = {_i32(ea_k)};\n  var pv0 = {_i32(ev_k)};\n  var po = {_i32(eo_k)};\n"]
     for d in range(nbd - 1, -1, -1):
-        body.append(f"  {{ let c = i32(q % {W(bs + d)}); q = q / {W(bs + d)}; pa0 = pa0 + c * {i32(bas + d)};"
-                    f" pv0 = pv0 + c * {i32(bvs + d)}; po = po + c * {i32(bos + d)}; }}\n")
+        body.append(f"  {{ let c = i32(q % {W(bs + d)}); q = q / {W(bs + d)}; pa0 = pa0 + c * {_i32(bas + d)};"
+                    f" pv0 = pv0 + c * {_i32(bvs + d)}; po = po + c * {_i32(bos + d)}; }}\n")
     body.append(f"  let kb = part * {W(KP_k)};\n  let ke = min(kb + {W(KP_k)}, {W(K_k)});\n"
-                f"  let sak = {i32(sak_k)};\n  let svk = {i32(svk_k)};\n"
+                f"  let sak = {_i32(sak_k)};\n  let svk = {_i32(svk_k)};\n"
                 f"  var acc = {zero};\n  var acc2 = {zero};\n"
                 f"  if (alive && i < {W(N_k)}) {{\n"
-                f"    let ra = pa0 + i32(i) * {i32(sai_k)};\n    let rv = pv0 + i32(i) * {i32(svi_k)};\n"
+                f"    let ra = pa0 + i32(i) * {_i32(sai_k)};\n    let rv = pv0 + i32(i) * {_i32(svi_k)};\n"
                 f"    var r = kb + tk;\n"
                 # two independent sums, two loads of each operand in flight per iteration
                 f"    loop {{\n      if (r + {TK}u >= ke) {{ break; }}\n"
@@ -366,7 +365,7 @@ def rowdot_text(lay: Layout, lib: WgslHelpers, aw: WgslType, vw: WgslType, ow: W
                 f"    if (tk < s) {{ {sh}[li] = {sh}[li] + {sh}[li + s * {step}u]; }}\n"
                 "    workgroupBarrier();\n  }\n"
                 f"  if (alive && tk == 0u && i < {W(N_k)}) {{\n"
-                f"    st{bo}(u32(po + i32(i) * {i32(so_k)} + i32(part) * {i32(sop_k)}), {result});\n"
+                f"    st{bo}(u32(po + i32(i) * {_i32(so_k)} + i32(part) * {_i32(sop_k)}), {result});\n"
                 "  }\n")
     return "".join(body)
 
@@ -412,7 +411,6 @@ def _build_gemm(client, key, w1: WgslType, w2: WgslType, ow: WgslType, c: WgslTy
         (lay.alloc(1) for _ in range(14))
     P_k, KP_k, po_k = (lay.alloc(1) for _ in range(3))
     bs, b1s, b2s, bos = (lay.alloc(nbd) for _ in range(4))
-    i32 = lambda k: f"bitcast<i32>({W(k)})"
     lib = WgslHelpers(client.has_f64)
     BM = 16 * R
     AW = BM + PAD  # a k-row of x1's tile in workgroup memory
@@ -442,12 +440,12 @@ def _build_gemm(client, key, w1: WgslType, w2: WgslType, ow: WgslType, c: WgslTy
             f"  let rest2 = rest / {W(TI_k)};\n  let part = rest2 % {W(P_k)};\n  var q = rest2 / {W(P_k)};\n"
             # this workgroup's part of k: [kb, kb + K)
             f"  let kb = part * {W(KP_k)};\n  let K = min({W(KP_k)}, {W(K_k)} - kb);\n"
-            f"  let sk1 = {i32(sk1_k)};\n  let sk2 = {i32(sk2_k)};\n"
-            f"  var a0 = {i32(e1_k)} + i32(kb) * sk1;\n  var b0 = {i32(e2_k)} + i32(kb) * sk2;\n"
-            f"  var c0 = {i32(eo_k)} + i32(part) * {i32(po_k)};\n"]
+            f"  let sk1 = {_i32(sk1_k)};\n  let sk2 = {_i32(sk2_k)};\n"
+            f"  var a0 = {_i32(e1_k)} + i32(kb) * sk1;\n  var b0 = {_i32(e2_k)} + i32(kb) * sk2;\n"
+            f"  var c0 = {_i32(eo_k)} + i32(part) * {_i32(po_k)};\n"]
     for d in range(nbd - 1, -1, -1):
-        body.append(f"  {{ let c = i32(q % {W(bs + d)}); q = q / {W(bs + d)}; a0 = a0 + c * {i32(b1s + d)};"
-                    f" b0 = b0 + c * {i32(b2s + d)}; c0 = c0 + c * {i32(bos + d)}; }}\n")
+        body.append(f"  {{ let c = i32(q % {W(bs + d)}); q = q / {W(bs + d)}; a0 = a0 + c * {_i32(b1s + d)};"
+                    f" b0 = b0 + c * {_i32(b2s + d)}; c0 = c0 + c * {_i32(bos + d)}; }}\n")
     body.append(f"  let row0 = ti * {BM}u;\n  let col0 = tj * {BM}u;\n  let tx = li % 16u;\n  let ty = li / 16u;\n")
     # which element of each operand's tile each invocation loads: (row or column, k) and its address at k = 0
     loads, stores = [], []
@@ -461,7 +459,7 @@ def _build_gemm(client, key, w1: WgslType, w2: WgslType, ow: WgslType, c: WgslTy
         else:
             i, kk = f"({idx} / {BK}u)", f"({idx} % {BK}u)"
         body.append(f"  let ai{e} = {i};\n  let ak{e} = {kk};\n  let ar{e} = row0 + ai{e} < N;\n"
-                    f"  let ap{e} = a0 + i32(row0 + ai{e}) * {i32(sn1_k)} + i32(ak{e}) * sk1;\n"
+                    f"  let ap{e} = a0 + i32(row0 + ai{e}) * {_i32(sn1_k)} + i32(ak{e}) * sk1;\n"
                     f"  var ra{e} = {'vec4<f32>()' if vec1 else zero};\n")
         value = f"ld2(u32(ap{e} + i32(k0) * sk1))"
         loads.append(f"    if (ar{e} && k0 + ak{e} < K) {{ ra{e} = {value if vec1 else cast(value, w1, c)}; }}"
@@ -480,7 +478,7 @@ def _build_gemm(client, key, w1: WgslType, w2: WgslType, ow: WgslType, c: WgslTy
         else:
             j, kk = f"({idx} % {BM}u)", f"({idx} / {BM}u)"
         body.append(f"  let bj{e} = {j};\n  let bk{e} = {kk};\n  let bc{e} = col0 + bj{e} < M;\n"
-                    f"  let bp{e} = b0 + i32(col0 + bj{e}) * {i32(sm2_k)} + i32(bk{e}) * sk2;\n"
+                    f"  let bp{e} = b0 + i32(col0 + bj{e}) * {_i32(sm2_k)} + i32(bk{e}) * sk2;\n"
                     f"  var rb{e} = {'vec4<f32>()' if vec2 else zero};\n")
         value = f"ld3(u32(bp{e} + i32(k0) * sk2))"
         loads.append(f"    if (bc{e} && k0 + bk{e} < K) {{ rb{e} = {value if vec2 else cast(value, w2, c)}; }}"
@@ -525,8 +523,8 @@ def _build_gemm(client, key, w1: WgslType, w2: WgslType, ow: WgslType, c: WgslTy
     for i in range(R):
         for j in range(R):
             v = f"c{i}_{j // 4}[{j % 4}]" if real else f"c{i}_{j}"
-            body.append(f"  if (r{i} < N && s{j} < M) {{ st1(u32(c0 + i32(r{i}) * {i32(sno_k)} + i32(s{j}) * "
-                        f"{i32(smo_k)}), {cast(v, c, ow)}); }}\n")
+            body.append(f"  if (r{i} < N && s{j} < M) {{ st1(u32(c0 + i32(r{i}) * {_i32(sno_k)} + i32(s{j}) * "
+                        f"{_i32(smo_k)}), {cast(v, c, ow)}); }}\n")
     body.append("}\n")
 
     def source() -> str:

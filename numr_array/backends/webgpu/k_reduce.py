@@ -308,7 +308,7 @@ def _launch(client, kind, variant, x, o, mean, acc, kshape, kx, ko, km, rshape, 
             words.append(te)
     uniform = pack_words(words)
     record = None
-    if client._steps is not None and not has_mean and arg is None:  # capturing: what _fuse_reduce needs
+    if client.capturing and not has_mean and arg is None:  # what _fuse_reduce needs
         record = ReduceRecord(kind, variant, (x._buf.handle.serial, x._offset, tuple(kx) + tuple(rx), x._dtype),
                               o._dtype, acc, tuple(kshape), tuple(ko), tuple(rshape), nr == 1, (o._buf.handle, ob, os_),
                               head, (gx, gy, 1))
