@@ -37,7 +37,7 @@ from ._map_template import MapRecord, coord_lines, element_lines
 from ._views import element_span
 from ._shader import Layout, bindings, groups, main_header, pack_words
 from ._fused_bodies import _M32, _view, bodies, run_views
-from . import _fuse_reduce, _fuse_small
+from . import _fuse_reduce, _fuse_small, _matvec
 from .k_reduce import ReduceRecord
 from .k_contract import RowdotRecord
 
@@ -214,11 +214,14 @@ def fuse(client: WebGPUClient, steps: list, records: list, bound: list | None = 
                 break
             for gi in alive:
                 del plans[gi]
+    passes = _passes(groups, records, limit)
     items: list[tuple] = []  # (what _fuse_small may join or None, the step or a function making it)
     for gi, (k, recs) in enumerate(groups):
-        if gi + 1 in plans:  # evaluated by the reduction after it
+        if gi + 1 in plans or gi - 1 in passes or gi - 2 in passes:  # in the step of a group before it
             continue
-        if gi in plans:
+        if gi in passes:
+            items.append((None, functools.partial(_matvec.fused_step, client, *passes[gi])))
+        elif gi in plans:
             items.append((None, functools.partial(_fuse_reduce.fused_step, client, plans[gi])))
         elif recs is None:
             items.append((records[k] if type(records[k]) is RowdotRecord else None, steps[k]))
@@ -228,6 +231,22 @@ def fuse(client: WebGPUClient, steps: list, records: list, bound: list | None = 
             gone = frozenset(dead.get(gi, ()))
             items.append((_fuse_small.MapPhase(recs, gone), functools.partial(_merged, client, recs, gone)))
     return _fuse_small.join(client, items, limit)
+
+
+def _passes(groups: list, records: list, limit: int) -> dict[int, tuple]:
+    """Per group that is a captured ``X @ w`` followed by a map run and ``X.T @ v`` of what the run stored
+    (``_matvec.joins``): the three as ``_matvec.fused_step``'s arguments."""
+    out: dict[int, tuple] = {}
+    gi = 0
+    while gi + 2 < len(groups):
+        rows, recs, cols = records[groups[gi][0]], groups[gi + 1][1], records[groups[gi + 2][0]]
+        if type(rows) is type(cols) is _matvec.PassRecord and groups[gi][1] is None and recs is not None \
+                and groups[gi + 2][1] is None and _matvec.joins(rows, recs, cols, limit):
+            out[gi] = (rows, recs, cols)
+            gi += 3
+        else:
+            gi += 1
+    return out
 
 
 _ALL = (0, 1 << 62)

@@ -42,6 +42,7 @@ from ._shader import Layout, MAX_GROUPS, bindings, pack_words
 from ._types import COMPUTE, WgslType, WGSL_TYPES, cast, lit, load_fn, storage_decl, store_fn, wt
 from ._views import bind_whole, collapse, overlap
 from .k_reduce import _i32, _temp, reduce
+from . import _matvec
 
 I32 = WGSL_TYPES[dt.int32]
 U32 = WGSL_TYPES[dt.uint32]
@@ -236,6 +237,10 @@ def rowdot(client, a: Tensor, v: Tensor, o: Tensor, batch: list[tuple[int, int, 
     k (X @ w), else along the rows (X.T @ v). Each lane sums its strided share of k, and the lanes of a row
     are summed in workgroup memory. Where the rows give few workgroups, k is split into P parts that
     write partial sums, summed by a second launch (a reduction)."""
+    thin = None if conj else _matvec.form(client, a, v, o, batch, rows, k)
+    if thin is not None:  # a tall, thin X times a vector: one pass over its rows
+        _matvec.run(client, *thin, a, v, o, rows[3], _cpu_adapter(client))
+        return
     N, sai, svi, soi = rows
     K, sak, svk = k
     c = _compute_wt(o._dtype)

@@ -1,0 +1,315 @@
+"""Products of a tall, thin C-contiguous matrix X (n x d, d <= ``MAX_COLS``, n >= ``MIN_ROWS``) with a vector,
+as one pass over X's rows: ``X @ w`` (a dot product per row) and ``X.T @ v`` (a sum of rows scaled by v).
+
+rowdot ran them as a workgroup per 64 rows (``X @ w``) or per slice of k with a second launch (``X.T @ v``),
+each lane keeping two loads in flight: 35 and 60 µs for a 200k x 64 float32 X on an H200, a quarter of its
+memory rate. Here ``lanes(d)`` lanes of a workgroup of 256 take a row at a time (lane ``gl`` columns gl,
+gl + lanes, ...), the workgroup 256 / lanes rows at once, striding over the rows with the next row's loads in
+flight (the design of the CUDA backend's ``_matvec``):
+
+* ``X @ w``: each lane multiplies and adds its columns in increasing order (``fma``), the row's lanes are
+  summed by a fixed tree in workgroup memory, and the row's first lane stores the sum.
+* ``X.T @ v``: each lane keeps an accumulator per column it takes and adds ``v[i] * X[i, c]`` (``fma``) for
+  its rows in increasing order; at the end a fixed tree in workgroup memory sums the workgroup's rows into
+  a partial sum per workgroup, which a reduction (a second launch) sums in a fixed order. The grid depends
+  only on n, d and whether the adapter is a CPU (``grid``), so the bits depend only on the data.
+
+float32 on an adapter that flushes float32 subnormals computes in float64 from the operands' bits and
+narrows the result to float32 bits, as rowdot does.
+
+Both are one template (``pass_text``) that a capture's run fills in too (``fused_step``): a captured
+``X @ w``, a map run over its n results and ``X.T @ v`` of what the run stored become one pass reading X
+once, the row's dot product handed to the run's bodies in a register by the row's first lane and the run's
+value handed to the row's lanes in workgroup memory. Its bits are eager's: the dot product and the
+accumulation are the same code, the run's bodies each launch's expression (``_fused_bodies``).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from ... import _dtypes as dt
+from ..._tensor import Tensor
+from ._fused_bodies import MAX_OPERANDS, _M32, _opaque, bodies, run_views
+from ._map_template import MapRecord
+from ._shader import Layout, bindings, pack_words
+from ._types import WGSL_TYPES, WgslType, cast, lit, wt
+from ._views import bind_whole
+from ._wgsl_helpers import WgslHelpers
+from .k_reduce import _i32, _temp, reduce
+
+F32 = WGSL_TYPES[dt.float32]
+F64 = WGSL_TYPES[dt.float64]
+
+#: the widest X taken (a lane holds its columns of a row, and of the next, in registers)
+MAX_COLS = 128
+#: the fewest rows: shorter products stay rowdot's, whose one-workgroup launches join a capture's programs
+MIN_ROWS = 1024
+#: columns of a row a lane takes, at most, on a GPU
+PER_LANE = 8
+#: the most workgroups of a pass (the partial sums of ``X.T @ v``): a GPU's, a CPU adapter's
+GROUPS = 1024
+CPU_GROUPS = 32
+#: the rows a workgroup's invocations take per turn, at most, on a CPU adapter: its loops stop after
+#: 65535 turns (k_contract's CHUNK)
+_TURNS = 32768
+
+
+def form(client, a: Tensor, v: Tensor, o: Tensor, batch: list, rows: tuple, k: tuple) -> tuple[str, int, int] | None:
+    """rowdot's operands as a pass: ("rows", n, d) for ``X @ w`` (a the n x d C-contiguous X, v dense), ("cols",
+    n, d) for ``X.T @ v`` (a the transposed view of an n x d C-contiguous X, v dense); None for anything else:
+    a batch, another dtype than float32 or float64 for all three, other strides, a short or wide X."""
+    if batch or not (a._dtype == v._dtype == o._dtype) or a._dtype not in (dt.float32, dt.float64):
+        return None
+    if a._dtype == dt.float32 and client.flushes_f32_subnormals and not client.has_f64:
+        return None
+    N, sai, svi, _ = rows
+    K, sak, svk = k
+    if svi != 0 or svk != 1:
+        return None
+    if sak == 1 and sai == K and 0 < K <= MAX_COLS and N >= MIN_ROWS:
+        return "rows", N, K
+    if sai == 1 and sak == N and 0 < N <= MAX_COLS and K >= MIN_ROWS:
+        return "cols", K, N
+    return None
+
+
+def lanes(d: int) -> int:
+    """Lanes per row of ``d`` columns: a power of two, about d / PER_LANE, at most 32. (One lane per row on a
+    CPU adapter, whose barriers each cost a pass over the workgroup, took lavapipe 50 s to compile for 64
+    columns.)"""
+    return min(32, 1 << max(0, (-(-d // PER_LANE) - 1).bit_length()))
+
+
+def grid(n: int, d: int, cpu: bool) -> int:
+    """Workgroups of a pass over ``n`` rows of ``d`` columns: at most GROUPS (CPU_GROUPS), each taking the same
+    number of turns (one fewer for the last ones)."""
+    per_turn = 256 // lanes(d)
+    blocks = -(-n // per_turn)
+    most = CPU_GROUPS if cpu else GROUPS
+    turns = max(-(-blocks // most), 1)
+    if cpu:
+        turns = min(turns, _TURNS)
+    return max(1, min(-(-blocks // turns), 65535))
+
+
+def compute_type(client, dtype: dt.DType) -> tuple[WgslType, bool]:
+    """(the type products and sums are in, whether float32 is widened to float64 from its bits)."""
+    wide = dtype == dt.float32 and client.has_f64 and client.flushes_f32_subnormals
+    return (F64 if wide else wt(dtype)), wide
+
+
+def pass_text(lay: Layout, lib: WgslHelpers, xw: WgslType, c: WgslType, wide: bool, d: int, bx: int,
+              bw: int | None = None, row_end=None, value: str | None = None, bp: int | None = None,
+              shared: bool = False) -> str:
+    """The statements of a pass's entry point over the rows of the n x d C-contiguous X (binding ``bx`` of
+    ``xw``), its words allocated in ``lay``: n, X's element offset, then w's (with ``bw``), then the partial
+    sums' (with ``bp``). With ``bw``, the row's dot product with w (binding bw, dense) is ``row_end(h)``'s
+    ``h`` (a compute-type expression), WGSL run by the row's first lane for a row i < n; with ``bp``, the rows
+    scaled by ``value`` (a compute-type expression, read by every lane of a row i < n after ``row_end``) are
+    summed into the workgroup's partial sums, d values at binding bp from its offset + d * workgroup.
+    ``shared``: ``value`` is in workgroup memory, written by ``row_end`` (a barrier between)."""
+    W = Layout.word
+    L = lanes(d)
+    D = -(-d // L)
+    R = 256 // L
+    n_k, ex_k = lay.alloc(1), lay.alloc(1)
+    ew_k = lay.alloc(1) if bw is not None else None
+    ep_k = lay.alloc(1) if bp is not None else None
+    zero = lit(c, 0)
+    widen = lib.fn("widen", F32) if wide else None
+    conv = (lambda e: f"{widen}({e})") if wide else (lambda e: cast(e, xw, c))
+    col = [f"gl + {L * j}u" for j in range(D)]
+    inside = [None if L * j + L <= d else f"{col[j]} < {d}u" for j in range(D)]  # (None: always)
+
+    def guarded(j: int, line: str) -> str:
+        return line if inside[j] is None else f"if ({inside[j]}) {{ {line} }}"
+
+    def load_row(r: str, into: str, pad: str) -> str:
+        return "".join(pad + guarded(j, f"{into}{j} = ld{bx}(ex + ({r}) * {d}u + {col[j]});") + "\n"
+                       for j in range(D))
+
+    t = [f"  let gl = li % {L}u;\n  let ti = li / {L}u;\n  let n = {W(n_k)};\n  let ex = {W(ex_k)};\n"
+         # the workgroups stride over the rows by the grid's rows per turn (word 1: the workgroups)
+         f"  let stride = {W(1)} * {R}u;\n  var base = wid.x * {R}u;\n"]
+    t += [f"  var xn{j} = {lit(xw, 0)};\n" for j in range(D)]
+    t.append("  if (base + ti < n) {\n" + load_row("base + ti", "xn", "    ") + "  }\n")
+    if bw is not None:
+        t.append(f"  let ew = {W(ew_k)};\n")
+        t += [f"  var wv{j} = {zero};\n  " + guarded(j, f"wv{j} = {conv(f'ld{bw}(ew + {col[j]})')};") + "\n"
+              for j in range(D)]
+    if bp is not None:
+        t += [f"  var acc{j} = {zero};\n" for j in range(D)]
+    t.append("  loop {\n    if (base >= n) { break; }\n    let i = base + ti;\n")
+    t += [f"    let xv{j} = xn{j};\n" for j in range(D)]
+    # the next row's loads in flight while this one is summed
+    t.append("    if (i + stride < n) {\n" + load_row("i + stride", "xn", "      ") + "    }\n")
+    if bw is not None:
+        t.append(f"    var h = {zero};\n")
+        t += ["    " + guarded(j, f"h = fma({conv(f'xv{j}')}, wv{j}, h);") + "\n" for j in range(D)]
+        h = "h"
+        if L > 1:  # the row's lanes, by a fixed tree (every invocation reaches the barriers)
+            t.append("    sh[li] = h;\n    workgroupBarrier();\n")
+            s = L // 2
+            while s:
+                t.append(f"    if (gl < {s}u) {{ sh[li] = sh[li] + sh[li + {s}u]; }}\n    workgroupBarrier();\n")
+                s //= 2
+            h = "sh[li]"
+        t.append("    if (gl == 0u && i < n) {\n" + row_end(h) + "    }\n")
+        if shared and L > 1:
+            t.append("    workgroupBarrier();\n")
+    if bp is not None:
+        t.append(f"    if (i < n) {{\n      let v_ = {value};\n")
+        t += ["      " + guarded(j, f"acc{j} = fma(v_, {conv(f'xv{j}')}, acc{j});") + "\n" for j in range(D)]
+        t.append("    }\n")
+    t.append("    base = base + stride;\n  }\n")
+    if bp is not None:  # the workgroup's rows, by a fixed tree per column its lanes hold
+        t.append(f"  let ep = {W(ep_k)} + wid.x * {d}u;\n")
+        for j in range(D):
+            t.append(f"  sh[li] = acc{j};\n  workgroupBarrier();\n")
+            s = R // 2
+            while s:
+                t.append(f"  if (ti < {s}u) {{ sh[li] = sh[li] + sh[li + {s * L}u]; }}\n  workgroupBarrier();\n")
+                s //= 2
+            cond = "ti == 0u" + ("" if inside[j] is None else f" && {inside[j]}")
+            t.append(f"  if ({cond}) {{ st{bp}(ep + {col[j]}, sh[li]); }}\n")
+    return "".join(t)
+
+
+def _entry(lay: Layout, decls: str, lib: WgslHelpers, c: WgslType, body: str, shared: str = "") -> str:
+    return (lay.block() + decls + lib.source() + f"var<workgroup> sh: array<{c.ct}, 256>;\n" + shared
+            + "@compute @workgroup_size(256)\n"
+            "fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) li: u32) {\n"
+            + body + "}\n")
+
+
+def _result(lib: WgslHelpers, c: WgslType, wide: bool, ow: WgslType, h: str) -> str:
+    return f"{lib.fn('narrow', F32)}({h})" if wide else cast(h, c, ow)
+
+
+class PassRecord(NamedTuple):
+    """A captured pass, as the fusion pass reads it (``fused_step``). Holds no tensor."""
+    kind: str       # "rows" (X @ w) or "cols" (X.T @ v, into partial sums)
+    dtype: dt.DType
+    n: int
+    d: int
+    x: tuple        # X's (memory serial, element offset)
+    vec: tuple      # w's or v's view (memory serial, element offset, strides, dtype), as MapRecord.views
+    out: tuple      # the view written: the result (rows), the partial sums (cols)
+    binds: tuple    # (WBuf, byte offset, byte size) of the written view, X and the vector
+    eoffs: tuple    # their element offsets in those windows
+    so: int         # the result's stride (rows)
+    groups: int     # the dispatch's workgroups (``grid``)
+
+
+def run(client, kind: str, n: int, d: int, a: Tensor, v: Tensor, o: Tensor, so: int, cpu: bool) -> None:
+    """o = X @ v (kind "rows", o's stride ``so``) or X.T @ v ("cols") of the n x d X whose data ``a`` views;
+    ``cpu``: the adapter is a CPU (``grid``)."""
+    c, wide = compute_type(client, a._dtype)
+    xw = ow = wt(a._dtype)
+    G = grid(n, d, cpu)
+    dest = o if kind == "rows" else _temp(client, (G, d), c.dtype)
+    (b1, e1), (b2, e2), (b3, e3) = (bind_whole(client, t) for t in (dest, a, v))
+    key = ("matvec", kind, a._dtype, d, wide)
+    pipe = client.cached_pipeline(key)
+    if pipe is None:
+        lay = Layout()
+        lib = WgslHelpers(client.has_f64)
+        if kind == "rows":
+            eo_k, so_k = lay.alloc(1), lay.alloc(1)
+            body = pass_text(lay, lib, xw, c, wide, d, 2, bw=3, row_end=lambda h: (
+                f"      st1(u32({_i32(eo_k)} + i32(i) * {_i32(so_k)}), {_result(lib, c, wide, ow, h)});\n"))
+        else:
+            ev_k = lay.alloc(1)
+            widen = lib.fn("widen", F32) if wide else None
+            vload = f"ld3({Layout.word(ev_k)} + i)"
+            body = pass_text(lay, lib, xw, c, wide, d, 2, value=f"{widen}({vload})" if wide else cast(vload, xw, c),
+                             bp=1)
+        decls = bindings([(wt(dest._dtype), True, False), (xw, False, False), (xw, False, False)])
+        source = _entry(lay, decls, lib, c, body)
+        pipe = client.pipeline(key, lambda: source, 3, lay.nbytes)
+    # (rows: the result's offset and stride, then n, X's offset, w's; cols: v's offset, n, X's, the parts')
+    words = [G * 256, G, 0, 0] + ([e1, so & _M32, n, e2, e3] if kind == "rows" else [e3, n, e2, e1])
+    record = None
+    if client.capturing:
+        serial = lambda t: t._buf.handle.serial
+        out = ((serial(o), o._offset, (so,), o._dtype) if kind == "rows"
+               else (serial(dest), dest._offset, (1,), dest._dtype))
+        record = PassRecord(kind, a._dtype, n, d, (serial(a), a._offset), (serial(v), v._offset, (1,), v._dtype),
+                            out, b1 + b2 + b3, (e1, e2, e3), so, G)
+    client.dispatch(pipe, pack_words(words), b1 + b2 + b3, (G, 1, 1), record)
+    if kind == "cols":  # (wide: the parts summed in float64, the reduction narrowing the sum to float32 bits)
+        reduce(client, "sum", dest, (0,), o, acc_dtype=c.dtype)
+
+
+def joins(rows: PassRecord, recs: list[MapRecord], cols: PassRecord, limit: int) -> bool:
+    """Whether ``rows``, the map run ``recs`` and ``cols`` may run as one pass (``fused_step``): the same X;
+    the run over the n rows, reading the dot products and storing the vector cols reads; nothing of X, w or
+    the partial sums written by the run, the dot products' memory read and written by it only through their
+    own view (element i in row i's turn: a capture gives their memory to a later result once read); the
+    bindings within ``limit``."""
+    if rows.kind != "rows" or cols.kind != "cols" or (rows.dtype, rows.n, rows.d, rows.x) != \
+            (cols.dtype, cols.n, cols.d, cols.x) or rows.binds[3:6] != cols.binds[3:6] or recs[0].dims != (rows.n,):
+        return False
+    z, parts = rows.out, cols.out
+    fixed = {rows.x[0], rows.vec[0], parts[0]}
+    stored = {rec.views[j] for rec in recs for j in range(rec.nout)}
+    if cols.vec not in stored or parts[0] == z[0]:
+        return False
+    reads_z = False
+    for rec in recs:
+        for i, view in enumerate(rec.views):
+            if view[0] in fixed and (i < rec.nout or view[0] == parts[0]):
+                return False
+            if view[0] == z[0]:
+                if view != z:
+                    return False
+                reads_z = reads_z or i >= rec.nout
+    return reads_z and 4 + len([row for row in run_views(recs, frozenset()) if row[0] != z]) <= limit
+
+
+def fused_step(client, rows: PassRecord, recs: list[MapRecord], cols: PassRecord) -> tuple:
+    """One dispatch running ``rows``, the map run ``recs`` per row and ``cols`` (``joins``) as one pass: the
+    dot products and every store of the run are written as eagerly, the partial sums as cols writes them
+    (its reduction stays the next step of the graph)."""
+    c, wide = compute_type(client, rows.dtype)
+    xw = wt(rows.dtype)
+    d, n = rows.d, rows.n
+    lay = Layout()
+    lib = WgslHelpers(client.has_f64)
+    # (the dot products' view is bound by the run where it stores into their memory, else only loaded from
+    # the register, ``zr``)
+    views = [row for row in run_views(recs, frozenset()) if row[0] != rows.out or row[2]]
+    z_stored = any(row[0] == rows.out for row in views)
+    binding = {row[0]: b for b, row in enumerate(views, start=5)}
+    ez_k, sz_k = lay.alloc(1), lay.alloc(1)
+    view_k = [lay.alloc(2) for _ in views]
+    text, regs, tail_words = bodies(recs, frozenset(), lay, lib, binding, {rows.out: "zr"})
+    vreg = regs[cols.vec]
+    L = lanes(d)
+    v = _opaque(xw.ct, vreg, MAX_OPERANDS * len(recs))
+    vc = f"{lib.fn('widen', F32)}({v})" if wide else cast(v, xw, c)
+    elements = "".join(f"      let e{b} = u32({_i32(k)} + i32(i) * {_i32(k + 1)});\n"
+                       for b, k in zip(range(5, 5 + len(views)), view_k))
+
+    def row_end(h: str) -> str:
+        # (where the run stores into the dot products' memory, its store is the last: the pass leaves its own)
+        return (f"      let zr = {_result(lib, c, wide, xw, h)};\n"
+                + ("" if z_stored else f"      st4(u32({_i32(ez_k)} + i32(i) * {_i32(sz_k)}), zr);\n") + elements
+                + "".join(text) + f"      shv[ti] = {vc};\n")
+
+    body = pass_text(lay, lib, xw, c, wide, d, 2, bw=3, row_end=row_end, value="shv[ti]", bp=1,
+                     shared=True)
+    decls = bindings([(c, True, False), (xw, False, False), (xw, False, False), (xw, True, False)]
+                     + [(w, stored, stored) for _, w, stored, *_ in views])
+    source = _entry(lay, decls, lib, c, body, f"var<workgroup> shv: array<{c.ct}, {256 // L}>;\n")
+    pipe = client.pipeline(("matvec", "fused", source), lambda: source, 4 + len(views), lay.nbytes)
+    G = cols.groups
+    words = [G * 256, G, 0, 0, rows.eoffs[0], rows.so & _M32]
+    for _, _, _, _, eoff, st in views:
+        words += [eoff, st[0] & _M32]
+    words += tail_words
+    words += [n, rows.eoffs[1], rows.eoffs[2], cols.eoffs[0]]
+    binds = cols.binds[0:3] + rows.binds[3:6] + rows.binds[6:9] + rows.binds[0:3] + \
+        tuple(x for _, _, _, triple, _, _ in views for x in triple)
+    return client.encode_recorded(pipe, pack_words(words), binds, (G, 1, 1))

@@ -1,0 +1,186 @@
+"""Tall, thin matrix-vector products as one pass over X's rows (_matvec): X @ w and X.T @ v against NumPy, with
+the float64-from-bits path of adapters that flush float32 subnormals forced; a captured X @ w, map run and
+X.T @ v of what the run stored (a logistic regression step) as one dispatch whose replays, on new data, equal
+eager bit for bit; and the captures that must not become one pass, replayed as eager runs them."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import numr_array as xp
+from numr_array.backends import get_runtime
+
+pytestmark = pytest.mark.webgpu
+if get_runtime("webgpu") is None:
+    pytest.skip("no WebGPU adapter (wgpu missing or no adapter found)", allow_module_level=True)
+
+from numr_array.backends.webgpu import _matvec  # noqa: E402
+from numr_array.backends.webgpu._client import WebGPUClient  # noqa: E402
+
+from benchmarks import workloads  # noqa: E402
+
+from .helpers import DEV, bits, host, needs_dtype, on  # noqa: E402
+
+client = xp._device.parse_device(DEV).client
+FLOATS = [pytest.param(np.float32, id="float32"), pytest.param(np.float64, id="float64")]
+
+
+@pytest.fixture(params=[False, True], ids=["as-adapter", "flushing"])
+def flushing(request, monkeypatch):
+    """The adapter as it is, and (where it has float64) as one that flushes float32 subnormals: float32
+    products then run in float64 from the operands' bits."""
+    if request.param:
+        needs_dtype(xp.float64)
+        monkeypatch.setattr(WebGPUClient, "flushes_f32_subnormals", property(lambda self: True))
+    return request.param
+
+
+def passes(kind: str) -> int:
+    """How many pass pipelines of ``kind`` ("rows", "cols", "fused") have been built."""
+    return sum(1 for k in client._pipelines if k[:2] == ("matvec", kind))
+
+
+def fused(g) -> int:
+    """How many of the graph's dispatches are fused passes."""
+    mine = {id(p) for k, p in client._pipelines.items() if k[:2] == ("matvec", "fused")}
+    return sum(id(step[0]) in mine for step in g._graph.steps)
+
+
+def need(dtype) -> None:
+    if dtype == np.float64:
+        needs_dtype(xp.float64)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("n,d", [(1024, 1), (1500, 9), (3001, 7), (4099, 64), (2000, 128), (5000, 33)])
+def test_products_match_numpy(dtype, n, d, flushing):
+    """Both orientations, with columns that do not fill the last of a row's lanes (9, 7, 33), X at an
+    offset in its buffer (rows of a larger array), and the results' sums against float64 NumPy."""
+    need(dtype)
+    rng = np.random.default_rng(n + d)
+    big = rng.standard_normal((n + 3, d)).astype(dtype)
+    X, w, v = big[3:], rng.standard_normal(d).astype(dtype), rng.standard_normal(n).astype(dtype)
+    Xd = on(big)[3:]
+    got_r, got_c = host(Xd @ on(w)), host(Xd.T @ on(v))
+    tol = 2e-6 if dtype == np.float32 else 1e-13
+    want_r, want_c = X.astype(np.float64) @ w, X.T.astype(np.float64) @ v
+    # (each sum within a few roundings of its terms' magnitudes)
+    assert np.all(np.abs(got_r - want_r) <= tol * (np.abs(X) @ np.abs(w).astype(np.float64)))
+    assert np.all(np.abs(got_c - want_c) <= tol * (np.abs(X.T) @ np.abs(v).astype(np.float64)))
+    assert got_r.dtype == got_c.dtype == dtype
+    assert passes("rows") and passes("cols")
+
+
+def test_short_or_wide_matrices_stay_rowdot():
+    """Fewer than MIN_ROWS rows or more than MAX_COLS columns: rowdot's kernels (whose one-workgroup launches
+    join a capture's programs), not a pass."""
+    assert _matvec.form(client, *(on(np.zeros((100, 8), np.float32)),) * 3, [], (100, 8, 0, 1), (8, 1, 1)) is None
+    X = on(np.zeros((2048, 200), np.float32))
+    assert _matvec.form(client, X, X, X, [], (2048, 200, 0, 1), (200, 1, 1)) is None
+    assert _matvec.form(client, X, X, X, [], (2048, 64, 0, 1), (64, 1, 1)) == ("rows", 2048, 64)
+    assert _matvec.form(client, X, X, X, [], (64, 1, 0, 1), (2048, 64, 1)) == ("cols", 2048, 64)
+
+
+def test_float32_subnormal_results_kept_on_a_flushing_adapter(monkeypatch):
+    """Products exactly representable as float32 subnormals come back as those subnormals (the float64 path
+    from the operands' bits, narrowed to float32 bits)."""
+    needs_dtype(xp.float64)
+    monkeypatch.setattr(WebGPUClient, "flushes_f32_subnormals", property(lambda self: True))
+    n, d = 2048, 16
+    tiny = np.float32(3e-41)  # a float32 subnormal
+    X = np.zeros((n, d), np.float32)
+    X[:, 3] = tiny
+    X[7, 5] = 2 * tiny
+    w = np.zeros(d, np.float32)
+    w[3], w[5] = 1, 1
+    v = np.zeros(n, np.float32)
+    v[7] = 1
+    got_r, got_c = host(on(X) @ on(w)), host(on(X).T @ on(v))
+    want_r = np.full(n, tiny, np.float32)
+    want_r[7] = 3 * tiny
+    want_c = np.zeros(d, np.float32)
+    want_c[3], want_c[5] = tiny, 2 * tiny
+    assert bits(on(got_r)) == want_r.tobytes() and bits(on(got_c)) == want_c.tobytes()
+
+
+def test_captured_logistic_regression_steps_are_one_pass_each(flushing):
+    """benchmarks/workloads.py's logreg (float32), three steps captured: each step's X @ w, sigmoid and
+    X.T @ (p - y) is one fused pass (then the parts' reduction and the update of w); replays on new data
+    equal eager bit for bit, X and y unchanged."""
+    dtype = np.float32
+    inputs, kw = workloads.make_logreg(np.random.default_rng(1), 5000, 64, 3)
+    names = ("X", "y", "w0")
+    args = [on(inputs[k].astype(dtype)) for k in names]
+    with xp.capture(device=DEV) as g:
+        got = workloads.logreg(xp, *args, **kw)
+    assert fused(g) == 3 and len(g._graph.steps) == 9
+    for seed in (2, 3):
+        new, _ = workloads.make_logreg(np.random.default_rng(seed), 5000, 64, 3)
+        for a, k in zip(args, names):
+            a[...] = on(new[k].astype(dtype))
+        g.replay()
+        replayed = [bits(t) for t in list(got) + args]
+        for a, k in zip(args, names):
+            a[...] = on(new[k].astype(dtype))
+        want = workloads.logreg(xp, *args, **kw)
+        assert replayed == [bits(t) for t in list(want) + args]
+
+
+def _replays_as_eager(run, args: list, new: list) -> object:
+    with xp.capture(device=DEV) as g:
+        got = run(*args)
+    for a, n in zip(args, new):
+        a[...] = on(n)
+    g.replay()
+    replayed = [bits(t) for t in list(got) + args]
+    for a, n in zip(args, new):
+        a[...] = on(n)
+    assert replayed == [bits(t) for t in list(run(*args)) + args]
+    return g
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_every_store_of_the_run_is_kept(dtype, flushing):
+    """What the run computes on the way (kept as a result) is written as eagerly, in float32 and float64
+    (whose run here is arithmetic: float64's exp is not one map launch)."""
+    need(dtype)
+    rng = np.random.default_rng(4)
+    n, d = 3000, 24
+    data = lambda: [rng.standard_normal((n, d)).astype(dtype), rng.standard_normal(d).astype(dtype),
+                    rng.random(n).astype(dtype)]
+
+    def step(X, w, y):
+        z = X @ w
+        p = 1.0 / (1.0 + xp.exp(-z)) if dtype == np.float32 else z * 0.25 + 0.5
+        return p, X.T @ (p - y)
+
+    g = _replays_as_eager(step, [on(a) for a in data()], data())
+    assert fused(g) == 1
+
+
+@pytest.mark.parametrize("case", ["shifted", "other-vector", "writes-w", "other-matrix"])
+def test_captures_that_are_not_one_pass(case):
+    """A run reading the dot products at another element (z[1:]), X.T @ v of a vector the run did not store,
+    a run writing w, X.T @ v of another matrix: separate launches, replayed as eager runs them."""
+    rng = np.random.default_rng(5)
+    n, d = 2500, 16
+    data = lambda: [rng.standard_normal((n, d)).astype(np.float32), rng.standard_normal(d).astype(np.float32),
+                    rng.standard_normal(n).astype(np.float32), rng.standard_normal((n, d)).astype(np.float32)]
+
+    def step(X, w, y, X2):
+        z = X @ w
+        if case == "shifted":
+            v = xp.concat([z[:1], z[1:] - z[:-1]])
+            return (X.T @ v,)
+        if case == "other-vector":
+            u = xp.exp(-z)
+            return u, X.T @ y
+        if case == "writes-w":
+            v = z * 2.0
+            w[...] = w + 1.0
+            return (X.T @ v,)
+        return (X2.T @ (z * 2.0),)
+
+    g = _replays_as_eager(step, [on(a) for a in data()], data())
+    assert fused(g) == 0
