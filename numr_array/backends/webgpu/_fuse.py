@@ -39,7 +39,6 @@ from ._shader import Layout, bindings, groups, main_header, pack_words
 from ._fused_bodies import _M32, _view, bodies, run_views
 from . import _fuse_reduce, _fuse_small, _matvec
 from .k_reduce import ReduceRecord
-from .k_contract import RowdotRecord
 
 if TYPE_CHECKING:
     from ._client import WebGPUClient
@@ -224,7 +223,7 @@ def fuse(client: WebGPUClient, steps: list, records: list, bound: list | None = 
         elif gi in plans:
             items.append((None, functools.partial(_fuse_reduce.fused_step, client, plans[gi])))
         elif recs is None:
-            items.append((records[k] if type(records[k]) is RowdotRecord else None, steps[k]))
+            items.append((records[k] if type(records[k]) in _fuse_small.WHOLE else None, steps[k]))
         elif len(recs) == 1:
             items.append((_fuse_small.MapPhase(recs, frozenset()), steps[k]))
         else:

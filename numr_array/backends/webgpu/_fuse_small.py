@@ -23,7 +23,8 @@ from ._fused_bodies import _M32, bodies, run_views
 from ._map_template import coord_lines
 from ._shader import Layout, bindings, pack_words
 from ._wgsl_helpers import WgslHelpers
-from .k_contract import RowdotRecord, rowdot_text
+from ._matvec import PartsRecord
+from .k_contract import RowdotRecord
 
 if TYPE_CHECKING:
     from ._client import WebGPUClient
@@ -36,6 +37,12 @@ MAX_PHASES = 16
 UNROLL = 4
 
 
+#: the records of one-workgroup launches that are phases as their own shaders run them: ``text(lay, lib, slots,
+#: sh)`` their statements, ``ct`` their workgroup array's type, ``words`` their uniform words, ``binds`` and
+#: ``bound`` their tensors (the written one first)
+WHOLE = (RowdotRecord, PartsRecord)
+
+
 class MapPhase(NamedTuple):
     """A run of map launches (_fuse's) as a phase: its records over one iteration space, and the stores
     (record index, output index) that nothing reads again."""
@@ -44,8 +51,8 @@ class MapPhase(NamedTuple):
 
 
 def small(phase) -> bool:
-    """Whether ``phase`` (a MapPhase, a RowdotRecord or None) can be a phase of a program."""
-    if type(phase) is RowdotRecord:
+    """Whether ``phase`` (a MapPhase, one of WHOLE or None) can be a phase of a program."""
+    if type(phase) in WHOLE:
         return True
     return type(phase) is MapPhase and math.prod(phase.run[0].dims) <= SMALL
 
@@ -78,12 +85,13 @@ class _Bindings:
 
     def plus(self, phase, views: list | None) -> tuple["_Bindings", list[int]]:
         """These bindings with ``phase``'s tensors bound too (a new object), and the binding numbers of its
-        tensors: o, a and v of a dot product, a map run's ``views`` (run_views') in their order."""
+        tensors: those of a WHOLE record (o, a and v of a dot product), a map run's ``views`` (run_views') in
+        their order."""
         more = _Bindings()
         more.slots = [list(s) for s in self.slots]
-        if type(phase) is RowdotRecord:
+        if type(phase) in WHOLE:
             b = phase.binds
-            return more, more.assign([(b[3 * k:3 * k + 3], phase.bound[k], k == 0) for k in range(3)], False)
+            return more, more.assign([(b[3 * k:3 * k + 3], w, k == 0) for k, w in enumerate(phase.bound)], False)
         return more, more.assign([(triple, w, stored) for _, w, stored, triple, _, _ in views], True)
 
 
@@ -156,10 +164,10 @@ def _program(client: WebGPUClient, group: list[tuple], binds: _Bindings) -> tupl
     shared = []
     text = []
     for k, (phase, _, slots, views) in enumerate(group):
-        if type(phase) is RowdotRecord:
+        if type(phase) in WHOLE:
             sh = f"sh{k}"
-            shared.append(f"var<workgroup> {sh}: array<{phase.args[3].ct}, 256>;\n")
-            body = rowdot_text(lay, lib, *phase.args, b=tuple(slots), sh=sh, one=True)
+            shared.append(f"var<workgroup> {sh}: array<{phase.ct}, 256>;\n")
+            body = phase.text(lay, lib, slots, sh)
             words += phase.words[4:]
         else:
             fns, body = _map_text(phase, views, slots, lay, lib, words, f"p{k}")

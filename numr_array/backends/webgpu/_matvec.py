@@ -11,7 +11,7 @@ flight (the design of the CUDA backend's ``_matvec``):
   summed by a fixed tree in workgroup memory, and the row's first lane stores the sum.
 * ``X.T @ v``: each lane keeps an accumulator per column it takes and adds ``v[i] * X[i, c]`` (``fma``) for
   its rows in increasing order; at the end a fixed tree in workgroup memory sums the workgroup's rows into
-  a partial sum per workgroup, which a reduction (a second launch) sums in a fixed order. The grid depends
+  a partial sum per workgroup, which one workgroup (a second launch, ``parts_text``) sums in a fixed order. The grid depends
   only on n, d and whether the adapter is a CPU (``grid``), so the bits depend only on the data.
 
 float32 on an adapter that flushes float32 subnormals computes in float64 from the operands' bits and
@@ -36,7 +36,7 @@ from ._shader import Layout, bindings, pack_words
 from ._types import WGSL_TYPES, WgslType, cast, lit, wt
 from ._views import bind_whole
 from ._wgsl_helpers import WgslHelpers
-from .k_reduce import _i32, _temp, reduce
+from .k_reduce import _i32, _temp
 
 F32 = WGSL_TYPES[dt.float32]
 F64 = WGSL_TYPES[dt.float64]
@@ -100,15 +100,14 @@ def compute_type(client, dtype: dt.DType) -> tuple[WgslType, bool]:
 
 
 def pass_text(lay: Layout, lib: WgslHelpers, xw: WgslType, c: WgslType, wide: bool, d: int, bx: int,
-              bw: int | None = None, row_end=None, value: str | None = None, bp: int | None = None,
-              shared: bool = False) -> str:
+              bw: int | None = None, row_end=None, value: str | None = None, bp: int | None = None) -> str:
     """The statements of a pass's entry point over the rows of the n x d C-contiguous X (binding ``bx`` of
     ``xw``), its words allocated in ``lay``: n, X's element offset, then w's (with ``bw``), then the partial
     sums' (with ``bp``). With ``bw``, the row's dot product with w (binding bw, dense) is ``row_end(h)``'s
-    ``h`` (a compute-type expression), WGSL run by the row's first lane for a row i < n; with ``bp``, the rows
-    scaled by ``value`` (a compute-type expression, read by every lane of a row i < n after ``row_end``) are
-    summed into the workgroup's partial sums, d values at binding bp from its offset + d * workgroup.
-    ``shared``: ``value`` is in workgroup memory, written by ``row_end`` (a barrier between)."""
+    ``h`` (a compute-type expression), WGSL run for row i < n by invocation li = i - base of the turn (its
+    slot: ``shv[li]``); with ``bp``, the rows scaled by ``value`` (a compute-type expression, read by every
+    lane of a row i < n after ``row_end``) are summed into the workgroup's partial sums, d values at binding
+    bp from its offset + d * workgroup."""
     W = Layout.word
     L = lanes(d)
     D = -(-d // L)
@@ -155,9 +154,13 @@ def pass_text(lay: Layout, lib: WgslHelpers, xw: WgslType, c: WgslType, wide: bo
                 t.append(f"    if (gl < {s}u) {{ sh[li] = sh[li] + sh[li + {s}u]; }}\n    workgroupBarrier();\n")
                 s //= 2
             h = "sh[li]"
-        t.append("    if (gl == 0u && i < n) {\n" + row_end(h) + "    }\n")
-        if shared and L > 1:
-            t.append("    workgroupBarrier();\n")
+        if L > 1:
+            # invocation r < R ends row base + r (a warp for the turn's rows: the run's steps are not computed
+            # with seven of eight lanes idle); the barrier before the next turn's tree writes workgroup memory
+            t.append(f"    if (li < {R}u && base + li < n) {{\n      let i = base + li;\n" + row_end(f"sh[li * {L}u]")
+                     + "    }\n    workgroupBarrier();\n")
+        else:
+            t.append("    if (i < n) {\n" + row_end(h) + "    }\n")
     if bp is not None:
         t.append(f"    if (i < n) {{\n      let v_ = {value};\n")
         t += ["      " + guarded(j, f"acc{j} = fma(v_, {conv(f'xv{j}')}, acc{j});") + "\n" for j in range(D)]
@@ -185,6 +188,65 @@ def _entry(lay: Layout, decls: str, lib: WgslHelpers, c: WgslType, body: str, sh
 
 def _result(lib: WgslHelpers, c: WgslType, wide: bool, ow: WgslType, h: str) -> str:
     return f"{lib.fn('narrow', F32)}({h})" if wide else cast(h, c, ow)
+
+
+def parts_text(lay: Layout, lib: WgslHelpers, c: WgslType, ow: WgslType, wide: bool, d: int,
+               b: tuple[int, int] = (1, 2), sh: str = "sh") -> str:
+    """The statements of the one-workgroup sum of ``X.T @ v``'s partial sums (G rows of d compute values, binding
+    b[1]) into the result (binding b[0], stride so), its words allocated in ``lay``: G, the parts' offset, the
+    result's offset and stride. Invocation (r, c) of the first q * d (q = 256 // d) sums rows r, r + q, ... of
+    column c in increasing order, four loads in flight; invocation c < d then the q sums in order; ``sh``: the
+    workgroup array of 256 compute values."""
+    W = Layout.word
+    g_k, ep_k, eo_k, so_k = (lay.alloc(1) for _ in range(4))
+    q = 256 // d
+    G, ep = W(g_k), W(ep_k)
+    ld = lambda g: f"ld{b[1]}({ep} + ({g}) * {d}u + c_)"
+    return (f"  let c_ = li % {d}u;\n  let r_ = li / {d}u;\n  var s = {lit(c, 0)};\n"
+            f"  if (r_ < {q}u) {{\n    var g = r_;\n"
+            f"    loop {{\n      if (g + {3 * q}u >= {G}) {{ break; }}\n"
+            + "".join(f"      let a{k} = {ld(f'g + {k * q}u')};\n" for k in range(4))
+            + "".join(f"      s = s + a{k};\n" for k in range(4)) + f"      g = g + {4 * q}u;\n    }}\n"
+            f"    loop {{\n      if (g >= {G}) {{ break; }}\n      s = s + {ld('g')};\n      g = g + {q}u;\n    }}\n"
+            f"  }}\n  {sh}[li] = s;\n  workgroupBarrier();\n"
+            f"  if (li < {d}u) {{\n    var t = {sh}[li];\n"
+            f"    for (var k = 1u; k < {q}u; k = k + 1u) {{ t = t + {sh}[k * {d}u + li]; }}\n"
+            f"    st{b[0]}(u32(i32({W(eo_k)}) + i32(li) * {_i32(so_k)}), {_result(lib, c, wide, ow, 't')});\n  }}\n")
+
+
+class PartsRecord(NamedTuple):
+    """A captured sum of a pass's partial sums (one workgroup), as _fuse_small reads it to run it as a phase of
+    a one-workgroup program (the update of w after a logistic regression's gradient). Holds no tensor."""
+    args: tuple     # parts_text's arguments after the layout and helpers
+    words: list     # the dispatch's uniform words, frame words first
+    binds: tuple    # (WBuf, byte offset, byte size) of the result and the parts
+    bound: tuple    # their WgslTypes
+
+    @property
+    def ct(self) -> str:
+        """The compute type of the phase's workgroup array."""
+        return self.args[0].ct
+
+    def text(self, lay: Layout, lib: WgslHelpers, slots: list[int], sh: str) -> str:
+        """The phase's statements, its tensors at bindings ``slots``."""
+        return parts_text(lay, lib, *self.args, b=tuple(slots), sh=sh)
+
+
+def _sum_parts(client, parts: Tensor, o: Tensor, c: WgslType, wide: bool) -> None:
+    G, d = parts._shape
+    ow = wt(o._dtype)
+    key = ("matvec", "parts", o._dtype, d, wide)
+    pipe = client.cached_pipeline(key)
+    if pipe is None:
+        lay = Layout()
+        lib = WgslHelpers(client.has_f64)
+        body = parts_text(lay, lib, c, ow, wide, d)
+        source = _entry(lay, bindings([(ow, True, False), (c, False, False)]), lib, c, body)
+        pipe = client.pipeline(key, lambda: source, 2, lay.nbytes)
+    (b1, e1), (b2, e2) = bind_whole(client, o), bind_whole(client, parts)
+    words = [256, 1, 0, 0, G, e2, e1, o._strides[0] & _M32]
+    record = PartsRecord((c, ow, wide, d), words, b1 + b2, (ow, c)) if client.capturing else None
+    client.dispatch(pipe, pack_words(words), b1 + b2, (1, 1, 1), record)
 
 
 class PassRecord(NamedTuple):
@@ -238,8 +300,8 @@ def run(client, kind: str, n: int, d: int, a: Tensor, v: Tensor, o: Tensor, so: 
         record = PassRecord(kind, a._dtype, n, d, (serial(a), a._offset), (serial(v), v._offset, (1,), v._dtype),
                             out, b1 + b2 + b3, (e1, e2, e3), so, G)
     client.dispatch(pipe, pack_words(words), b1 + b2 + b3, (G, 1, 1), record)
-    if kind == "cols":  # (wide: the parts summed in float64, the reduction narrowing the sum to float32 bits)
-        reduce(client, "sum", dest, (0,), o, acc_dtype=c.dtype)
+    if kind == "cols":  # (wide: the parts summed in float64, the sum narrowed to float32 bits)
+        _sum_parts(client, dest, o, c, wide)
 
 
 def joins(rows: PassRecord, recs: list[MapRecord], cols: PassRecord, limit: int) -> bool:
@@ -296,10 +358,9 @@ def fused_step(client, rows: PassRecord, recs: list[MapRecord], cols: PassRecord
         # (where the run stores into the dot products' memory, its store is the last: the pass leaves its own)
         return (f"      let zr = {_result(lib, c, wide, xw, h)};\n"
                 + ("" if z_stored else f"      st4(u32({_i32(ez_k)} + i32(i) * {_i32(sz_k)}), zr);\n") + elements
-                + "".join(text) + f"      shv[ti] = {vc};\n")
+                + "".join(text) + f"      shv[li] = {vc};\n")
 
-    body = pass_text(lay, lib, xw, c, wide, d, 2, bw=3, row_end=row_end, value="shv[ti]", bp=1,
-                     shared=True)
+    body = pass_text(lay, lib, xw, c, wide, d, 2, bw=3, row_end=row_end, value="shv[ti]", bp=1)
     decls = bindings([(c, True, False), (xw, False, False), (xw, False, False), (xw, True, False)]
                      + [(w, stored, stored) for _, w, stored, *_ in views])
     source = _entry(lay, decls, lib, c, body, f"var<workgroup> shv: array<{c.ct}, {256 // L}>;\n")

@@ -309,6 +309,15 @@ class RowdotRecord(NamedTuple):
     binds: tuple    # (WBuf, byte offset, byte size) of o, a and v
     bound: tuple    # their WgslTypes
 
+    @property
+    def ct(self) -> str:
+        """The compute type of the phase's workgroup array."""
+        return self.args[3].ct
+
+    def text(self, lay: Layout, lib: WgslHelpers, slots: list[int], sh: str) -> str:
+        """The phase's statements, o, a and v at bindings ``slots``."""
+        return rowdot_text(lay, lib, *self.args, b=tuple(slots), sh=sh, one=True)
+
 
 def rowdot_text(lay: Layout, lib: WgslHelpers, aw: WgslType, vw: WgslType, ow: WgslType, c: WgslType, conj: bool,
                 kfast: bool, TK: int, nbd: int, wide: bool, b: tuple[int, int, int] = (1, 2, 3), sh: str = "sh",
