@@ -50,7 +50,9 @@ PER_LANE = 8
 #: the most workgroups of a pass (the partial sums of ``X.T @ v``): a GPU's, a CPU adapter's
 GROUPS = 1024
 CPU_GROUPS = 32
-#: the rows a workgroup's invocations take per turn, at most, on a CPU adapter: its loops stop after
+#: loads in flight per invocation of the parts' sum (its time is their latency)
+PARTS_AHEAD = 8
+#: the blocks of rows a workgroup takes, at most, on a CPU adapter: its loops stop after
 #: 65535 turns (k_contract's CHUNK)
 _TURNS = 32768
 
@@ -83,9 +85,8 @@ def lanes(d: int) -> int:
 
 def grid(n: int, d: int, cpu: bool) -> int:
     """Workgroups of a pass over ``n`` rows of ``d`` columns: at most GROUPS (CPU_GROUPS), each taking the same
-    number of turns (one fewer for the last ones)."""
-    per_turn = 256 // lanes(d)
-    blocks = -(-n // per_turn)
+    number of blocks of 256 rows (one fewer for the last ones)."""
+    blocks = -(-n // 256)
     most = CPU_GROUPS if cpu else GROUPS
     turns = max(-(-blocks // most), 1)
     if cpu:
@@ -100,14 +101,20 @@ def compute_type(client, dtype: dt.DType) -> tuple[WgslType, bool]:
 
 
 def pass_text(lay: Layout, lib: WgslHelpers, xw: WgslType, c: WgslType, wide: bool, d: int, bx: int,
-              bw: int | None = None, row_end=None, value: str | None = None, bp: int | None = None) -> str:
+              bw: int | None = None, row_end=None, value=None, bp: int | None = None, ends: str = "turn") -> str:
     """The statements of a pass's entry point over the rows of the n x d C-contiguous X (binding ``bx`` of
     ``xw``), its words allocated in ``lay``: n, X's element offset, then w's (with ``bw``), then the partial
-    sums' (with ``bp``). With ``bw``, the row's dot product with w (binding bw, dense) is ``row_end(h)``'s
-    ``h`` (a compute-type expression), WGSL run for row i < n by invocation li = i - base of the turn (its
-    slot: ``shv[li]``); with ``bp``, the rows scaled by ``value`` (a compute-type expression, read by every
-    lane of a row i < n after ``row_end``) are summed into the workgroup's partial sums, d values at binding
-    bp from its offset + d * workgroup."""
+    sums' (with ``bp``).
+
+    A workgroup takes blocks of 256 rows (block b of workgroup g: rows 256 (b G + g) ...), loading all of a
+    block's rows first (lane gl of row slot ti: columns gl, gl + L, ... of rows 256 (b G + g) + t R + ti,
+    turns t < L), then: with ``bw``, each row's dot product with w (binding bw, dense) is ``row_end(h)``'s
+    ``h`` (a compute-type expression), WGSL run for row i < n by one invocation: per turn by invocation i -
+    (the turn's first row) (``ends`` "turn"), or once the block's turns are summed, by invocation i - (the
+    block's first row), h then in ``shv[li]`` (``ends`` "block": the run's steps for 256 rows at once, not
+    32 rows each turn with their latency); with ``bp``, the rows scaled by ``value(t)`` (a compute-type
+    expression for turn t, read by every lane of a row i < n after the rows ended) are summed, turn by turn,
+    into the workgroup's partial sums, d values at binding bp from its offset + d * workgroup."""
     W = Layout.word
     L = lanes(d)
     D = -(-d // L)
@@ -124,48 +131,49 @@ def pass_text(lay: Layout, lib: WgslHelpers, xw: WgslType, c: WgslType, wide: bo
     def guarded(j: int, line: str) -> str:
         return line if inside[j] is None else f"if ({inside[j]}) {{ {line} }}"
 
-    def load_row(r: str, into: str, pad: str) -> str:
-        return "".join(pad + guarded(j, f"{into}{j} = ld{bx}(ex + ({r}) * {d}u + {col[j]});") + "\n"
-                       for j in range(D))
-
     t = [f"  let gl = li % {L}u;\n  let ti = li / {L}u;\n  let n = {W(n_k)};\n  let ex = {W(ex_k)};\n"
-         # the workgroups stride over the rows by the grid's rows per turn (word 1: the workgroups)
-         f"  let stride = {W(1)} * {R}u;\n  var base = wid.x * {R}u;\n"]
-    t += [f"  var xn{j} = {lit(xw, 0)};\n" for j in range(D)]
-    t.append("  if (base + ti < n) {\n" + load_row("base + ti", "xn", "    ") + "  }\n")
+         # the workgroups stride over the blocks (word 1: the workgroups)
+         f"  let stride = {W(1)} * 256u;\n  var bb = wid.x * 256u;\n"]
     if bw is not None:
         t.append(f"  let ew = {W(ew_k)};\n")
         t += [f"  var wv{j} = {zero};\n  " + guarded(j, f"wv{j} = {conv(f'ld{bw}(ew + {col[j]})')};") + "\n"
               for j in range(D)]
     if bp is not None:
         t += [f"  var acc{j} = {zero};\n" for j in range(D)]
-    t.append("  loop {\n    if (base >= n) { break; }\n    let i = base + ti;\n")
-    t += [f"    let xv{j} = xn{j};\n" for j in range(D)]
-    # the next row's loads in flight while this one is summed
-    t.append("    if (i + stride < n) {\n" + load_row("i + stride", "xn", "      ") + "    }\n")
+    t.append("  loop {\n    if (bb >= n) { break; }\n")
+    for u in range(L):  # the block's rows, all their loads in flight together
+        t.append(f"    let r{u} = bb + {u * R}u + ti;\n" + "".join(f"    var x{u}_{j} = {lit(xw, 0)};\n" for j in range(D))
+                 + f"    if (r{u} < n) {{\n" + "".join(
+                     "      " + guarded(j, f"x{u}_{j} = ld{bx}(ex + r{u} * {d}u + {col[j]});") + "\n" for j in range(D))
+                 + "    }\n")
     if bw is not None:
-        t.append(f"    var h = {zero};\n")
-        t += ["    " + guarded(j, f"h = fma({conv(f'xv{j}')}, wv{j}, h);") + "\n" for j in range(D)]
-        h = "h"
-        if L > 1:  # the row's lanes, by a fixed tree (every invocation reaches the barriers)
-            t.append("    sh[li] = h;\n    workgroupBarrier();\n")
+        for u in range(L):
+            t.append(f"    var h{u} = {zero};\n")
+            t += ["    " + guarded(j, f"h{u} = fma({conv(f'x{u}_{j}')}, wv{j}, h{u});") + "\n" for j in range(D)]
+            if L == 1:  # (one turn, each invocation its row's)
+                t.append("    if (r0 < n) {\n      let i = r0;\n" + row_end("h0") + "    }\n")
+                continue
+            # the row's lanes, by a fixed tree (every invocation reaches the barriers)
+            t.append(f"    sh[li] = h{u};\n    workgroupBarrier();\n")
             s = L // 2
             while s:
                 t.append(f"    if (gl < {s}u) {{ sh[li] = sh[li] + sh[li + {s}u]; }}\n    workgroupBarrier();\n")
                 s //= 2
-            h = "sh[li]"
-        if L > 1:
-            # invocation r < R ends row base + r (a warp for the turn's rows: the run's steps are not computed
-            # with seven of eight lanes idle); the barrier before the next turn's tree writes workgroup memory
-            t.append(f"    if (li < {R}u && base + li < n) {{\n      let i = base + li;\n" + row_end(f"sh[li * {L}u]")
-                     + "    }\n    workgroupBarrier();\n")
-        else:
-            t.append("    if (i < n) {\n" + row_end(h) + "    }\n")
+            if ends == "turn":
+                t.append(f"    if (li < {R}u && bb + {u * R}u + li < n) {{\n      let i = bb + {u * R}u + li;\n"
+                         + row_end(f"sh[li * {L}u]") + "    }\n")
+            else:
+                t.append(f"    if (li < {R}u) {{ shv[{u * R}u + li] = sh[li * {L}u]; }}\n")
+            t.append("    workgroupBarrier();\n")  # (before the next turn's tree writes workgroup memory)
+        if ends == "block" and L > 1:
+            t.append("    if (bb + li < n) {\n      let i = bb + li;\n" + row_end("shv[li]") + "    }\n"
+                     "    workgroupBarrier();\n")
     if bp is not None:
-        t.append(f"    if (i < n) {{\n      let v_ = {value};\n")
-        t += ["      " + guarded(j, f"acc{j} = fma(v_, {conv(f'xv{j}')}, acc{j});") + "\n" for j in range(D)]
-        t.append("    }\n")
-    t.append("    base = base + stride;\n  }\n")
+        for u in range(L):
+            t.append(f"    if (r{u} < n) {{\n      let v_ = {value(u)};\n")
+            t += ["      " + guarded(j, f"acc{j} = fma(v_, {conv(f'x{u}_{j}')}, acc{j});") + "\n" for j in range(D)]
+            t.append("    }\n")
+    t.append("    bb = bb + stride;\n  }\n")
     if bp is not None:  # the workgroup's rows, by a fixed tree per column its lanes hold
         t.append(f"  let ep = {W(ep_k)} + wid.x * {d}u;\n")
         for j in range(D):
@@ -195,7 +203,7 @@ def parts_text(lay: Layout, lib: WgslHelpers, c: WgslType, ow: WgslType, wide: b
     """The statements of the one-workgroup sum of ``X.T @ v``'s partial sums (G rows of d compute values, binding
     b[1]) into the result (binding b[0], stride so), its words allocated in ``lay``: G, the parts' offset, the
     result's offset and stride. Invocation (r, c) of the first q * d (q = 256 // d) sums rows r, r + q, ... of
-    column c in increasing order, four loads in flight; invocation c < d then the q sums in order; ``sh``: the
+    column c in increasing order, PARTS_AHEAD loads in flight; invocation c < d then the q sums in order; ``sh``: the
     workgroup array of 256 compute values."""
     W = Layout.word
     g_k, ep_k, eo_k, so_k = (lay.alloc(1) for _ in range(4))
@@ -204,9 +212,9 @@ def parts_text(lay: Layout, lib: WgslHelpers, c: WgslType, ow: WgslType, wide: b
     ld = lambda g: f"ld{b[1]}({ep} + ({g}) * {d}u + c_)"
     return (f"  let c_ = li % {d}u;\n  let r_ = li / {d}u;\n  var s = {lit(c, 0)};\n"
             f"  if (r_ < {q}u) {{\n    var g = r_;\n"
-            f"    loop {{\n      if (g + {3 * q}u >= {G}) {{ break; }}\n"
-            + "".join(f"      let a{k} = {ld(f'g + {k * q}u')};\n" for k in range(4))
-            + "".join(f"      s = s + a{k};\n" for k in range(4)) + f"      g = g + {4 * q}u;\n    }}\n"
+            f"    loop {{\n      if (g + {(PARTS_AHEAD - 1) * q}u >= {G}) {{ break; }}\n"
+            + "".join(f"      let a{k} = {ld(f'g + {k * q}u')};\n" for k in range(PARTS_AHEAD))
+            + "".join(f"      s = s + a{k};\n" for k in range(PARTS_AHEAD)) + f"      g = g + {PARTS_AHEAD * q}u;\n    }}\n"
             f"    loop {{\n      if (g >= {G}) {{ break; }}\n      s = s + {ld('g')};\n      g = g + {q}u;\n    }}\n"
             f"  }}\n  {sh}[li] = s;\n  workgroupBarrier();\n"
             f"  if (li < {d}u) {{\n    var t = {sh}[li];\n"
@@ -284,9 +292,9 @@ def run(client, kind: str, n: int, d: int, a: Tensor, v: Tensor, o: Tensor, so: 
         else:
             ev_k = lay.alloc(1)
             widen = lib.fn("widen", F32) if wide else None
-            vload = f"ld3({Layout.word(ev_k)} + i)"
-            body = pass_text(lay, lib, xw, c, wide, d, 2, value=f"{widen}({vload})" if wide else cast(vload, xw, c),
-                             bp=1)
+            vload = f"ld3({Layout.word(ev_k)} + r{{}})"
+            body = pass_text(lay, lib, xw, c, wide, d, 2, bp=1, value=lambda u: (
+                f"{widen}({vload.format(u)})" if wide else cast(vload.format(u), xw, c)))
         decls = bindings([(wt(dest._dtype), True, False), (xw, False, False), (xw, False, False)])
         source = _entry(lay, decls, lib, c, body)
         pipe = client.pipeline(key, lambda: source, 3, lay.nbytes)
@@ -360,10 +368,11 @@ def fused_step(client, rows: PassRecord, recs: list[MapRecord], cols: PassRecord
                 + ("" if z_stored else f"      st4(u32({_i32(ez_k)} + i32(i) * {_i32(sz_k)}), zr);\n") + elements
                 + "".join(text) + f"      shv[li] = {vc};\n")
 
-    body = pass_text(lay, lib, xw, c, wide, d, 2, bw=3, row_end=row_end, value="shv[ti]", bp=1)
+    body = pass_text(lay, lib, xw, c, wide, d, 2, bw=3, row_end=row_end, bp=1, ends="block",
+                     value=lambda u: f"shv[{u * (256 // L)}u + ti]")
     decls = bindings([(c, True, False), (xw, False, False), (xw, False, False), (xw, True, False)]
                      + [(w, stored, stored) for _, w, stored, *_ in views])
-    source = _entry(lay, decls, lib, c, body, f"var<workgroup> shv: array<{c.ct}, {256 // L}>;\n")
+    source = _entry(lay, decls, lib, c, body, f"var<workgroup> shv: array<{c.ct}, 256>;\n")
     pipe = client.pipeline(("matvec", "fused", source), lambda: source, 4 + len(views), lay.nbytes)
     G = cols.groups
     words = [G * 256, G, 0, 0, rows.eoffs[0], rows.so & _M32]
