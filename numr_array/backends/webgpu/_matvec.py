@@ -171,7 +171,12 @@ def pass_text(lay: Layout, lib: WgslHelpers, xw: WgslType, c: WgslType, wide: bo
     if bp is not None:
         for u in range(L):
             t.append(f"    if (r{u} < n) {{\n      let v_ = {value(u)};\n")
-            t += ["      " + guarded(j, f"acc{j} = fma(v_, {conv(f'x{u}_{j}')}, acc{j});") + "\n" for j in range(D)]
+            x = lambda j: f"x{u}_{j}"
+            if ends == "block" and bw is not None:
+                # the rows loaded again (from the cache): the block's X values are not held in registers
+                # across the run's steps (libm code beside them left a fused pass at a third of the memory rate)
+                t += ["      " + guarded(j, f"x{u}_{j} = ld{bx}(ex + r{u} * {d}u + {col[j]});") + "\n" for j in range(D)]
+            t += ["      " + guarded(j, f"acc{j} = fma(v_, {conv(x(j))}, acc{j});") + "\n" for j in range(D)]
             t.append("    }\n")
     t.append("    bb = bb + stride;\n  }\n")
     if bp is not None:  # the workgroup's rows, by a fixed tree per column its lanes hold

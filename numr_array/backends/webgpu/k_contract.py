@@ -19,7 +19,8 @@ split into parts: each part's tiles write a partial product and a reduction sums
 A matrix times a vector (either side, and vecdot) is ``rowdot``: o[b, i] = sum_k a[b, i, k] * v[b, i, k],
 with 256 invocations per workgroup laid out along k where the operands are contiguous along k (X @ w)
 and along the rows where they are contiguous along the rows (X.T @ v); few rows and a long k are split
-into parts summed by a second launch, as above.
+into parts summed by a second launch, as above. A tall, thin C-contiguous matrix (or its transpose) times a
+dense vector is ``_matvec``'s pass over its rows instead.
 
 Every dtype uses these kernels: integers accumulate in their compute type and wrap as NumPy's, bool as
 counts (any product true), complex through the complex product; floats accumulate with fused
