@@ -5,7 +5,7 @@ product, then a dot product, an update of x and r, a dot product and an update o
 dispatches each waiting for the one before it, and on an H200 through NVIDIA's Vulkan driver each dispatch
 costs the host about 6 µs of wgpu's encoding and the GPU about 2 µs, however little it does. When
 consecutive steps of a capture are small (map runs over at most SMALL elements, dot products that are one
-workgroup of one part), they become the phases of one shader that a single workgroup of 256 invocations runs:
+workgroup of one part, the sum of a thin-product pass's partial sums), they become the phases of one shader that a single workgroup of 256 invocations runs:
 a map run's elements in a loop over the invocations, a dot product as its own shader computes it (the same
 lanes, the same order of sums: k_contract.rowdot_text), and between phases a barrier, so that each phase sees
 what the ones before it stored.

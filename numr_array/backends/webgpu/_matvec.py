@@ -2,26 +2,27 @@
 as one pass over X's rows: ``X @ w`` (a dot product per row) and ``X.T @ v`` (a sum of rows scaled by v).
 
 rowdot ran them as a workgroup per 64 rows (``X @ w``) or per slice of k with a second launch (``X.T @ v``),
-each lane keeping two loads in flight: 35 and 60 µs for a 200k x 64 float32 X on an H200, a quarter of its
-memory rate. Here ``lanes(d)`` lanes of a workgroup of 256 take a row at a time (lane ``gl`` columns gl,
-gl + lanes, ...), the workgroup 256 / lanes rows at once, striding over the rows with the next row's loads in
-flight (the design of the CUDA backend's ``_matvec``):
+each lane keeping two loads in flight: 35 and 60 µs for a 200k x 64 float32 X on an H200. Here (the design of
+the CUDA backend's ``_matvec``) a workgroup takes blocks of 256 rows, striding over them with the grid, and
+loads all of a block's rows at once: ``lanes(d)`` lanes per row (lane ``gl`` columns gl, gl + lanes, ...),
+256 / lanes rows per turn, lanes turns per block.
 
 * ``X @ w``: each lane multiplies and adds its columns in increasing order (``fma``), the row's lanes are
-  summed by a fixed tree in workgroup memory, and the row's first lane stores the sum.
+  summed by a fixed tree in workgroup memory, and one invocation per row stores the sum.
 * ``X.T @ v``: each lane keeps an accumulator per column it takes and adds ``v[i] * X[i, c]`` (``fma``) for
   its rows in increasing order; at the end a fixed tree in workgroup memory sums the workgroup's rows into
-  a partial sum per workgroup, which one workgroup (a second launch, ``parts_text``) sums in a fixed order. The grid depends
-  only on n, d and whether the adapter is a CPU (``grid``), so the bits depend only on the data.
+  a partial sum per workgroup, which one workgroup (a second launch, ``parts_text``) sums in a fixed order.
+  The grid depends only on n and whether the adapter is a CPU (``grid``), so the bits depend only on the data.
 
 float32 on an adapter that flushes float32 subnormals computes in float64 from the operands' bits and
 narrows the result to float32 bits, as rowdot does.
 
 Both are one template (``pass_text``) that a capture's run fills in too (``fused_step``): a captured
-``X @ w``, a map run over its n results and ``X.T @ v`` of what the run stored become one pass reading X
-once, the row's dot product handed to the run's bodies in a register by the row's first lane and the run's
-value handed to the row's lanes in workgroup memory. Its bits are eager's: the dot product and the
-accumulation are the same code, the run's bodies each launch's expression (``_fused_bodies``).
+``X @ w``, a map run over its n results and ``X.T @ v`` of what the run stored become one pass: once a
+block's dot products are summed, its 256 invocations run the run's bodies for its 256 rows (the dot
+product in a register), and the run's value reaches the row's lanes in workgroup memory. Its bits are
+eager's: the dot product and the accumulation are the same code, the run's bodies each launch's expression
+(``_fused_bodies``).
 """
 
 from __future__ import annotations
@@ -41,11 +42,11 @@ from .k_reduce import _i32, _temp
 F32 = WGSL_TYPES[dt.float32]
 F64 = WGSL_TYPES[dt.float64]
 
-#: the widest X taken (a lane holds its columns of a row, and of the next, in registers)
+#: the widest X taken (a lane holds its columns of a block's rows in registers)
 MAX_COLS = 128
 #: the fewest rows: shorter products stay rowdot's, whose one-workgroup launches join a capture's programs
 MIN_ROWS = 1024
-#: columns of a row a lane takes, at most, on a GPU
+#: columns of a row a lane takes, at most
 PER_LANE = 8
 #: the most workgroups of a pass (the partial sums of ``X.T @ v``): a GPU's, a CPU adapter's
 GROUPS = 1024
@@ -54,7 +55,7 @@ CPU_GROUPS = 32
 PARTS_AHEAD = 8
 #: the blocks of rows a workgroup takes, at most, on a CPU adapter: its loops stop after
 #: 65535 turns (k_contract's CHUNK)
-_TURNS = 32768
+_CPU_BLOCKS = 32768
 
 
 def form(client, a: Tensor, v: Tensor, o: Tensor, batch: list, rows: tuple, k: tuple) -> tuple[str, int, int] | None:
@@ -88,10 +89,10 @@ def grid(n: int, d: int, cpu: bool) -> int:
     number of blocks of 256 rows (one fewer for the last ones)."""
     blocks = -(-n // 256)
     most = CPU_GROUPS if cpu else GROUPS
-    turns = max(-(-blocks // most), 1)
+    each = max(-(-blocks // most), 1)
     if cpu:
-        turns = min(turns, _TURNS)
-    return max(1, min(-(-blocks // turns), 65535))
+        each = min(each, _CPU_BLOCKS)
+    return max(1, min(-(-blocks // each), 65535))
 
 
 def compute_type(client, dtype: dt.DType) -> tuple[WgslType, bool]:
@@ -131,6 +132,9 @@ def pass_text(lay: Layout, lib: WgslHelpers, xw: WgslType, c: WgslType, wide: bo
     def guarded(j: int, line: str) -> str:
         return line if inside[j] is None else f"if ({inside[j]}) {{ {line} }}"
 
+    def load(u: int, j: int) -> str:  # column j of turn u's row into x{u}_{j}
+        return guarded(j, f"x{u}_{j} = ld{bx}(ex + r{u} * {d}u + {col[j]});")
+
     t = [f"  let gl = li % {L}u;\n  let ti = li / {L}u;\n  let n = {W(n_k)};\n  let ex = {W(ex_k)};\n"
          # the workgroups stride over the blocks (word 1: the workgroups)
          f"  let stride = {W(1)} * 256u;\n  var bb = wid.x * 256u;\n"]
@@ -142,10 +146,9 @@ def pass_text(lay: Layout, lib: WgslHelpers, xw: WgslType, c: WgslType, wide: bo
         t += [f"  var acc{j} = {zero};\n" for j in range(D)]
     t.append("  loop {\n    if (bb >= n) { break; }\n")
     for u in range(L):  # the block's rows, all their loads in flight together
-        t.append(f"    let r{u} = bb + {u * R}u + ti;\n" + "".join(f"    var x{u}_{j} = {lit(xw, 0)};\n" for j in range(D))
-                 + f"    if (r{u} < n) {{\n" + "".join(
-                     "      " + guarded(j, f"x{u}_{j} = ld{bx}(ex + r{u} * {d}u + {col[j]});") + "\n" for j in range(D))
-                 + "    }\n")
+        t.append(f"    let r{u} = bb + {u * R}u + ti;\n"
+                 + "".join(f"    var x{u}_{j} = {lit(xw, 0)};\n" for j in range(D))
+                 + f"    if (r{u} < n) {{\n" + "".join(f"      {load(u, j)}\n" for j in range(D)) + "    }\n")
     if bw is not None:
         for u in range(L):
             t.append(f"    var h{u} = {zero};\n")
@@ -171,12 +174,11 @@ def pass_text(lay: Layout, lib: WgslHelpers, xw: WgslType, c: WgslType, wide: bo
     if bp is not None:
         for u in range(L):
             t.append(f"    if (r{u} < n) {{\n      let v_ = {value(u)};\n")
-            x = lambda j: f"x{u}_{j}"
             if ends == "block" and bw is not None:
                 # the rows loaded again (from the cache): the block's X values are not held in registers
                 # across the run's steps (libm code beside them left a fused pass at a third of the memory rate)
-                t += ["      " + guarded(j, f"x{u}_{j} = ld{bx}(ex + r{u} * {d}u + {col[j]});") + "\n" for j in range(D)]
-            t += ["      " + guarded(j, f"acc{j} = fma(v_, {conv(x(j))}, acc{j});") + "\n" for j in range(D)]
+                t += [f"      {load(u, j)}\n" for j in range(D)]
+            t += ["      " + guarded(j, f"acc{j} = fma(v_, {conv(f'x{u}_{j}')}, acc{j});") + "\n" for j in range(D)]
             t.append("    }\n")
     t.append("    bb = bb + stride;\n  }\n")
     if bp is not None:  # the workgroup's rows, by a fixed tree per column its lanes hold
@@ -219,7 +221,8 @@ def parts_text(lay: Layout, lib: WgslHelpers, c: WgslType, ow: WgslType, wide: b
             f"  if (r_ < {q}u) {{\n    var g = r_;\n"
             f"    loop {{\n      if (g + {(PARTS_AHEAD - 1) * q}u >= {G}) {{ break; }}\n"
             + "".join(f"      let a{k} = {ld(f'g + {k * q}u')};\n" for k in range(PARTS_AHEAD))
-            + "".join(f"      s = s + a{k};\n" for k in range(PARTS_AHEAD)) + f"      g = g + {PARTS_AHEAD * q}u;\n    }}\n"
+            + "".join(f"      s = s + a{k};\n" for k in range(PARTS_AHEAD))
+            + f"      g = g + {PARTS_AHEAD * q}u;\n    }}\n"
             f"    loop {{\n      if (g >= {G}) {{ break; }}\n      s = s + {ld('g')};\n      g = g + {q}u;\n    }}\n"
             f"  }}\n  {sh}[li] = s;\n  workgroupBarrier();\n"
             f"  if (li < {d}u) {{\n    var t = {sh}[li];\n"
@@ -245,7 +248,8 @@ class PartsRecord(NamedTuple):
         return parts_text(lay, lib, *self.args, b=tuple(slots), sh=sh)
 
 
-def _sum_parts(client, parts: Tensor, o: Tensor, c: WgslType, wide: bool) -> None:
+def _sum_partials(client, parts: Tensor, o: Tensor, c: WgslType, wide: bool) -> None:
+    """o = the sum over axis 0 of a pass's partial sums ``parts`` (G x d, compute type c), by one workgroup."""
     G, d = parts._shape
     ow = wt(o._dtype)
     key = ("matvec", "parts", o._dtype, d, wide)
@@ -314,7 +318,13 @@ def run(client, kind: str, n: int, d: int, a: Tensor, v: Tensor, o: Tensor, so: 
                             out, b1 + b2 + b3, (e1, e2, e3), so, G)
     client.dispatch(pipe, pack_words(words), b1 + b2 + b3, (G, 1, 1), record)
     if kind == "cols":  # (wide: the parts summed in float64, the sum narrowed to float32 bits)
-        _sum_parts(client, dest, o, c, wide)
+        _sum_partials(client, dest, o, c, wide)
+
+
+def _bound_views(recs: list[MapRecord], z: tuple) -> list:
+    """The run's run_views a fused pass binds after its own four: the dot products' view only where the run
+    stores into their memory (else the run reads them from the register ``zr``)."""
+    return [row for row in run_views(recs, frozenset()) if row[0] != z or row[2]]
 
 
 def joins(rows: PassRecord, recs: list[MapRecord], cols: PassRecord, limit: int) -> bool:
@@ -340,7 +350,7 @@ def joins(rows: PassRecord, recs: list[MapRecord], cols: PassRecord, limit: int)
                 if view != z:
                     return False
                 reads_z = reads_z or i >= rec.nout
-    return reads_z and 4 + len([row for row in run_views(recs, frozenset()) if row[0] != z]) <= limit
+    return reads_z and 4 + len(_bound_views(recs, z)) <= limit
 
 
 def fused_step(client, rows: PassRecord, recs: list[MapRecord], cols: PassRecord) -> tuple:
@@ -352,9 +362,7 @@ def fused_step(client, rows: PassRecord, recs: list[MapRecord], cols: PassRecord
     d, n = rows.d, rows.n
     lay = Layout()
     lib = WgslHelpers(client.has_f64)
-    # (the dot products' view is bound by the run where it stores into their memory, else only loaded from
-    # the register, ``zr``)
-    views = [row for row in run_views(recs, frozenset()) if row[0] != rows.out or row[2]]
+    views = _bound_views(recs, rows.out)
     z_stored = any(row[0] == rows.out for row in views)
     binding = {row[0]: b for b, row in enumerate(views, start=5)}
     ez_k, sz_k = lay.alloc(1), lay.alloc(1)
@@ -365,7 +373,7 @@ def fused_step(client, rows: PassRecord, recs: list[MapRecord], cols: PassRecord
     v = _opaque(xw.ct, vreg, MAX_OPERANDS * len(recs))
     vc = f"{lib.fn('widen', F32)}({v})" if wide else cast(v, xw, c)
     elements = "".join(f"      let e{b} = u32({_i32(k)} + i32(i) * {_i32(k + 1)});\n"
-                       for b, k in zip(range(5, 5 + len(views)), view_k))
+                       for b, k in enumerate(view_k, start=5))
 
     def row_end(h: str) -> str:
         # (where the run stores into the dot products' memory, its store is the last: the pass leaves its own)
