@@ -174,6 +174,7 @@ class _Evaluated:
         self.xw = wt(p.red.x[3])
         self.nk = len(p.kshape)
         self.nr = len(p.rshape)
+        self.positional = True  # (``load`` takes the reduced position, whatever the dimensions)
 
     def alloc(self, lay: Layout, lib) -> None:
         p = self.p

@@ -38,8 +38,7 @@ def _elementwise(name: str):
             args = [cast(g.val(k), g.wt_in(k), c) for k in range(nin)]
             if square:
                 if c.ct == "f32":
-                    wd, nr = g.lib.fn("widen", c), g.lib.fn("narrow", c)
-                    return g.store(0, cast(f"{nr}({wd}({args[0]}) * {wd}({args[0]}))", c, ow))
+                    return g.store(0, cast(f"{g.lib.fn('fsquare', c)}({args[0]})", c, ow))
                 return g.store(0, cast(f"({args[0]} * {args[0]})", c, ow))
             e, rw = _elementwise_exprs.expr(name, c, args, g.lib)
             return g.store(0, cast(e, rw, ow))

@@ -323,6 +323,8 @@ class _Loaded:
 
     def __init__(self, xw: WgslType, nk: int, nr: int):
         self.xw, self.nk, self.nr = xw, nk, nr
+        #: whether ``at`` gives the element of every reduced position (one reduced dimension)
+        self.positional = nr == 1
 
     def alloc(self, lay: Layout, lib: WgslHelpers) -> None:
         self.xe_k = lay.alloc(1)
@@ -449,7 +451,14 @@ def _build(client, key, kind, variant, ow: WgslType, acc: WgslType, unroll: bool
                    "fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) li: u32) {\n"
                    f"  let oi = (wid.y * {W(1)} + wid.x) * 256u + li;\n  if (oi >= {W(0)}) {{ return; }}\n")
         src += body
-        src.append(f"  var acc = {ident};\n  for (var r = 0u; r < {W(k_k)}; r = r + 1u) {{\n")
+        src.append(f"  var acc = {ident};\n  var r = 0u;\n")
+        if xs.positional:  # four elements' loads in flight, combined in the loop's order (its bits)
+            v = [val(xs.at(f"r + {k}u"), f"(r + {k}u)") for k in range(4)]
+            src.append(f"  loop {{\n    if (r + 3u >= {W(k_k)}) {{ break; }}\n"
+                       + "".join(f"    let v{k} = {v[k]};\n" for k in range(4))
+                       + "".join(f"    acc = {comb('acc', f'v{k}')};\n" for k in range(4))
+                       + "    r = r + 4u;\n  }\n")
+        src.append(f"  for (; r < {W(k_k)}; r = r + 1u) {{\n")
         src += walk
         src.append("  }\n  " + store.replace("ACC", "acc") + "\n}\n")
     else:
