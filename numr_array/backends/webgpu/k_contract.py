@@ -214,8 +214,6 @@ def _cpu_adapter(client) -> bool:
 #: values of k a lane sums before the lanes of a row are summed in workgroup memory (X @ w of a 200k x 64
 #: float32 X on an H200: 57 µs with 4, 42 with 8, 35 with 16, 48 with 32)
 K_PER_LANE = 16
-#: steps of rowdot's loop (two values of k each) whose loads a lane issues before summing them
-UNROLL = 4
 #: a matrix-vector product's workgroups, split over k, beyond ``_split_groups``: a GPU's SMs each take about
 #: eight of 256 invocations (X.T @ v of a 200k x 64 float32 X: 256 parts left an H200 at a quarter of its
 #: occupancy)
@@ -263,8 +261,6 @@ def rowdot(client, a: Tensor, v: Tensor, o: Tensor, batch: list[tuple[int, int, 
         # about K_PER_LANE values of k per lane; on a software adapter one lane per row where rows are many,
         # since each workgroup barrier of the lanes' sum costs it a pass over all 256 invocations
         TK = 1 if cpu and N >= 1024 else min(256, 1 << max(0, (-(-K // K_PER_LANE) - 1).bit_length()))
-        # no more rows per workgroup than there are rows (a dot product of two vectors takes all 256 lanes)
-        TK = max(TK, 256 >> (max(N, 1) - 1).bit_length()) if not cpu else TK
         TI = 256 // TK
     else:
         TI = min(256, 1 << max(0, (N - 1).bit_length()))
@@ -285,13 +281,12 @@ def rowdot(client, a: Tensor, v: Tensor, o: Tensor, batch: list[tuple[int, int, 
         so, sop = 1, nbatch * N
         bo_ = tuple(s * N for s in contiguous_strides(tuple(bshape)))
     (b1, e1), (b2, e2), (b3, e3) = (bind_whole(client, t) for t in (dest, a, v))
-    total = groups * P
-    alone = total == 1  # one workgroup: its lanes' loads are all the memory traffic there is (unrolled)
-    key = ("rowdot", a._dtype, v._dtype, dest._dtype, c.dtype, conj, kfast, TK, len(bshape), wide, alone)
+    key = ("rowdot", a._dtype, v._dtype, dest._dtype, c.dtype, conj, kfast, TK, len(bshape), wide)
     pipe = client.cached_pipeline(key)
     if pipe is None:
         pipe = _build_rowdot(client, key, wt(a._dtype), wt(v._dtype), wt(dest._dtype), c, conj, kfast, TK,
-                             len(bshape), wide, alone)
+                             len(bshape), wide)
+    total = groups * P
     gx = min(total, MAX_GROUPS)
     words = [total, gx, 0, 0, N, K, KP, P, NI, e1, e2, e3]
     words += [s & _M32 for s in (so, sop, sai, sak, svi, svk)]
@@ -327,14 +322,11 @@ class RowdotRecord(NamedTuple):
 
 def rowdot_text(lay: Layout, lib: WgslHelpers, aw: WgslType, vw: WgslType, ow: WgslType, c: WgslType, conj: bool,
                 kfast: bool, TK: int, nbd: int, wide: bool, b: tuple[int, int, int] = (1, 2, 3), sh: str = "sh",
-                one: bool = False, unroll: bool = False) -> str:
+                one: bool = False) -> str:
     """The statements of rowdot's entry point (its uniform words allocated in ``lay``, in the order of the
     dispatch's words after the frame's): ``b`` the bindings of o, a and v, ``sh`` the name of the
     workgroup array of 256 compute values, ``one``: run as the only workgroup of a one-part launch (a phase
-    of _fuse_small's programs, where the frame's words are not the rowdot's); ``unroll`` (implied by ``one``):
-    a lane issues the loads of UNROLL steps of its loop before summing them, in the loop's order (the bits are
-    the same). A one-workgroup launch waits on memory once per step otherwise (a lane of a 2048-long dot
-    product eight times): 20.6 against 14.2 µs on an H200; where workgroups are many, it measured no gain."""
+    of _fuse_small's programs, where the frame's words are not the rowdot's)."""
     W = Layout.word
     (N_k, K_k, KP_k, P_k, NI_k, eo_k, ea_k, ev_k, so_k, sop_k, sai_k, sak_k, svi_k, svk_k) = \
         (lay.alloc(1) for _ in range(14))
@@ -342,26 +334,20 @@ def rowdot_text(lay: Layout, lib: WgslHelpers, aw: WgslType, vw: WgslType, ow: W
     bo, ba, bv = b
     TI = 256 // TK
     zero = lit(c, 0)
-    # the operands at element offsets pa and pv, in the compute type
     if wide:  # float32 operands from their bits (exact, subnormals kept)
         widen = lib.fn("widen", F32)
-        load_a, load_v = (lambda pa: f"{widen}(ld{ba}(u32({pa})))"), (lambda pv: f"{widen}(ld{bv}(u32({pv})))")
+        a, v = f"{widen}(ld{ba}(u32(pa)))", f"{widen}(ld{bv}(u32(pv)))"
     else:
-        load_a, load_v = (lambda pa: cast(f"ld{ba}(u32({pa}))", aw, c)), (lambda pv: cast(f"ld{bv}(u32({pv}))", vw, c))
+        a, v = cast(f"ld{ba}(u32(pa))", aw, c), cast(f"ld{bv}(u32(pv))", vw, c)
     if conj and c.family == "c":
-        load_a = (lambda pa, plain=load_a: f"{c.ct}(({plain(pa)}).x, -({plain(pa)}).y)")
-    a, v = load_a("pa"), load_v("pv")
+        a = f"{c.ct}(({a}).x, -({a}).y)"
     if c.family == "c":
-        term = lambda x, y: f"{lib.fn('cmul', c)}({x}, {y})"
+        term = f"{lib.fn('cmul', c)}({a}, {v})"
     elif c.family == "f":
         term = None  # fma below
     else:
-        term = lambda x, y: f"{x} * {y}"
-    add = (lambda acc, x=a, y=v: f"{acc} = fma({x}, {y}, {acc});") if term is None else \
-        (lambda acc, x=a, y=v: f"{acc} = {acc} + {term(x, y)};")
-    # element r + j * TK's operands, loaded into a{j}, v{j} (all of an unrolled step's loads before its sums)
-    fetch = lambda j: (f"let a{j} = {load_a(f'ra + i32(r + {j * TK}u) * sak')}; "
-                       f"let v{j} = {load_v(f'rv + i32(r + {j * TK}u) * svk')};")
+        term = f"{a} * {v}"
+    add = (lambda acc: f"{acc} = fma({a}, {v}, {acc});") if term is None else (lambda acc: f"{acc} = {acc} + {term};")
     lane = ("  let tk = li % {TK}u;\n  let ti = li / {TK}u;\n" if kfast else
             "  let ti = li % {TI}u;\n  let tk = li / {TI}u;\n").format(TK=TK, TI=TI)
     step = 1 if kfast else TI  # distance in workgroup memory between lanes tk and tk + 1 of a row
@@ -382,12 +368,8 @@ def rowdot_text(lay: Layout, lib: WgslHelpers, aw: WgslType, vw: WgslType, ow: W
                 f"  if (alive && i < {W(N_k)}) {{\n"
                 f"    let ra = pa0 + i32(i) * {_i32(sai_k)};\n    let rv = pv0 + i32(i) * {_i32(svi_k)};\n"
                 f"    var r = kb + tk;\n"
-                # two independent sums (UNROLL steps at once, their loads first: ``unroll``)
-                + (f"    loop {{\n      if (r + {(2 * UNROLL - 1) * TK}u >= ke) {{ break; }}\n"
-                   + "".join(f"      {fetch(j)}\n" for j in range(2 * UNROLL))
-                   + "".join(f"      {add('acc2' if j % 2 else 'acc', f'a{j}', f'v{j}')}\n" for j in range(2 * UNROLL))
-                   + f"      r = r + {2 * UNROLL * TK}u;\n    }}\n" if unroll or one else "")
-                + f"    loop {{\n      if (r + {TK}u >= ke) {{ break; }}\n"
+                # two independent sums, two loads of each operand in flight per iteration
+                f"    loop {{\n      if (r + {TK}u >= ke) {{ break; }}\n"
                 f"      {{ let pa = ra + i32(r) * sak; let pv = rv + i32(r) * svk; {add('acc')} }}\n"
                 f"      {{ let pa = ra + i32(r + {TK}u) * sak; let pv = rv + i32(r + {TK}u) * svk; {add('acc2')} }}\n"
                 f"      r = r + {2 * TK}u;\n    }}\n"
@@ -404,10 +386,10 @@ def rowdot_text(lay: Layout, lib: WgslHelpers, aw: WgslType, vw: WgslType, ow: W
 
 
 def _build_rowdot(client, key, aw: WgslType, vw: WgslType, ow: WgslType, c: WgslType, conj: bool, kfast: bool,
-                  TK: int, nbd: int, wide: bool, unroll: bool):
+                  TK: int, nbd: int, wide: bool):
     lay = Layout()
     lib = WgslHelpers(client.has_f64)
-    body = rowdot_text(lay, lib, aw, vw, ow, c, conj, kfast, TK, nbd, wide, unroll=unroll)
+    body = rowdot_text(lay, lib, aw, vw, ow, c, conj, kfast, TK, nbd, wide)
 
     def source() -> str:
         return (lay.block() + bindings([(ow, True, False), (aw, False, False), (vw, False, False)]) + lib.source()
