@@ -1,7 +1,8 @@
 """A reduction walked by one invocation per output loads elements ahead of combining them, in the loop's order,
 and float32's square is its own product where that is exact: their results bit for bit as before (NumPy's
 sequential sum, the float64 square narrowed), eager and replayed. Also rowdot's layouts of a GPU adapter
-(lanes along k, parts), which a software adapter's tests do not reach, against NumPy."""
+(lanes along k, a product of few rows spread over every lane, parts), which a software adapter's tests do not
+reach, against NumPy."""
 
 from __future__ import annotations
 
@@ -82,7 +83,7 @@ def test_fused_distances_replay_eager(flushing):
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.complex64])
 def test_rowdot_gpu_layouts(dtype, monkeypatch):
     # the layouts a GPU adapter gets (a software one sums a row in one lane where rows are many, and splits k
-    # into chunks short enough for its loop limit)
+    # into chunks short enough for its loop limit): one to four rows over all 256 lanes, 17 and 300 rows
     needs_dtype(getattr(xp, np.dtype(dtype).name))
     monkeypatch.setattr(k_contract, "_cpu_adapter", lambda client: False)
     rng = np.random.default_rng(9)
