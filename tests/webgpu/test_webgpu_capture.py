@@ -84,9 +84,13 @@ def test_replay_reruns_the_block_on_new_input_data(monkeypatch, fusion):
     client.synchronize()
     monkeypatch.setattr(client, "queue", q)
     g.replay()
-    assert q.submits == 0  # encoded into the pending pass, as eager launches are
+    # encoded into the pending pass, as eager launches are: unfused, 41 dispatches are chunks of 16 and 25
+    # (the first submitted as soon as it is encoded), fused, one chunk
+    chunks = 1 if fusion else 2
+    assert len(g._graph.encoded) == chunks
+    assert q.submits == chunks - 1
     np.testing.assert_allclose(to_np(out), chain_np(a2, b, 40), rtol=1e-5)
-    assert q.submits == 1  # the replay and the readback: one submission
+    assert q.submits == chunks  # the replay's last chunk and the readback: one submission
 
 
 def bits(t) -> np.ndarray:
@@ -494,3 +498,24 @@ def test_a_long_replay_is_submitted_in_chunks_as_it_is_encoded(monkeypatch):
     g.replay()
     assert q.submits == 2  # chunks of 8, 8 and 4 steps: two submitted, the last pending
     np.testing.assert_array_equal(to_np(r), to_np(chain(on(b), y, 20)))
+
+
+def test_a_replay_s_chunks_double_from_the_first(monkeypatch):
+    """Chunks of FIRST_CHUNK dispatches, then twice as many each, up to client.replay_chunk: the GPU starts
+    after a few dispatches are encoded, and a long replay is still few submissions."""
+    monkeypatch.setattr(client, "fusion", False)
+    from numr_array.backends.webgpu import _client
+    monkeypatch.setattr(client, "replay_chunk", 128)
+    monkeypatch.setattr(_client, "FIRST_CHUNK", 4)
+    rng = np.random.default_rng(2)
+    a, b = rng.standard_normal(64).astype(np.float32), rng.standard_normal(64).astype(np.float32)
+    x, y = on(a), on(b)
+    with xp.capture(device=DEV) as g:
+        r = chain(x, y, 30)
+    assert [len(c) for c in g._graph.encoded] == [4, 8, 16, 2]
+    q = _CountingQueue(client.queue)
+    client.synchronize()
+    monkeypatch.setattr(client, "queue", q)
+    g.replay()
+    assert q.submits == 3
+    np.testing.assert_array_equal(to_np(r), to_np(chain(on(a), y, 30)))

@@ -11,9 +11,9 @@ Capture: launches still run when captured, and each is also recorded as (pipelin
 offset, workgroup counts); the parameters of captured launches live in uniform buffers the graph owns.
 At the end of the capture, runs of element-wise launches are merged into single dispatches (``_fuse``);
 ``replay`` encodes the record into the pending compute pass, as eager launches go, so that the readback (or
-the launches) after it share its submission; a replay of more than ``replay_chunk`` dispatches
-(NUMR_WEBGPU_REPLAY_CHUNK) submits each full chunk as soon as it is encoded, so that the GPU runs the
-first while the host encodes the rest.
+the launches) after it share its submission; a longer replay is submitted in chunks as it is encoded
+(FIRST_CHUNK dispatches, then twice as many, up to ``replay_chunk``: NUMR_WEBGPU_REPLAY_CHUNK), so that the
+GPU runs the first while the host encodes the rest.
 
 Dispatches are encoded through wgpu-native's functions directly where wgpu-py's internals allow it
 (``_Direct``): wgpu-py's per-call error capture costs more than the encoding itself.
@@ -66,14 +66,18 @@ EARLY_SUBMIT_BYTES = 64 << 20
 
 
 def _replay_chunk() -> int:
-    """NUMR_WEBGPU_REPLAY_CHUNK: dispatches of a replay submitted together (128 when unset or unreadable;
-    0: a replay is submitted whole, with what follows it). A replay submitted as it is encoded keeps the GPU
-    working on its first dispatches while the host encodes the rest, instead of idle until the end."""
+    """NUMR_WEBGPU_REPLAY_CHUNK: the most dispatches of a replay submitted together (128 when unset or
+    unreadable; 0: a replay is submitted whole, with what follows it). A replay submitted as it is encoded keeps
+    the GPU working on its first dispatches while the host encodes the rest, instead of idle until the end."""
     try:
         return max(0, int(os.environ.get("NUMR_WEBGPU_REPLAY_CHUNK", "128")))
     except ValueError:
         return 128
 
+
+#: dispatches of a replay's first chunk (the next ones double, up to _replay_chunk's): the GPU starts on them
+#: while the host encodes the rest (cg on n = 2048 encodes its 101 dispatches in 0.2-0.4 ms on an H200 host)
+FIRST_CHUNK = 16
 
 #: bytes of each uniform buffer launches take parameter slots from
 UNIFORM_POOL_BYTES = 1 << 20
@@ -362,13 +366,19 @@ class WebGPUGraph(Graph):
         direct = client._direct
         #: per step, what the direct encoding calls take, resolved once for every replay: (pipeline, its
         #: wgpu-native handle, the bind group's, the dynamic offset as a C array, the workgroup counts), in
-        #: chunks of client.replay_chunk steps, each but the last submitted as soon as it is encoded
+        #: chunks (FIRST_CHUNK steps, doubling up to client.replay_chunk), each but the last submitted as soon
+        #: as it is encoded
         self.encoded = None
         if direct is not None:
             flat = [(st[0], st[0].handle, st[1]._internal, direct.ffi.new("uint32_t[1]", [st[2]])) + tuple(st[3])
                     for st in steps]
-            size = client.replay_chunk or len(flat) or 1
-            self.encoded = [flat[k:k + size] for k in range(0, len(flat), size)]
+            self.encoded = []
+            most = client.replay_chunk or len(flat) or 1
+            size, k = min(FIRST_CHUNK, most), 0
+            while k < len(flat):  # chunks of FIRST_CHUNK dispatches, doubling up to replay_chunk
+                self.encoded.append(flat[k:k + size])
+                k += size
+                size = min(2 * size, most)
 
     def replay(self) -> None:
         self._client.replay(self.steps, self.encoded)
