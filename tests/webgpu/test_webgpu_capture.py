@@ -480,42 +480,27 @@ def test_float64_libm_launches_stay_apart_float32_ones_merge():
         assert np.asarray(y.to_device("cpu")).tobytes() == np.asarray(eager.to_device("cpu")).tobytes()
 
 
-def test_a_long_replay_is_submitted_in_chunks_as_it_is_encoded(monkeypatch):
-    """A replay of more dispatches than client.replay_chunk submits each full chunk as soon as it is encoded
-    (the GPU works on it while the host encodes the next); the last chunk shares the next submission."""
+@pytest.mark.parametrize("most, first, n, chunks", [(8, 16, 20, [8, 8, 4]), (128, 4, 30, [4, 8, 16, 2])],
+                         ids=["at-most-replay_chunk", "doubling"])
+def test_a_long_replay_is_submitted_in_chunks_as_it_is_encoded(monkeypatch, most, first, n, chunks):
+    """A replay is cut into chunks of FIRST_CHUNK dispatches, then twice as many each, up to client.replay_chunk;
+    each chunk but the last is submitted as soon as it is encoded (the GPU works on it while the host encodes
+    the next), and the last shares the next submission."""
+    from numr_array.backends.webgpu import _client
     monkeypatch.setattr(client, "fusion", False)
-    monkeypatch.setattr(client, "replay_chunk", 8)
+    monkeypatch.setattr(client, "replay_chunk", most)
+    monkeypatch.setattr(_client, "FIRST_CHUNK", first)
     rng = np.random.default_rng(1)
     a, b = rng.standard_normal(256).astype(np.float32), rng.standard_normal(256).astype(np.float32)
     x, y = on(a), on(b)
     with xp.capture(device=DEV) as g:
-        r = chain(x, y, 20)
-    assert len(g._graph.steps) == 20
+        r = chain(x, y, n)
+    assert len(g._graph.steps) == n
+    assert [len(c) for c in g._graph.encoded] == chunks
     x[...] = on(b)
     q = _CountingQueue(client.queue)
     client.synchronize()
     monkeypatch.setattr(client, "queue", q)
     g.replay()
-    assert q.submits == 2  # chunks of 8, 8 and 4 steps: two submitted, the last pending
-    np.testing.assert_array_equal(to_np(r), to_np(chain(on(b), y, 20)))
-
-
-def test_a_replay_s_chunks_double_from_the_first(monkeypatch):
-    """Chunks of FIRST_CHUNK dispatches, then twice as many each, up to client.replay_chunk: the GPU starts
-    after a few dispatches are encoded, and a long replay is still few submissions."""
-    monkeypatch.setattr(client, "fusion", False)
-    from numr_array.backends.webgpu import _client
-    monkeypatch.setattr(client, "replay_chunk", 128)
-    monkeypatch.setattr(_client, "FIRST_CHUNK", 4)
-    rng = np.random.default_rng(2)
-    a, b = rng.standard_normal(64).astype(np.float32), rng.standard_normal(64).astype(np.float32)
-    x, y = on(a), on(b)
-    with xp.capture(device=DEV) as g:
-        r = chain(x, y, 30)
-    assert [len(c) for c in g._graph.encoded] == [4, 8, 16, 2]
-    q = _CountingQueue(client.queue)
-    client.synchronize()
-    monkeypatch.setattr(client, "queue", q)
-    g.replay()
-    assert q.submits == 3
-    np.testing.assert_array_equal(to_np(r), to_np(chain(on(a), y, 30)))
+    assert q.submits == len(chunks) - 1
+    np.testing.assert_array_equal(to_np(r), to_np(chain(on(b), y, n)))

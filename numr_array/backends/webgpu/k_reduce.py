@@ -2,9 +2,10 @@
 products, and diff.
 
 One template for every reduction: the kept dimensions index the outputs, the reduced dimensions are
-walked by either one invocation per output (short reductions, in order, four elements loaded before they are
-combined) or one workgroup per output (a strided loop then a tree in workgroup memory). A long reduction with few outputs is split into P parts per
-output whose partial results are reduced again, so that the whole device works on it. An input larger
+walked by either one invocation per output (short reductions, in order, four elements loaded before they
+are combined) or one workgroup per output (a strided loop then a tree in workgroup memory). A long
+reduction with few outputs is split into P parts per output whose partial results are reduced again, so
+that the whole device works on it. An input larger
 than one storage binding is split into pieces along its outer dimension, reduced piece by piece, and
 the pieces' results reduced again. mean, var and std are sums followed by element-wise finishing.
 
