@@ -69,6 +69,52 @@ def test_the_kmeans_program_replays_one_dispatch_less_per_iteration(monkeypatch)
     assert fused == replayed(run, X, C0) - 3
 
 
+def staged(monkeypatch, run, *args, dtype=np.float32) -> list[int]:
+    """How many elements of each leaf the fused reduction of ``run`` stages in workgroup memory, after
+    checking (``replayed``) that its replays equal eager bit for bit."""
+    from numr_array.backends.webgpu import _fuse_reduce
+    plans = []
+    real = _fuse_reduce.plan
+    monkeypatch.setattr(_fuse_reduce, "plan", lambda *a: plans.append(real(*a)) or plans[-1])
+    assert replayed(run, *args, dtype=dtype) == 1
+    (p,) = [p for p in plans if p is not None]
+    return sorted(n for _, n in p.staged.values())
+
+
+def distances(X, C):
+    return xp.sum((X[:, None, :] - C[None, :, :]) ** 2, axis=-1)
+
+
+def test_small_operands_that_differ_between_outputs_are_staged(monkeypatch):
+    """k-means' centres (k x d) are read from workgroup memory, X (n x d, and a scalar: the same for every
+    output) from memory; an output count that leaves the last workgroup part idle, a d that is not a
+    multiple of the padding's 32, centres read backwards (negative strides), an integer operand."""
+    assert staged(monkeypatch, distances, data(300, 8), data(5, 8, seed=2)) == [40]
+    assert staged(monkeypatch, distances, data(1000, 37), data(31, 37, seed=2)) == [31 * 37]
+    assert staged(monkeypatch, lambda X, C: distances(X, xp.flip(C)), data(300, 8), data(5, 8, seed=2)) == [40]
+    assert staged(monkeypatch, lambda X, C: distances(X, C[1:, ::-1]), data(300, 8), data(6, 8, seed=2)) == [40]
+    ints = on(np.arange(24, dtype=np.int32).reshape(3, 8))
+    Y = on(np.random.default_rng(3).integers(-30, 30, (300, 8)).astype(np.int32))
+    assert staged(monkeypatch, lambda Y: xp.max(Y[:, None, :] - ints[None], axis=-1), Y, dtype=np.int32) == [24]
+
+
+def test_staging_has_a_budget(monkeypatch):
+    """One operand of at most STAGE_MOST elements, STAGE_TOTAL in all, fewer than a workgroup reads; the rest
+    read from memory, the replay still eager's bits."""
+    from numr_array.backends.webgpu._fuse_reduce import STAGE_MOST, STAGE_TOTAL
+    d = 16
+    big = STAGE_MOST // d + 1
+    assert staged(monkeypatch, distances, data(300, d), data(big, d, seed=2)) == []
+    k = STAGE_TOTAL // d // 2 + 1  # two operands of k x d: only one fits
+    run = lambda X, C, D: xp.sum((X[:, None, :] - C[None]) * D[None], axis=-1)  # noqa: E731
+    assert staged(monkeypatch, run, data(300, d), data(k, d, seed=2), data(k, d, seed=3)) == [k * d]
+    # few outputs: X's two rows staged too; a reduction of length 1, whose workgroups read each element of C
+    # (its first column, 797 elements from the first) at most once: X's rows only
+    assert staged(monkeypatch, distances, data(2, 8), data(5, 8, seed=2)) == [16, 40]
+    assert staged(monkeypatch, lambda X, C: xp.sum(X[:, None, :1] - C[None, :, :1], axis=-1),
+                  data(2, 4), data(200, 4, seed=2)) == [5]
+
+
 def test_a_softmax_denominator_reads_the_maximum_and_its_input():
     """``sum(exp(A - max(A)), axis=-1)``: the max, then one dispatch (whose output may take the memory of
     the max, dead after it: each output reads only its own element of it)."""

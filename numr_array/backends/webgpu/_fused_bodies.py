@@ -86,13 +86,14 @@ def run_views(run: list[MapRecord], dead) -> list[list]:
 
 
 def bodies(run: list[MapRecord], dead, lay: Layout, lib: WgslHelpers, binding: dict, regs: dict | None = None,
-           index: list[int] | None = None) -> tuple[list[str], dict, list]:
+           index: list[int] | None = None, loader: str = "ld") -> tuple[list[str], dict, list]:
     """WGSL running ``run``'s bodies in order for one element: an operand not in a register of the run is
     loaded as ``ld{b}(e{b})``, ``b = binding[view]`` (the ``e{b}`` are declared before), a store not in
     ``dead`` is ``st{b}``; scalars and parameters are allocated in ``lay`` in the order of the returned
     uniform words. (lines, view -> the register holding its latest value, uniform words). ``regs``, ``index``:
     for a part of a run (_fuse_small's), the registers its records before wrote, and each record's place in
-    the run (its names, its salts, its stores in ``dead``)."""
+    the run (its names, its salts, its stores in ``dead``). ``loader``: the loads' name before ``b`` (a fused
+    reduction's loads go through its own functions, which read the leaves it stages from workgroup memory)."""
     text = []
     regs = {} if regs is None else regs  # view -> the register holding its latest value
     loaded: set[int] = set()
@@ -121,7 +122,7 @@ def bodies(run: list[MapRecord], dead, lay: Layout, lib: WgslHelpers, binding: d
             else:
                 b = binding[v]
                 if b not in loaded:
-                    text.append(f"  let l{b} = ld{b}(e{b});\n")
+                    text.append(f"  let l{b} = {loader}{b}(e{b});\n")
                     loaded.add(b)
                 src = f"l{b}"
             # each operand of each launch its own opaque value: what the launch knows of it eagerly

@@ -339,6 +339,10 @@ class _Loaded:
     def helpers(self) -> str:
         return ""
 
+    def prologue(self) -> str:
+        """Statements every invocation runs first (the one-invocation-per-output variant's), barriers allowed."""
+        return ""
+
     def init(self) -> str:
         """Declarations before the walk over the kept dimensions: x's base element."""
         return f"  var xb = {_i32(self.xe_k)};\n"
@@ -450,7 +454,8 @@ def _build(client, key, kind, variant, ow: WgslType, acc: WgslType, unroll: bool
     if variant == "thread":
         src.append("@compute @workgroup_size(256)\n"
                    "fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) li: u32) {\n"
-                   f"  let oi = (wid.y * {W(1)} + wid.x) * 256u + li;\n  if (oi >= {W(0)}) {{ return; }}\n")
+                   + xs.prologue()
+                   + f"  let oi = (wid.y * {W(1)} + wid.x) * 256u + li;\n  if (oi >= {W(0)}) {{ return; }}\n")
         src += body
         src.append(f"  var acc = {ident};\n  var r = 0u;\n")
         if xs.positional:  # four elements' loads in flight, combined in the loop's order (its bits)
