@@ -626,6 +626,32 @@ def test_matmul(args, with_out):
     close_or_equal(r, expected, dtype, 64)
 
 
+@pytest.mark.parametrize("s1, s2", [((1, 5000), (5000, 32)), ((5000,), (5000, 8)), ((1, 1500), (1500, 64)),
+                                    ((64, 5000), (5000,)), ("T", (5000,)), ((16, 5000), (5000, 32)),
+                                    ((3, 9000), (9000, 5))])
+def test_matmul_of_a_long_k_writes_every_output(s1, s2):
+    """Products long enough for the backends' matrix-vector passes and thin kernels (a row or a vector times
+    a tall matrix reached WebGPU's pass over the matrix's rows, whose sum of partial sums wrote output j at
+    j * 32 of a 1 x 32 result: the other elements kept what the memory held), into an out= filled with NaN
+    and into every other element of a wider out."""
+    rng = np.random.default_rng(7)
+    a1 = rng.standard_normal((5000, 64)).astype(np.float32).T if s1 == "T" else \
+        rng.standard_normal(s1).astype(np.float32)
+    a2 = rng.standard_normal(s2).astype(np.float32)
+    x1 = xp.matrix_transpose(xp.asarray(a1.T.copy(), device=DEVICE)) if s1 == "T" else xp.asarray(a1, device=DEVICE)
+    x2 = xp.asarray(a2, device=DEVICE)
+    want = a1.astype(np.float64) @ a2.astype(np.float64)
+    tol = dict(rtol=0, atol=1e-5 * np.abs(want).max() + 1e-4)
+    np.testing.assert_allclose(to_np(x1 @ x2), want, **tol)
+    out = xp.full(want.shape, xp.nan, dtype=xp.float32, device=DEVICE)
+    assert xp.matmul(x1, x2, out=out) is out
+    np.testing.assert_allclose(to_np(out), want, **tol)
+    wide = xp.full(want.shape[:-1] + (2 * want.shape[-1],), xp.nan, dtype=xp.float32, device=DEVICE)
+    xp.matmul(x1, x2, out=wide[..., ::2])
+    np.testing.assert_allclose(to_np(wide)[..., ::2], want, **tol)
+    assert np.isnan(to_np(wide)[..., 1::2]).all()
+
+
 def test_matmul_errors():
     x = xp.ones((2, 3), device=DEVICE)
     with pytest.raises(ValueError, match="matmul"):

@@ -251,8 +251,9 @@ class PartsRecord(NamedTuple):
         return parts_text(lay, lib, *self.args, b=tuple(slots), sh=sh)
 
 
-def _sum_partials(client, parts: Tensor, o: Tensor, c: WgslType, wide: bool) -> None:
-    """o = the sum over axis 0 of a pass's partial sums ``parts`` (G x d, compute type c), by one workgroup."""
+def _sum_partials(client, parts: Tensor, o: Tensor, so: int, c: WgslType, wide: bool) -> None:
+    """o (its d elements ``so`` apart) = the sum over axis 0 of a pass's partial sums ``parts`` (G x d, compute
+    type c), by one workgroup."""
     G, d = parts._shape
     ow = wt(o._dtype)
     key = ("matvec", "parts", o._dtype, d, wide)
@@ -264,7 +265,7 @@ def _sum_partials(client, parts: Tensor, o: Tensor, c: WgslType, wide: bool) -> 
         source = _entry(lay, bindings([(ow, True, False), (c, False, False)]), lib, c, body)
         pipe = client.pipeline(key, lambda: source, 2, lay.nbytes)
     (b1, e1), (b2, e2) = bind_whole(client, o), bind_whole(client, parts)
-    words = [256, 1, 0, 0, G, e2, e1, o._strides[0] & _M32]
+    words = [256, 1, 0, 0, G, e2, e1, so & _M32]
     record = PartsRecord((c, ow, wide, d), words, b1 + b2, (ow, c)) if client.capturing else None
     client.dispatch(pipe, pack_words(words), b1 + b2, (1, 1, 1), record)
 
@@ -285,8 +286,8 @@ class PassRecord(NamedTuple):
 
 
 def run(client, kind: str, n: int, d: int, a: Tensor, v: Tensor, o: Tensor, so: int, cpu: bool) -> None:
-    """o = X @ v (kind "rows", o's stride ``so``) or X.T @ v ("cols") of the n x d X whose data ``a`` views;
-    ``cpu``: the adapter is a CPU (``grid``)."""
+    """o (its elements ``so`` apart) = X @ v (kind "rows") or X.T @ v ("cols") of the n x d X whose data ``a``
+    views; ``cpu``: the adapter is a CPU (``grid``)."""
     c, wide = compute_type(client, a._dtype)
     xw = ow = wt(a._dtype)
     G = grid(n, d, cpu)
@@ -321,7 +322,7 @@ def run(client, kind: str, n: int, d: int, a: Tensor, v: Tensor, o: Tensor, so: 
                             out, b1 + b2 + b3, (e1, e2, e3), so, G)
     client.dispatch(pipe, pack_words(words), b1 + b2 + b3, (G, 1, 1), record)
     if kind == "cols":  # (wide: the parts summed in float64, the sum narrowed to float32 bits)
-        _sum_partials(client, dest, o, c, wide)
+        _sum_partials(client, dest, o, so, c, wide)
 
 
 def _bound_views(recs: list[MapRecord], z: tuple) -> list:
