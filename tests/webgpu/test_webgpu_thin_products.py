@@ -22,7 +22,7 @@ if get_runtime("webgpu") is None:
 
 DEV = "webgpu:0"
 from numr_array.backends.webgpu import k_contract  # noqa: E402
-from .helpers import FLOAT, device_dtype, needs_dtype  # noqa: E402
+from .helpers import device_dtype, needs_dtype  # noqa: E402
 
 FLOATS = [pytest.param(np.float32, id="float32"), pytest.param(np.float64, id="float64")]
 
@@ -315,3 +315,80 @@ def test_few_large_tiles_and_a_long_k_take_8x8_blocks_in_parts(split, monkeypatc
     if split:
         assert any(k[0] == "reduce" for k in keys)
     close(dev(x.T.copy()) @ dev(d), x.T @ d, np.float32, 32768)
+
+
+def _kernels(monkeypatch) -> list:
+    """The keys of the pipelines dispatched from now on (their first elements: the kernel families)."""
+    client = xp._device.parse_device(DEV).client
+    seen = []
+    real = client.dispatch
+    keys = {id(p): k for k, p in client._pipelines.items()}
+
+    def dispatch(pipe, *a, **kw):
+        seen.append(keys.get(id(pipe)) or next((k for k, p in client._pipelines.items() if p is pipe), None))
+        return real(pipe, *a, **kw)
+
+    monkeypatch.setattr(client, "dispatch", dispatch)
+    return seen
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("layout", ["contiguous", "transposed", "strided", "reversed"])
+@pytest.mark.parametrize("N, K, M", [(16, 50_000, 32), (2, 4096, 512), (512, 4100, 2), (3, 9_999, 7),
+                                     (32, 4097, 32)])
+def test_few_outputs_and_a_long_k_take_the_thin_kernel(dtype, layout, N, K, M, monkeypatch):
+    """k-means' ``onehot.T @ X`` and its kin (_thin_gemm): one pass of partial products and their sum,
+    against NumPy, for each operand's layout (k running along either axis of the memory), k not a multiple
+    of a tile; the same bits twice."""
+    from numr_array.backends.webgpu import _thin_gemm
+    skip_f64(dtype)
+    rng = np.random.default_rng(N * M)
+    a = rng.standard_normal((K, N)).astype(dtype).T  # (x1 N x K, contiguous along n as onehot.T is)
+    b = rng.standard_normal((K, M)).astype(dtype)
+    x1, x2 = dev(np.ascontiguousarray(a), layout), dev(b, layout)
+    x1t = xp.matrix_transpose(dev(np.ascontiguousarray(a.T), layout))
+    seen = _kernels(monkeypatch)
+    for first in (x1, x1t):
+        got = no_readback(lambda: first @ x2)
+        close(got, a @ b, dtype, K)
+        assert np.array_equal(to_np(got), to_np(first @ x2))
+    assert sum(k[0] == "thin-gemm" for k in seen if k) == 4
+    assert _thin_gemm.takes([], (N, 0, 0), (M, 0, 0), (K, 0, 0), (xp.float32,) * 3)
+
+
+@pytest.mark.parametrize("N, K, M, taken", [(16, 4096, 32, True), (16, 4095, 32, False), (32, 5000, 32, True),
+                                            (32, 5000, 33, False), (1, 5000, 32, False)])
+def test_the_thin_kernel_takes_only_few_outputs_and_a_long_k(N, K, M, taken, monkeypatch):
+    """Its bounds: N * M at most MOST_OUT, K at least MIN_K (else gemm's tiles, or rowdot for one row)."""
+    rng = np.random.default_rng(1)
+    a, b = rng.standard_normal((N, K)).astype(np.float32), rng.standard_normal((K, M)).astype(np.float32)
+    x1, x2 = dev(a), dev(b)
+    x1 @ x2
+    seen = _kernels(monkeypatch)
+    close(x1 @ x2, a @ b, np.float32, K)
+    assert any(k and k[0] == "thin-gemm" for k in seen) == taken
+
+
+def test_the_thin_kernel_propagates_nan_and_infinity_and_replays():
+    """A NaN or an infinity in one row of k reaches the outputs it multiplies into (and only those); a
+    captured product replays new data."""
+    rng = np.random.default_rng(2)
+    a = rng.standard_normal((6000, 4)).astype(np.float32)
+    b = rng.standard_normal((6000, 8)).astype(np.float32)
+    a[4321, 1] = np.nan
+    b[77, 3] = np.inf
+    a[77, :] = np.abs(a[77, :]) + 1
+    got = to_np(xp.asarray(a, device=DEV).T @ xp.asarray(b, device=DEV))
+    want = a.T @ b
+    assert np.array_equal(np.isnan(got), np.isnan(want)) and np.isnan(got).sum() == 8
+    assert np.array_equal(np.isinf(got), np.isinf(want)) and np.isinf(got[[0, 2, 3], 3]).all()
+    X = xp.asarray(a, device=DEV)
+    Y = xp.asarray(b, device=DEV)
+    with xp.capture(DEV) as g:
+        r = X.T @ Y
+    a2, b2 = rng.standard_normal((6000, 4)).astype(np.float32), rng.standard_normal((6000, 8)).astype(np.float32)
+    X[...] = xp.asarray(a2, device=DEV)
+    Y[...] = xp.asarray(b2, device=DEV)
+    g.replay()
+    close(r, a2.T @ b2, np.float32, 6000)
+    assert np.array_equal(to_np(r), to_np(X.T @ Y))

@@ -248,7 +248,8 @@ class _Evaluated:
         value = regs[p.run[ri].views[j]]
         # the value the reduction combines, opaque as a load (salts past the bodies' operands')
         nsalt = sum(1 + len(rec.desc) for rec in p.run)
-        self.fn = "".join(loads) + "".join(head) + "".join(text) + f"  return {_opaque(self.xw.ct, value, nsalt)};\n}}\n"
+        self.fn = ("".join(loads) + "".join(head) + "".join(text)
+                   + f"  return {_opaque(self.xw.ct, value, nsalt)};\n}}\n")
         self.args = "".join(f", p{b}" for b in binding.values())
 
     def tensors(self) -> list:

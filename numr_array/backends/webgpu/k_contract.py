@@ -14,7 +14,9 @@ else 4) in registers. The operands' tiles pass through workgroup memory, BK valu
 next tiles are read from memory while the current ones are multiplied. float32 operands contiguous along k
 (x1) and along j (x2), at offsets and strides that are multiples of 4, are read as vec4 loads. Where the
 tiles are too few to occupy the device and k is long (thin products such as X.T @ Y of tall X, Y), k is
-split into parts: each part's tiles write a partial product and a reduction sums the parts.
+split into parts: each part's tiles write a partial product and a reduction sums the parts. Products of
+at most 1024 outputs with k of 4096 or more (k-means' ``onehot.T @ X``) are ``_thin_gemm``'s, without
+the tiles' padding.
 
 A matrix times a vector (either side, and vecdot) is ``rowdot``: o[b, i] = sum_k a[b, i, k] * v[b, i, k],
 with 256 invocations per workgroup laid out along k where the operands are contiguous along k (X @ w)
@@ -43,7 +45,7 @@ from ._shader import Layout, MAX_GROUPS, bindings, pack_words
 from ._types import COMPUTE, WgslType, WGSL_TYPES, cast, lit, load_fn, storage_decl, store_fn, wt
 from ._views import bind_whole, collapse, overlap
 from .k_reduce import _i32, _temp, reduce
-from . import _matvec
+from . import _matvec, _thin_gemm
 
 I32 = WGSL_TYPES[dt.int32]
 U32 = WGSL_TYPES[dt.uint32]
@@ -125,6 +127,9 @@ def gemm(client, x1: Tensor, x2: Tensor, o: Tensor, batch: list[tuple[int, int, 
         return
     if N == 1:  # a row times a matrix: x2's columns dotted with x1's row
         rowdot(client, x2, x1, o, [(b[0], b[2], b[1], b[3]) for b in batch], (M, m[1], 0, m[2]), (K, k[2], k[1]))
+        return
+    if _thin_gemm.takes(batch, n, m, k, (x1._dtype, x2._dtype, o._dtype)):  # few outputs, a long k
+        _thin_gemm.thin_gemm(client, x1, x2, o, n, m, k)
         return
     cpu_adapter = _cpu_adapter(client)
     if cpu_adapter and (N < 16 or M < 16):

@@ -1,0 +1,143 @@
+"""Products with few outputs and a long k: o = x1 @ x2 of an N x K x1 and a K x M x2, N * M <= ``MOST_OUT``,
+K >= ``MIN_K`` (k-means' centres ``onehot.T @ X``: 16 x 200k times 200k x 32).
+
+gemm's tiled kernel pads such a product to one 64 x 64 tile (an eighth of its multiply-adds useful for
+16 x 32) split over k into 256 parts: 113 µs with the parts' sum on an H200 for k-means' 200k x 16 x 32
+float32, 66 here (the pass 56, the same with 2 to 32 tiles per workgroup and 16 to 64 values per tile). Each
+workgroup takes a contiguous range of k in tiles of T values: the tile's T x N values of x1 and T x M of
+x2 are loaded (coalesced where an operand is contiguous along the tile's rows or along k) into workgroup
+memory, the next tile's loads issued into registers before this one is used, and each invocation adds
+into the (at most four) outputs it owns, output q = li + 256 j of the N x M flattened, its products in
+increasing k (``fma``). Each workgroup's sums are a partial product; a reduction over the first axis sums
+the workgroups' in a fixed order, so the bits depend only on the data and the shapes.
+
+Accumulation is in o's compute type, with fused multiply-adds, as gemm's.
+"""
+
+from __future__ import annotations
+
+from ... import _dtypes as dt
+from ..._tensor import Tensor
+from ._shader import Layout, MAX_GROUPS, bindings, pack_words
+from ._types import lit, wt
+from ._views import bind_whole
+from .k_reduce import _i32, _temp, reduce
+
+#: outputs of a thin product at most: four per invocation of a workgroup
+MOST_OUT = 1024
+#: the shortest k taken (shorter products stay gemm's)
+MIN_K = 4096
+#: values of x1 and x2 a tile holds at most (32-bit words of workgroup memory)
+TILE_WORDS = 2048
+#: tiles a workgroup takes, about: enough partial products to fill a GPU, few enough for their sum to be
+#: short
+TILES_PER_GROUP = 8
+_M32 = 0xFFFFFFFF
+
+
+def takes(batch: list, n: tuple, m: tuple, k: tuple, dtypes: tuple) -> bool:
+    """Whether gemm's product (its batch, n, m, k as gemm takes them) is a thin one: no batch, float32 or
+    float64 throughout, 2 <= N, M and N * M <= MOST_OUT, K >= MIN_K."""
+    N, M, K = n[0], m[0], k[0]
+    return (not batch and len(set(dtypes)) == 1 and dtypes[0] in (dt.float32, dt.float64)
+            and N >= 2 and M >= 2 and N * M <= MOST_OUT and K >= MIN_K)
+
+
+def tile(N: int, M: int) -> int:
+    """Values of k per tile: a power of two, at most 64, whose T x (N + M) values fit TILE_WORDS."""
+    t = 64
+    while t > 1 and t * (N + M) > TILE_WORDS:
+        t //= 2
+    return t
+
+
+def _build(client, key, ow, N: int, M: int, T: int, k_major1: bool, k_major2: bool):
+    """The pass's pipeline: uniform words (after the frame) K, KP (k per workgroup), x1's offset and strides
+    (n, k), x2's (k, m), the parts' offset. ``k_major1``: x1's tile loaded along k (x1 contiguous along k),
+    else along n; ``k_major2`` likewise for x2 (else along m)."""
+    lay = Layout()
+    W = Layout.word
+    K_k, KP_k, e1_k, sn1_k, sk1_k, e2_k, sk2_k, sm2_k, ep_k = (lay.alloc(1) for _ in range(9))
+    c = ow
+    LA, LB = -(-T * N // 256), -(-T * M // 256)  # loads per invocation per tile
+    Q = -(-N * M // 256)  # outputs per invocation
+    zero = lit(c, 0)
+    src = [lay.block(), bindings([(ow, True, False), (ow, False, False), (ow, False, False)]),
+           f"var<workgroup> As: array<{c.ct}, {T * N}>;\nvar<workgroup> Bs: array<{c.ct}, {T * M}>;\n"
+           "@compute @workgroup_size(256)\n"
+           "fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) li: u32) {\n"
+           f"  let g = wid.y * {W(1)} + wid.x;\n  if (g >= {W(0)}) {{ return; }}\n"
+           f"  let kb = g * {W(KP_k)};\n  let ke = min(kb + {W(KP_k)}, {W(K_k)});\n"
+           f"  let e1 = {_i32(e1_k)};\n  let sn1 = {_i32(sn1_k)};\n  let sk1 = {_i32(sk1_k)};\n"
+           f"  let e2 = {_i32(e2_k)};\n  let sk2 = {_i32(sk2_k)};\n  let sm2 = {_i32(sm2_k)};\n"]
+    # the element of each operand's tile an invocation loads, load j: (row t of the tile, index along n or m)
+    # (tile slot s = t * N + i of As, t * M + j of Bs)
+
+    def slots(L: int, count: int, width: int, k_major: bool) -> list[tuple[str, str, str]]:
+        out = []
+        for j in range(L):
+            s = f"(li + {256 * j}u)"
+            if k_major:  # consecutive invocations along k
+                t, i = f"({s} % {T}u)", f"({s} / {T}u)"
+            else:
+                t, i = f"({s} / {width}u)", f"({s} % {width}u)"
+            out.append((f"{s} < {count}u", t, i))
+        return out
+
+    sa, sb = slots(LA, T * N, N, k_major1), slots(LB, T * M, M, k_major2)
+    src += [f"  var ra{j} = {zero};\n" for j in range(LA)] + [f"  var rb{j} = {zero};\n" for j in range(LB)]
+    src += [f"  var acc{q} = {zero};\n" for q in range(Q)]
+
+    def fetch(r0: str) -> str:  # the tile from k = r0 into the registers (zero past ke)
+        t = []
+        for j, (ok, tt, i) in enumerate(sa):
+            t.append(f"    {{ let r = {r0} + {tt}; ra{j} = {zero};"
+                     f" if ({ok} && r < ke) {{ ra{j} = ld2(u32(e1 + i32({i}) * sn1 + i32(r) * sk1)); }} }}\n")
+        for j, (ok, tt, i) in enumerate(sb):
+            t.append(f"    {{ let r = {r0} + {tt}; rb{j} = {zero};"
+                     f" if ({ok} && r < ke) {{ rb{j} = ld3(u32(e2 + i32(r) * sk2 + i32({i}) * sm2)); }} }}\n")
+        return "".join(t)
+
+    src.append("  var r0 = kb;\n  if (r0 < ke) {\n" + fetch("r0") + "  }\n")
+    src.append("  loop {\n    if (r0 >= ke) { break; }\n")
+    src += [f"    if ({ok}) {{ As[{tt} * {N}u + {i}] = ra{j}; }}\n" for j, (ok, tt, i) in enumerate(sa)]
+    src += [f"    if ({ok}) {{ Bs[{tt} * {M}u + {i}] = rb{j}; }}\n" for j, (ok, tt, i) in enumerate(sb)]
+    src.append("    workgroupBarrier();\n"
+               f"    let nt = min({T}u, ke - r0);\n    r0 = r0 + {T}u;\n"
+               "    if (r0 < ke) {\n" + fetch("r0") + "    }\n")
+    for q in range(Q):  # output li + 256 q: row oi, column oj; a whole tile unrolled (its loads issued
+        # together: a loop's dependent load and multiply-add per step left the kernel at 95 µs for k-means)
+        o = f"(li + {256 * q}u)"
+        src.append(f"    if ({o} < {N * M}u) {{\n      let oi = {o} / {M}u;\n      let oj = {o} % {M}u;\n"
+                   f"      if (nt == {T}u) {{\n"
+                   + "".join(f"        acc{q} = fma(As[{t * N}u + oi], Bs[{t * M}u + oj], acc{q});\n" for t in range(T))
+                   + f"      }} else {{\n        for (var t = 0u; t < nt; t = t + 1u) {{"
+                   f" acc{q} = fma(As[t * {N}u + oi], Bs[t * {M}u + oj], acc{q}); }}\n      }}\n    }}\n")
+    src.append("    workgroupBarrier();\n  }\n")
+    src += [f"  if (li + {256 * q}u < {N * M}u) {{ st1({W(ep_k)} + g * {N * M}u + li + {256 * q}u, acc{q}); }}\n"
+            for q in range(Q)]
+    src.append("}\n")
+    text = "".join(src)
+    return client.pipeline(key, lambda: text, 3, lay.nbytes)
+
+
+def thin_gemm(client, x1: Tensor, x2: Tensor, o: Tensor, n: tuple, m: tuple, k: tuple) -> None:
+    """o = x1 @ x2 (``takes``): partial products per workgroup, then their sum into o (strides n[2], m[2])."""
+    N, M, K = n[0], m[0], k[0]
+    T = tile(N, M)
+    tiles = -(-K // T)
+    G = max(1, min(-(-tiles // TILES_PER_GROUP), MAX_GROUPS))
+    KP = -(-tiles // G) * T
+    G = -(-K // KP)
+    parts = _temp(client, (G, N, M), o._dtype)
+    (b1, e1), (b2, e2), (bp, ep) = (bind_whole(client, t) for t in (x1, x2, parts))
+    k_major1 = k[1] == 1 and n[1] != 1
+    k_major2 = k[2] == 1 and m[1] != 1
+    key = ("thin-gemm", o._dtype, N, M, T, k_major1, k_major2)
+    pipe = client.cached_pipeline(key)
+    if pipe is None:
+        pipe = _build(client, key, wt(o._dtype), N, M, T, k_major1, k_major2)
+    words = [G, G, 0, 0, K, KP, e1, n[1] & _M32, k[1] & _M32, e2, k[2] & _M32, m[1] & _M32, ep]
+    client.dispatch(pipe, pack_words(words), bp + b1 + b2, (G, 1, 1))
+    ov = Tensor(o._buf, o._dtype, (N, M), (n[2], m[2]), o._offset, o._dev)
+    reduce(client, "sum", parts, (0,), ov, acc_dtype=o._dtype)
