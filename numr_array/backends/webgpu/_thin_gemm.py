@@ -19,7 +19,7 @@ from __future__ import annotations
 from ... import _dtypes as dt
 from ..._tensor import Tensor
 from ._shader import Layout, MAX_GROUPS, bindings, pack_words
-from ._types import lit, wt
+from ._types import WgslType, lit, wt
 from ._views import bind_whole
 from .k_reduce import _i32, _temp, reduce
 
@@ -51,19 +51,18 @@ def tile(N: int, M: int) -> int:
     return t
 
 
-def _build(client, key, ow, N: int, M: int, T: int, k_major1: bool, k_major2: bool):
+def _build(client, key, ow: WgslType, N: int, M: int, T: int, k_major1: bool, k_major2: bool):
     """The pass's pipeline: uniform words (after the frame) K, KP (k per workgroup), x1's offset and strides
     (n, k), x2's (k, m), the parts' offset. ``k_major1``: x1's tile loaded along k (x1 contiguous along k),
     else along n; ``k_major2`` likewise for x2 (else along m)."""
     lay = Layout()
     W = Layout.word
     K_k, KP_k, e1_k, sn1_k, sk1_k, e2_k, sk2_k, sm2_k, ep_k = (lay.alloc(1) for _ in range(9))
-    c = ow
     LA, LB = -(-T * N // 256), -(-T * M // 256)  # loads per invocation per tile
     Q = -(-N * M // 256)  # outputs per invocation
-    zero = lit(c, 0)
+    zero = lit(ow, 0)
     src = [lay.block(), bindings([(ow, True, False), (ow, False, False), (ow, False, False)]),
-           f"var<workgroup> As: array<{c.ct}, {T * N}>;\nvar<workgroup> Bs: array<{c.ct}, {T * M}>;\n"
+           f"var<workgroup> As: array<{ow.ct}, {T * N}>;\nvar<workgroup> Bs: array<{ow.ct}, {T * M}>;\n"
            "@compute @workgroup_size(256)\n"
            "fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) li: u32) {\n"
            f"  let g = wid.y * {W(1)} + wid.x;\n  if (g >= {W(0)}) {{ return; }}\n"
