@@ -652,6 +652,66 @@ def test_matmul_of_a_long_k_writes_every_output(s1, s2):
     assert np.isnan(to_np(wide)[..., 1::2]).all()
 
 
+#: sizes on both sides of the backends' thresholds: matrix-vector passes (1024 rows), thin kernels (4096 of
+#: k, 1024 outputs), tiles of 64 and 128
+EDGES = [1, 2, 3, 16, 17, 64, 127, 128, 129, 1024, 1500, 4096, 4097, 6000]
+
+
+@st.composite
+def large_operand(draw, shape, dtype, rng):
+    """A tensor of ``shape`` (random normal data) contiguous, transposed (a transposed copy viewed back), every
+    other element of a wider tensor or reversed; and its values."""
+    a = rng.standard_normal(shape).astype(dtype)
+    kind = draw(st.sampled_from(["contiguous", "transposed", "strided", "reversed"]))
+    if kind == "transposed" and a.ndim >= 2:
+        return xp.matrix_transpose(xp.asarray(np.swapaxes(a, -1, -2).copy(), device=DEVICE)), a
+    if kind == "strided":
+        big = np.zeros(a.shape[:-1] + (2 * a.shape[-1],), a.dtype)
+        big[..., ::2] = a
+        return xp.asarray(big, device=DEVICE)[..., ::2], a
+    if kind == "reversed":
+        return xp.flip(xp.asarray(np.flip(a).copy(), device=DEVICE)), a
+    return xp.asarray(a, device=DEVICE), a
+
+
+@given(st.data())
+def test_matmul_at_the_kernels_thresholds(data):
+    """Products of sizes around every threshold where a backend changes kernels, each operand in any layout,
+    a vector on either side, a batch, into a new array, an out= of NaN or every other element of a wider one:
+    against NumPy in float64."""
+    dtype = data.draw(st.sampled_from([np.dtype(d.name) for d in supported(REAL_FLOAT)]), label="dtype")
+    # half of the products with a long k (the thin kernels' and passes'), their other sides short
+    long = data.draw(st.booleans(), label="long k")
+    m, k, n = (data.draw(st.sampled_from(([e for e in EDGES if e >= 1024] if name == "k" else EDGES[:9]) if long
+                                         else EDGES), label=name) for name in "mkn")
+    batch = data.draw(st.sampled_from([(), (2,)]), label="batch")
+    vec1, vec2 = data.draw(st.booleans(), label="x1 a vector"), data.draw(st.booleans(), label="x2 a vector")
+    s1 = (k,) if vec1 else batch + (m, k)
+    s2 = (k,) if vec2 else batch + (k, n)
+    nb = math.prod(batch or (1,))
+    assume(math.prod(s1) + math.prod(s2) + 2 * nb * m * n <= 1_500_000 and nb * m * n * k <= 100_000_000)
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1), label="seed"))
+    x1, a1 = data.draw(large_operand(s1, dtype, rng), label="x1")
+    x2, a2 = data.draw(large_operand(s2, dtype, rng), label="x2")
+    want = np.matmul(a1.astype(np.float64), a2.astype(np.float64))
+    atol = 8 * np.finfo(dtype).eps * k ** 0.5 * max(1.0, np.abs(want).max(initial=0))
+    out = data.draw(st.sampled_from(["new", "nan", "strided"]), label="out")
+    if out == "new":
+        r = x1 @ x2
+        got = to_np(r)
+    else:
+        strided = out == "strided" and want.ndim > 0
+        shape = want.shape[:-1] + (2 * want.shape[-1],) if strided else want.shape
+        full = xp.full(shape, xp.nan, dtype=getattr(xp, dtype.name), device=DEVICE)
+        o = full[..., ::2] if strided else full
+        assert xp.matmul(x1, x2, out=o) is o
+        got = to_np(o)
+        if strided:
+            assert np.isnan(to_np(full)[..., 1::2]).all()
+    assert got.shape == want.shape
+    np.testing.assert_allclose(got, want, rtol=0, atol=atol)
+
+
 def test_matmul_errors():
     x = xp.ones((2, 3), device=DEVICE)
     with pytest.raises(ValueError, match="matmul"):
