@@ -6,8 +6,6 @@ as tests/test_linalg.py's ``test_matmul_at_the_kernels_thresholds`` does for pro
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 from hypothesis import assume, given, strategies as st
 
@@ -60,7 +58,8 @@ def close(got: np.ndarray, want: np.ndarray, dtype, terms: int) -> None:
         np.testing.assert_array_equal(got, want)
         return
     eps = np.finfo(dtype.name).eps
-    np.testing.assert_allclose(got, want, rtol=0, atol=8 * eps * max(terms, 1) ** 0.5 * max(1.0, np.abs(want).max(initial=0)))
+    scale = max(1.0, np.abs(want).max(initial=0))
+    np.testing.assert_allclose(got, want, rtol=0, atol=8 * eps * max(terms, 1) ** 0.5 * scale)
 
 
 @given(st.data())
