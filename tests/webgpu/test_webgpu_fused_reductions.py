@@ -115,6 +115,35 @@ def test_staging_has_a_budget(monkeypatch):
                   data(2, 4), data(200, 4, seed=2)) == [5]
 
 
+@pytest.mark.parametrize("name, want", [("distances", 4), ("five centres", 1), ("centres first", 4),
+                                        ("every operand differs", 1), ("max of products", 4),
+                                        ("integers", 4), ("a partial last workgroup", 4)])
+def test_several_outputs_per_invocation_where_an_operand_is_theirs_in_common(name, want, monkeypatch):
+    """Four consecutive outputs per invocation where some operand is the same for them (X for four
+    centres), loaded once: only where the last kept dimension is a multiple of four and some other operand
+    differs between them; each output's bits as eager's."""
+    from numr_array.backends.webgpu import _fuse_reduce
+    monkeypatch.setattr(_fuse_reduce, "PER_MIN_OUTPUTS", 1)
+    pers = []
+    real = _fuse_reduce.per
+    monkeypatch.setattr(_fuse_reduce, "per", lambda p: pers.append(real(p)) or pers[-1])
+    X, C = data(300, 9), data(8, 9, seed=2)
+    Y = on(np.random.default_rng(3).integers(-30, 30, (300, 8)).astype(np.int32))
+    ints = on(np.arange(32, dtype=np.int32).reshape(4, 8))
+    run, args, dtype = {
+        "distances": (distances, (X, C), np.float32),
+        "five centres": (distances, (X, data(5, 9, seed=2)), np.float32),
+        "centres first": (lambda X, C: xp.sum((C[:, None, :] - X[None]) ** 2, axis=-1), (X, C), np.float32),
+        "every operand differs": (lambda X, C: xp.sum(X[:, None, :] * C[:, None, :], axis=-1), (X, data(300, 9)),
+                                  np.float32),
+        "max of products": (lambda X, C: xp.max(X[:, None, :] * C[None], axis=-1), (X, C), np.float32),
+        "integers": (lambda Y: xp.sum(Y[:, None, :] - ints[None], axis=-1), (Y,), np.int32),
+        "a partial last workgroup": (distances, (data(257, 9), C), np.float32),
+    }[name]
+    assert replayed(run, *args, dtype=dtype) == 1
+    assert pers == [want]
+
+
 def test_a_softmax_denominator_reads_the_maximum_and_its_input():
     """``sum(exp(A - max(A)), axis=-1)``: the max, then one dispatch (whose output may take the memory of
     the max, dead after it: each output reads only its own element of it)."""

@@ -326,6 +326,8 @@ class _Loaded:
         self.xw, self.nk, self.nr = xw, nk, nr
         #: whether ``at`` gives the element of every reduced position (one reduced dimension)
         self.positional = nr == 1
+        #: outputs per invocation of the thread variant
+        self.per = 1
 
     def alloc(self, lay: Layout, lib: WgslHelpers) -> None:
         self.xe_k = lay.alloc(1)
@@ -366,8 +368,9 @@ class _Loaded:
         """The element at reduced position ``r`` of the template's unrolled loop (one reduced dimension)."""
         return f"xb + i32({r}) * {_i32(self.rxs)}"
 
-    def load(self, e: str, r: str) -> str:
-        """x's value (its compute type) at element ``e`` (reduced position ``r``)."""
+    def load(self, e: str, r: str, o: int = 0) -> str:
+        """x's value (its compute type) at element ``e`` (reduced position ``r``; of the invocation's output
+        ``o``, always 0 here)."""
         return f"ld2(u32({e}))"
 
 
@@ -409,20 +412,21 @@ def _build(client, key, kind, variant, ow: WgslType, acc: WgslType, unroll: bool
             tensors.append((acc, True, False))
             vb = len(tensors)
     ld = xs.load
-    # the state of one element, at x element e (an i32 expression) and reduced position r (u32)
+    # the state of one element, at x element e (an i32 expression) and reduced position r (u32) of the
+    # invocation's output o (a fused reduction's invocation may compute several: xs.per)
     if kind in ("any", "all"):
-        val = lambda e, r: cast(ld(e, r), xw, BOOL)
+        val = lambda e, r, o=0: cast(ld(e, r, o), xw, BOOL)
     elif kind == "count_nonzero":
-        val = lambda e, r: cast(cast(ld(e, r), xw, BOOL), BOOL, acc)
+        val = lambda e, r, o=0: cast(cast(ld(e, r, o), xw, BOOL), BOOL, acc)
     elif kind == "sqdev":
-        val = lambda e, r: f"sq({cast(ld(e, r), xw, acc)} - m)"
+        val = lambda e, r, o=0: f"sq({cast(ld(e, r, o), xw, acc)} - m)"
     elif kind == "dev":
-        val = lambda e, r: f"({cast(ld(e, r), xw, acc)} - m)"
+        val = lambda e, r, o=0: f"({cast(ld(e, r, o), xw, acc)} - m)"
     elif kind in ARG:
         index = (lambda e, r: f"ld{ib}(u32({e} - {i32(xs.xe_k)} + {i32(ie_k)}))") if has_index else (lambda e, r: r)
-        val = lambda e, r: f"AP({cast(ld(e, r), xw, acc)}, {index(e, r)})"
+        val = lambda e, r, o=0: f"AP({cast(ld(e, r, o), xw, acc)}, {index(e, r)})"
     else:
-        val = lambda e, r: cast(ld(e, r), xw, acc)
+        val = lambda e, r, o=0: cast(ld(e, r, o), xw, acc)
     src = [lay.block(), bindings(tensors), xs.helpers()]
     if kind == "sqdev":
         src.append(f"fn sq(d: {acc.ct}) -> {acc.ct} {{ return d * d; }}\n")
@@ -451,7 +455,28 @@ def _build(client, key, kind, variant, ow: WgslType, acc: WgslType, unroll: bool
         store = f"st1(u32(ob), {lib.fn('narrow', F32)}(ACC));"
     else:
         store = f"st1(u32(ob), {cast('ACC', acc, ow)});"
-    if variant == "thread":
+    if variant == "thread" and xs.per > 1:
+        # (a fused reduction) R consecutive outputs per invocation along the last kept dimension: the
+        # run's operands the same for all of them are loaded once; each output combines its values in
+        # the same order as alone
+        R = xs.per
+        src.append("@compute @workgroup_size(256)\n"
+                   "fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) li: u32) {\n"
+                   + xs.prologue()
+                   + f"  let oi = (wid.y * {W(1)} + wid.x) * 256u + li;\n  if (oi >= {W(0)}) {{ return; }}\n")
+        src += [body[0].replace("var q = oi;", f"var q = oi * {R}u;")] + body[1:]
+        src.append(xs.bases(R) + "".join(f"  var acc{o} = {ident};\n" for o in range(R)) + "  var r = 0u;\n")
+        src.append(f"  loop {{\n    if (r + 3u >= {W(k_k)}) {{ break; }}\n"
+                   + "".join(f"    let v{k}_{o} = {val('', f'(r + {k}u)', o)};\n" for k in range(4) for o in range(R))
+                   + "".join(f"    acc{o} = {comb(f'acc{o}', f'v{k}_{o}')};\n" for k in range(4) for o in range(R))
+                   + "    r = r + 4u;\n  }\n")
+        src.append(f"  for (; r < {W(k_k)}; r = r + 1u) {{\n"
+                   + "".join(f"    acc{o} = {comb(f'acc{o}', val('', 'r', o))};\n" for o in range(R)) + "  }\n")
+        last = i32(kos + nk - 1)
+        src += ["  " + store.replace("ACC", f"acc{o}").replace("u32(ob)", f"u32(ob + {o} * {last})") + "\n"
+                for o in range(R)]
+        src.append("}\n")
+    elif variant == "thread":
         src.append("@compute @workgroup_size(256)\n"
                    "fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) li: u32) {\n"
                    + xs.prologue()
