@@ -253,7 +253,7 @@ def rowdot(client, a: Tensor, v: Tensor, o: Tensor, batch: list[tuple[int, int, 
     # float32 on an adapter that flushes float32 subnormals (NVIDIA's): products and sums in float64 from
     # the operands' bits, the result narrowed to float32 bits, so that dot products of tiny vectors (a
     # converged solver's residual, about 1e-39) stay subnormal as NumPy's instead of becoming 0
-    wide = (a._dtype == v._dtype == o._dtype == dt.float32 and client.has_f64 and client.flushes_f32_subnormals)
+    wide = a._dtype == v._dtype == o._dtype and _matvec.compute_type(client, o._dtype)[1]
     if wide:
         c = WGSL_TYPES[dt.float64]
     nbatch = math.prod(b[0] for b in batch)
