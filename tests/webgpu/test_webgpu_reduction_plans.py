@@ -98,3 +98,54 @@ def test_a_reduction_first_seen_eagerly_is_recorded_in_a_capture(name):
     g.replay()
     np.testing.assert_allclose(to_np(y), getattr(np, name)(np.array([3.0, 5.0, 8.0], np.float32)), rtol=1e-6)
     assert to_np(f(x)) == to_np(y)  # and eagerly after it
+
+
+def _variants(monkeypatch) -> list:
+    """The variants of the reductions launched from now on."""
+    seen = []
+    real = k_reduce._launch
+    monkeypatch.setattr(k_reduce, "_launch", lambda client, kind, variant, *a: (seen.append(variant),
+                                                                                 real(client, kind, variant, *a))[1])
+    return seen
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int32", "bool", "complex64"])
+@pytest.mark.parametrize("shape, C", [((3000, 16), 16), ((5000, 3), 8), ((700, 100), 32), ((200_000, 5), 8)])
+def test_reductions_over_the_leading_axis_take_the_columns_variant(dtype, shape, C, monkeypatch):
+    """A reduction down the columns of a C-contiguous matrix (each output's elements a row apart) takes
+    k_reduce's columns variant: C outputs side by side per workgroup, in parts where the columns are long;
+    against NumPy, for every kind (argmin and argmax: the first of equal values), outputs that do not fill
+    the last workgroup's columns."""
+    rng = np.random.default_rng(shape[0])
+    if dtype == "bool":
+        a = rng.random(shape) < 0.01
+    elif dtype == "complex64":
+        a = (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(dtype)
+    else:
+        a = rng.integers(-3, 4, shape).astype(dtype)  # (ties for argmin, argmax)
+    x = xp.asarray(a, device=DEV)
+    seen = _variants(monkeypatch)
+    kinds = {"bool": ["any", "all"], "complex64": ["sum"]}.get(dtype, ["sum", "max", "min", "argmin", "argmax"])
+    for kind in kinds:
+        got = to_np(getattr(xp, kind)(x, axis=0))
+        want = getattr(np, kind)(a, axis=0)
+        if dtype == "complex64":
+            np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-3)
+        else:
+            np.testing.assert_array_equal(got, want)
+    assert seen and seen[0] == f"columns{C}"
+
+
+def test_a_captured_reduction_over_the_leading_axis_fuses_in_the_columns_variant(monkeypatch):
+    """``sum(a * b, axis=0)`` captured: one dispatch of the columns variant evaluating the product, whose
+    replay on new data equals eager bit for bit."""
+    seen = _variants(monkeypatch)
+    a, b = (xp.asarray(np.random.default_rng(s).standard_normal((5000, 24)).astype(np.float32), device=DEV)
+            for s in (1, 2))
+    with xp.capture(device=DEV) as g:
+        got = xp.sum(a * b, axis=0)
+    assert len(g._graph.steps) == 2 and seen[0] == "columns32"  # (the parts, then their sum)
+    a[...] = xp.asarray(np.random.default_rng(3).standard_normal((5000, 24)).astype(np.float32), device=DEV)
+    g.replay()
+    assert to_np(got).tobytes() == to_np(xp.sum(a * b, axis=0)).tobytes()
+    np.testing.assert_allclose(to_np(got), (to_np(a).astype(np.float64) * to_np(b)).sum(0), rtol=1e-5, atol=1e-4)
