@@ -52,6 +52,23 @@ def views(draw, np_array):
 
 
 @st.composite
+def laid_out(draw, a: np.ndarray):
+    """A tensor holding ``a``: contiguous, transposed (a copy of its transpose viewed back; with 2 or more
+    dimensions), every other element of a wider tensor along the last axis, or reversed (a reversed copy
+    viewed back)."""
+    kind = draw(st.sampled_from(["contiguous", "transposed", "strided", "reversed"]))
+    if kind == "transposed" and a.ndim >= 2:
+        return xp.matrix_transpose(xp.asarray(np.swapaxes(a, -1, -2).copy(), device=DEVICE))
+    if kind == "strided" and a.ndim:
+        big = np.zeros(a.shape[:-1] + (2 * a.shape[-1],), a.dtype)
+        big[..., ::2] = a
+        return xp.asarray(big, device=DEVICE)[..., ::2]
+    if kind == "reversed":
+        return xp.flip(xp.asarray(np.flip(a).copy(), device=DEVICE))
+    return xp.asarray(a, device=DEVICE)
+
+
+@st.composite
 def tensors(draw, dtypes, shape=None, elements=None):
     """(tensor, the same values as a NumPy array) for a dtype drawn from ``dtypes``."""
     dtype = draw(st.sampled_from(supported(dtypes)))

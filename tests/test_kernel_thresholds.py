@@ -11,7 +11,7 @@ from hypothesis import assume, given, strategies as st
 
 import numr_array as xp
 
-from .strategies import DEVICE, to_np
+from .strategies import DEVICE, laid_out, to_np
 from .helpers import dtypes
 
 #: lengths on both sides of the kernels' thresholds: a scan's one-invocation lines (8), a warp, the
@@ -21,33 +21,17 @@ EDGES = [1, 2, 7, 8, 9, 31, 32, 33, 255, 256, 257, 1000, 4097, 16383, 16384, 200
 DTYPES = [d for d in (xp.float32, xp.float64, xp.int32, xp.int64) if d in dtypes(DEVICE)]
 
 
-@st.composite
-def operand(draw, shape: tuple, dtype, rng) -> tuple:
-    """A tensor of ``shape`` and its values (normal floats, small integers), contiguous, transposed (a
-    transposed copy viewed back), every other element of a wider tensor, or reversed."""
-    if dtype.kind == "f":
-        a = rng.standard_normal(shape).astype(dtype.name)
-    else:
-        a = rng.integers(-100, 100, shape).astype(dtype.name)
-    kind = draw(st.sampled_from(["contiguous", "transposed", "strided", "reversed"]))
-    if kind == "transposed":
-        return xp.asarray(a.T.copy(), device=DEVICE).T, a
-    if kind == "strided":
-        big = np.zeros(a.shape[:-1] + (2 * a.shape[-1],), a.dtype)
-        big[..., ::2] = a
-        return xp.asarray(big, device=DEVICE)[..., ::2], a
-    if kind == "reversed":
-        return xp.flip(xp.asarray(np.flip(a).copy(), device=DEVICE)), a
-    return xp.asarray(a, device=DEVICE), a
-
-
 def matrices(data) -> tuple:
     """(tensor, array, dtype) of an m x n matrix, m and n from EDGES (at most 2M elements)."""
     dtype = data.draw(st.sampled_from(DTYPES), label="dtype")
     m, n = data.draw(st.sampled_from(EDGES), label="m"), data.draw(st.sampled_from(EDGES), label="n")
     assume(m * n <= 2_000_000)
     rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1), label="seed"))
-    x, a = data.draw(operand((m, n), dtype, rng), label="x")
+    if dtype.kind == "f":
+        a = rng.standard_normal((m, n)).astype(dtype.name)
+    else:
+        a = rng.integers(-100, 100, (m, n)).astype(dtype.name)
+    x = data.draw(laid_out(a), label="x")
     return x, a, dtype
 
 
