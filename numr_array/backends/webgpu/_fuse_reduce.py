@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from ..._tensor import contiguous_strides
 from ._fused_bodies import _M32, _opaque, bodies
 from ._map_template import MapRecord
-from ._shader import Layout, MAX_GROUPS, pack_words
+from ._shader import Layout, groups, pack_words
 from ._types import wt
 from ._views import collapse
 from .k_reduce import ReduceRecord, _build, _i32
@@ -260,7 +260,6 @@ class _Evaluated:
         nsalt = sum(1 + len(rec.desc) for rec in p.run)
         self.fn = ("".join(loads) + "".join(head) + "".join(text)
                    + f"  return {_opaque(self.xw.ct, value, nsalt)};\n}}\n")
-        self.args = "".join(f", p{b}" for b in binding.values())
 
     def tensors(self) -> list:
         return [(wt(u[3]), False, False) for u, _, _ in self.p.leaves]
@@ -299,9 +298,9 @@ class _Evaluated:
                        for o in range(1, R))
 
     def load(self, e: str, r: str, o: int = 0) -> str:
-        if o == 0:
-            return f"elem({r}{self.args})"
-        return f"elem({r}" + "".join(f", p{2 + k}" + (f"_{o}" if ks[-1] else "")
+        """elem at reduced position ``r`` of the invocation's output ``o`` (its own bases, ``bases``, for the
+        leaves that differ between outputs)."""
+        return f"elem({r}" + "".join(f", p{2 + k}" + (f"_{o}" if o and ks[-1] else "")
                                      for k, ks in enumerate(self.p.kstrides)) + ")"
 
 
@@ -323,10 +322,9 @@ def fused_step(client: WebGPUClient, p: Plan) -> tuple:
     pipe = _build(client, None, red.kind, red.variant, wt(red.odtype), red.acc, red.unroll, False, None, xs)
     head, grid = list(red.head), red.grid
     if xs.per > 1:  # (the thread variant: an invocation per xs.per outputs)
-        n = math.prod(p.kshape) // xs.per
-        g = -(-n // 256)
-        gx = min(g, MAX_GROUPS)
-        head[0], head[1], grid = n, gx, (gx, -(-g // gx), 1)
+        head[0] = math.prod(p.kshape) // xs.per
+        grid = groups(head[0])
+        head[1] = grid[0]
     words = head + list(p.kshape) + [s & _M32 for s in p.ko]
     for (_, _, eoff), ks, rs in zip(p.leaves, p.kstrides, p.rstrides):
         words.append(eoff)

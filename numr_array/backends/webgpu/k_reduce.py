@@ -7,11 +7,10 @@ are combined) or one workgroup per output (a strided loop then a tree in workgro
 output's elements are a row apart and neighbouring outputs side by side (a sum over the leading axis of a
 C-contiguous matrix), one workgroup per 8, 16 or 32 outputs, their lanes reading a row's elements together
 ("columns": a column sum of a 20000 x 1000 float32 matrix 147 -> 55 µs on an H200, a std over 1M x 8
-97 -> 68). A long
-reduction with few outputs is split into P parts per output whose partial results are reduced again, so
-that the whole device works on it. An input larger
-than one storage binding is split into pieces along its outer dimension, reduced piece by piece, and
-the pieces' results reduced again. mean, var and std are sums followed by element-wise finishing.
+97 -> 68). A long reduction with few outputs is split into P parts per output whose partial results are
+reduced again, so that the whole device works on it. An input larger than one storage binding is split
+into pieces along its outer dimension, reduced piece by piece, and the pieces' results reduced again.
+mean, var and std are sums followed by element-wise finishing.
 
 argmax and argmin are the same template over (value, index) pairs: the index is the element's row-major
 position over the reduced axes (the flattened position when they are all the axes), and two pairs
@@ -180,11 +179,11 @@ def reduce(client: WebGPUClient, kind: str, x: Tensor, axes: tuple[int, ...], o:
     C = columns(kshape, kx, rshape, rx) if 32 < K and M < 16384 else 0
     lanes = WG // C if C else WG  # along the reduced dimension
     groups = -(-M // C) if C else M  # per part
-    wide = "group" if not C else f"columns{C}"
+    walking = "group" if not C else f"columns{C}"  # the variant whose workgroups walk the reduced dimension
     parts = 1 if K <= 32 or (M >= 512 and not C) else max(1, min(-(-K // (lanes * 64)), PARTS_TOTAL // groups,
                                                                    MAX_GROUPS // groups))
     if parts == 1:
-        variant = "thread" if K <= 32 or M >= 16384 else wide
+        variant = "thread" if K <= 32 or M >= 16384 else walking
         plan = _launch(client, kind, variant, x, o, mean, acc, kshape, kx, ko, km, rshape, rx, M, K, 1, 0, arg)
         if key is not None:
             plans = client.reduce_plans
@@ -200,13 +199,13 @@ def reduce(client: WebGPUClient, kind: str, x: Tensor, axes: tuple[int, ...], o:
     ov = Tensor(o._buf, o._dtype, tuple(kshape), tuple(ko), o._offset, o._dev)
     if kind in ARG:  # the partial indices are the first launch's output, the partial values its arg.value
         pidx = _temp(client, (M, parts), dt.uint32)
-        _launch(client, kind, wide, x, pidx, mean, acc, kshape, kx, [parts * s for s in pk], km, rshape, rx,
+        _launch(client, kind, walking, x, pidx, mean, acc, kshape, kx, [parts * s for s in pk], km, rshape, rx,
                 M, K, parts, 1, ArgIO(arg.index, partial, arg.base))
         v = arg.value
         vv = None if v is None else Tensor(v._buf, v._dtype, tuple(kshape), tuple(ko), v._offset, v._dev)
         reduce(client, kind, view(partial), (len(kshape),), ov, acc_dtype=acc.dtype, arg=ArgIO(view(pidx), vv))
         return
-    _launch(client, kind, wide, x, partial, mean, acc, kshape, kx, [parts * s for s in pk], km, rshape, rx,
+    _launch(client, kind, walking, x, partial, mean, acc, kshape, kx, [parts * s for s in pk], km, rshape, rx,
             M, K, parts, 1, None)
     second = "sum" if kind in ("dev", "sqdev", "count_nonzero") else kind
     reduce(client, second, view(partial), (len(kshape),), ov, acc_dtype=acc.dtype)
@@ -482,58 +481,48 @@ def _build(client, key, kind, variant, ow: WgslType, acc: WgslType, unroll: bool
         store = f"st1(u32(ob), {lib.fn('narrow', F32)}(ACC));"
     else:
         store = f"st1(u32(ob), {cast('ACC', acc, ow)});"
-    if variant == "thread" and xs.per > 1:
-        # (a fused reduction) R consecutive outputs per invocation along the last kept dimension: the
-        # run's operands the same for all of them are loaded once; each output combines its values in
-        # the same order as alone
+    if variant == "thread":
+        # R consecutive outputs per invocation along the last kept dimension (a fused reduction's xs.per):
+        # the run's operands the same for all of them are loaded once; each output combines its values in
+        # the same order as alone. Output o's state is acc (o = 0) or acc{o}.
         R = xs.per
+        acc_ = lambda o: "acc" if o == 0 else f"acc{o}"  # noqa: E731
+        v_ = lambda k, o: f"v{k}" if o == 0 else f"v{k}_{o}"  # noqa: E731
         src.append("@compute @workgroup_size(256)\n"
                    "fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) li: u32) {\n"
                    + xs.prologue()
                    + f"  let oi = (wid.y * {W(1)} + wid.x) * 256u + li;\n  if (oi >= {W(0)}) {{ return; }}\n")
-        src += [body[0].replace("var q = oi;", f"var q = oi * {R}u;")] + body[1:]
-        src.append(xs.bases(R) + "".join(f"  var acc{o} = {ident};\n" for o in range(R)) + "  var r = 0u;\n")
-        src.append(f"  loop {{\n    if (r + 3u >= {W(k_k)}) {{ break; }}\n"
-                   + "".join(f"    let v{k}_{o} = {val('', f'(r + {k}u)', o)};\n" for k in range(4) for o in range(R))
-                   + "".join(f"    acc{o} = {comb(f'acc{o}', f'v{k}_{o}')};\n" for k in range(4) for o in range(R))
-                   + "    r = r + 4u;\n  }\n")
-        src.append(f"  for (; r < {W(k_k)}; r = r + 1u) {{\n"
-                   + "".join(f"    acc{o} = {comb(f'acc{o}', val('', 'r', o))};\n" for o in range(R)) + "  }\n")
-        last = i32(kos + nk - 1)
-        src += ["  " + store.replace("ACC", f"acc{o}").replace("u32(ob)", f"u32(ob + {o} * {last})") + "\n"
-                for o in range(R)]
-        src.append("}\n")
-    elif variant == "thread":
-        src.append("@compute @workgroup_size(256)\n"
-                   "fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) li: u32) {\n"
-                   + xs.prologue()
-                   + f"  let oi = (wid.y * {W(1)} + wid.x) * 256u + li;\n  if (oi >= {W(0)}) {{ return; }}\n")
-        src += body
-        src.append(f"  var acc = {ident};\n  var r = 0u;\n")
+        src += [body[0].replace("var q = oi;", f"var q = oi * {R}u;")] + body[1:] if R > 1 else body
+        if R > 1:
+            src.append(xs.bases(R))
+        src.append("".join(f"  var {acc_(o)} = {ident};\n" for o in range(R)) + "  var r = 0u;\n")
         if xs.positional:  # four elements' loads in flight, combined in the loop's order (its bits)
-            v = [val(xs.at(f"r + {k}u"), f"(r + {k}u)") for k in range(4)]
             src.append(f"  loop {{\n    if (r + 3u >= {W(k_k)}) {{ break; }}\n"
-                       + "".join(f"    let v{k} = {v[k]};\n" for k in range(4))
-                       + "".join(f"    acc = {comb('acc', f'v{k}')};\n" for k in range(4))
+                       + "".join(f"    let {v_(k, o)} = {val(xs.at(f'r + {k}u'), f'(r + {k}u)', o)};\n"
+                                 for k in range(4) for o in range(R))
+                       + "".join(f"    {acc_(o)} = {comb(acc_(o), v_(k, o))};\n" for k in range(4) for o in range(R))
                        + "    r = r + 4u;\n  }\n")
         src.append(f"  for (; r < {W(k_k)}; r = r + 1u) {{\n")
         src += walk
-        src.append("  }\n  " + store.replace("ACC", "acc") + "\n}\n")
+        src += [f"    {acc_(o)} = {comb(acc_(o), val('', 'r', o))};\n" for o in range(1, R)]
+        last = i32(kos + nk - 1)
+        src.append("  }\n" + "".join("  " + store.replace("ACC", acc_(o)).replace("u32(ob)", f"u32(ob + {o} * {last})")
+                                      + "\n" for o in range(1, R)))
+        src.append("  " + store.replace("ACC", "acc") + "\n}\n")
     else:
         # group: a workgroup per (output, part), its 256 lanes along the reduced dimension; columns{C}: a
         # workgroup per (C consecutive outputs, part), lane li taking output C og + li % C and every
         # (256 / C)-th element from row lane li / C, so that a warp reads C outputs' elements side by side
-        # (a sum over the leading axis of a C-contiguous matrix: each output's elements are a row apart)
-        C = _columns_of(variant) if variant != "group" else 0
-        RL = 256 // C if C else 256
+        # (a sum over the leading axis of a C-contiguous matrix: each output's elements are a row apart).
+        # group is columns1 (word 3: the outputs).
+        C = _columns_of(variant)
+        RL = 256 // C
         src.append(f"var<workgroup> sh: array<{'u32' if st == 'bool' else st}, 256>;\n"
                    "@compute @workgroup_size(256)\n"
                    "fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) li: u32) {\n"
                    f"  let g = wid.y * {W(1)} + wid.x;\n  if (g >= {W(0)}) {{ return; }}\n"
-                   + (f"  let rl = li / {C}u;\n  let oi = g / {W(parts_k)} * {C}u + li % {C}u;\n"
-                      f"  let live = oi < {W(3)};\n" if C else
-                      f"  let rl = li;\n  let oi = g / {W(parts_k)};\n  let live = true;\n")
-                   + f"  let part = g % {W(parts_k)};\n")
+                   f"  let rl = li / {C}u;\n  let oi = g / {W(parts_k)} * {C}u + li % {C}u;\n"
+                   f"  let live = oi < {W(3)};\n  let part = g % {W(parts_k)};\n")
         src += body
         src.append(f"  ob = ob + i32(part) * {i32(opart_k)};\n")
         src.append(f"  var acc = {ident};\n  let step = {W(parts_k)} * {RL}u;\n  var r = part * {RL}u + rl;\n"
@@ -553,7 +542,7 @@ def _build(client, key, kind, variant, ow: WgslType, acc: WgslType, unroll: bool
             put = get = lambda v: v
         src.append(f"  }}\n  sh[li] = {put('acc')};\n  workgroupBarrier();\n"
                    f"  for (var s = {RL // 2}u; s > 0u; s = s >> 1u) {{\n"
-                   f"    if (rl < s) {{ sh[li] = {put(comb(get('sh[li]'), get(f'sh[li + s * {max(C, 1)}u]')))}; }}\n"
+                   f"    if (rl < s) {{ sh[li] = {put(comb(get('sh[li]'), get(f'sh[li + s * {C}u]')))}; }}\n"
                    "    workgroupBarrier();\n  }\n"
                    "  if (rl == 0u && live) { " + store.replace("ACC", get("sh[li]")) + " }\n}\n")
 
