@@ -21,7 +21,7 @@ from ..._tensor import Tensor
 from ._shader import Layout, MAX_GROUPS, bindings, pack_words
 from ._types import WgslType, lit, wt
 from ._views import bind_whole
-from .k_reduce import _i32, _temp, reduce
+from .k_reduce import _i32, _temp
 
 #: outputs of a thin product at most: four per invocation of a workgroup
 MOST_OUT = 1024
@@ -120,23 +120,23 @@ def _build(client, key, ow: WgslType, N: int, M: int, T: int, k_major1: bool, k_
     return client.pipeline(key, lambda: text, 3, lay.nbytes)
 
 
-def thin_gemm(client, x1: Tensor, x2: Tensor, o: Tensor, n: tuple, m: tuple, k: tuple) -> None:
-    """o = x1 @ x2 (``takes``): partial products per workgroup, then their sum into o (strides n[2], m[2])."""
+def partial_products(client, x1: Tensor, x2: Tensor, n: tuple, m: tuple, k: tuple) -> Tensor:
+    """x1 @ x2 (``takes``) as partial products, one per workgroup (G x N x M, the operands' dtype), for the
+    caller to sum over the first axis."""
     N, M, K = n[0], m[0], k[0]
     T = tile(N, M)
     tiles = -(-K // T)
     G = max(1, min(-(-tiles // TILES_PER_GROUP), MAX_GROUPS))
     KP = -(-tiles // G) * T
     G = -(-K // KP)
-    parts = _temp(client, (G, N, M), o._dtype)
+    parts = _temp(client, (G, N, M), x1._dtype)
     (b1, e1), (b2, e2), (bp, ep) = (bind_whole(client, t) for t in (x1, x2, parts))
     k_major1 = k[1] == 1 and n[1] != 1
     k_major2 = k[2] == 1 and m[1] != 1
-    key = ("thin-gemm", o._dtype, N, M, T, k_major1, k_major2)
+    key = ("thin-gemm", x1._dtype, N, M, T, k_major1, k_major2)
     pipe = client.cached_pipeline(key)
     if pipe is None:
-        pipe = _build(client, key, wt(o._dtype), N, M, T, k_major1, k_major2)
+        pipe = _build(client, key, wt(x1._dtype), N, M, T, k_major1, k_major2)
     words = [G, G, 0, 0, K, KP, e1, n[1] & _M32, k[1] & _M32, e2, k[2] & _M32, m[1] & _M32, ep]
     client.dispatch(pipe, pack_words(words), bp + b1 + b2, (G, 1, 1))
-    ov = Tensor(o._buf, o._dtype, (N, M), (n[2], m[2]), o._offset, o._dev)
-    reduce(client, "sum", parts, (0,), ov, acc_dtype=o._dtype)
+    return parts

@@ -129,7 +129,8 @@ def gemm(client, x1: Tensor, x2: Tensor, o: Tensor, batch: list[tuple[int, int, 
         rowdot(client, x2, x1, o, [(b[0], b[2], b[1], b[3]) for b in batch], (M, m[1], 0, m[2]), (K, k[2], k[1]))
         return
     if _thin_gemm.takes(batch, n, m, k, (x1._dtype, x2._dtype, o._dtype)):  # few outputs, a long k
-        _thin_gemm.thin_gemm(client, x1, x2, o, n, m, k)
+        parts = _thin_gemm.partial_products(client, x1, x2, n, m, k)
+        _sum_parts(client, parts, o, (N, M), [], (n[2], m[2]), [], _compute_wt(o._dtype))
         return
     cpu_adapter = _cpu_adapter(client)
     if cpu_adapter and (N < 16 or M < 16):
