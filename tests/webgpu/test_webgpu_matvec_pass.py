@@ -184,3 +184,31 @@ def test_captures_that_are_not_one_pass(case):
 
     g = _replays_as_eager(step, [on(a) for a in data()], data())
     assert fused(g) == 0
+
+
+@pytest.mark.parametrize("d", [7, 16, 33, 64, 128])
+def test_rows_summed_by_subgroup_shuffles_give_the_workgroup_trees_bits(d, flushing, monkeypatch):
+    """Where a row's lanes fit in a subgroup (client.subgroup_rows), they are summed by shuffles; the tree is
+    the one in workgroup memory, so X @ w, X.T @ v and a captured logistic regression step (the fused pass)
+    have the same bits either way."""
+    rng = np.random.default_rng(d)
+    n = 3001
+    X, w, v = (rng.standard_normal(s).astype(np.float32) for s in ((n, d), d, n))
+
+    def results() -> list:
+        Xd = on(X)
+        inputs, kw = workloads.make_logreg(np.random.default_rng(d), n, d, 2)
+        args = [on(inputs[k]) for k in ("X", "y", "w0")]
+        with xp.capture(device=DEV) as g:
+            got = workloads.logreg(xp, *args, **kw)
+        g.replay()
+        assert fused(g) >= 1
+        shuffled = {k[2] for k, p in client._pipelines.items() if k[:2] == ("matvec", "fused")
+                    and any(p is step[0] for step in g._graph.steps) and "subgroupShuffleXor" in k[2]}
+        return [bits(Xd @ on(w)), bits(Xd.T @ on(v)), bits(got[0]), bool(shuffled)]
+
+    with_shuffles = results()
+    assert with_shuffles[3] == (1 < _matvec.lanes(d) <= client.subgroup_rows)
+    monkeypatch.setattr(client, "subgroup_rows", 0)
+    with_shuffles[3] = False
+    assert results() == with_shuffles

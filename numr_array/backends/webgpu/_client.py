@@ -493,6 +493,50 @@ class WebGPUClient(Client):
             buf.destroy()
         return bool(out[0] != 1 or out[1] != 0x00400000)
 
+    @functools.cached_property
+    def subgroup_rows(self) -> int:
+        """The most lanes of consecutive invocations a kernel may sum by subgroup shuffles (0: none): the size
+        of the subgroups of a 256-invocation workgroup, where a one-workgroup probe, run on first use, finds
+        them filled in invocation order (subgroup_invocation_id = local_invocation_index % size) and a float
+        shuffle correct. (The size can differ between pipelines only on adapters whose subgroups vary per
+        shader, Intel's and Arm's, of at least 8 lanes there; kernels take at most this many lanes.)"""
+        if "subgroup" not in self.features:
+            return 0
+        with self._lock:
+            self.flush()
+            dev = self.wdevice
+            src = ("@group(0) @binding(0) var<storage, read_write> v: array<u32, 768>;\n"
+                   "@compute @workgroup_size(256) fn main(@builtin(local_invocation_index) li: u32,\n"
+                   "    @builtin(subgroup_invocation_id) sid: u32, @builtin(subgroup_size) ss: u32) {\n"
+                   "  v[li] = sid;\n  v[256u + li] = ss;\n"
+                   "  let x = f32(li) * 0.5;\n  v[512u + li] = bitcast<u32>(x + subgroupShuffleXor(x, 1u));\n}\n")
+            buf = dev.create_buffer(size=3072, usage=wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_SRC)
+            try:
+                pipe = dev.create_compute_pipeline(layout="auto", compute=dict(
+                    module=dev.create_shader_module(code=src), entry_point="main"))
+            except Exception as e:  # (a shader compiler without the operations)
+                self.raise_if_lost(e)
+                log.debug("%s: no subgroup shuffles: %s", self.device, e)
+                return 0
+            bg = dev.create_bind_group(layout=pipe.get_bind_group_layout(0),
+                                       entries=[dict(binding=0, resource=dict(buffer=buf))])
+            enc = dev.create_command_encoder()
+            cp = enc.begin_compute_pass()
+            cp.set_pipeline(pipe)
+            cp.set_bind_group(0, bg)
+            cp.dispatch_workgroups(1)
+            cp.end()
+            self.queue.submit([enc.finish()])
+            out = np.frombuffer(self.queue.read_buffer(buf), np.uint32)
+            buf.destroy()
+        li = np.arange(256)
+        size = int(out[256])
+        shuffled = (li * 0.5 + (li ^ 1) * 0.5).astype(np.float32).view(np.uint32)
+        if size < 2 or 256 % size or not (out[256:512] == size).all() or not np.array_equal(out[:256], li % size) \
+                or not np.array_equal(out[512:], shuffled):
+            return 0
+        return min(size, 32)
+
     @property
     @_entry
     def raw_handle(self):

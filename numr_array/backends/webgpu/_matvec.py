@@ -4,11 +4,12 @@ as one pass over X's rows: ``X @ w`` (a dot product per row) and ``X.T @ v`` (a 
 rowdot ran them as a workgroup per 64 rows (``X @ w``) or per slice of k with a second launch (``X.T @ v``),
 each lane keeping two loads in flight: 35 and 60 µs for a 200k x 64 float32 X on an H200. Here (the design of
 the CUDA backend's ``_matvec``) a workgroup takes blocks of 256 rows, striding over them with the grid, and
-loads all of a block's rows at once: ``lanes(d)`` lanes per row (lane ``gl`` columns gl, gl + lanes, ...),
-256 / lanes rows per turn, lanes turns per block.
+loads a block's rows ``TURNS_AHEAD`` turns at a time: ``lanes(d)`` lanes per row (lane ``gl`` columns gl,
+gl + lanes, ...), 256 / lanes rows per turn, lanes turns per block.
 
 * ``X @ w``: each lane multiplies and adds its columns in increasing order (``fma``), the row's lanes are
-  summed by a fixed tree in workgroup memory, and one invocation per row stores the sum.
+  summed by a fixed tree (by subgroup shuffles where the adapter's subgroups hold a row's lanes, else in
+  workgroup memory: the same bits), and one invocation per row stores the sum.
 * ``X.T @ v``: each lane keeps an accumulator per column it takes and adds ``v[i] * X[i, c]`` (``fma``) for
   its rows in increasing order; at the end a fixed tree in workgroup memory sums the workgroup's rows into
   a partial sum per workgroup, which one workgroup (a second launch, ``parts_text``) sums in a fixed order.
@@ -48,11 +49,14 @@ MAX_COLS = 128
 MIN_ROWS = 1024
 #: columns of a row a lane takes, at most
 PER_LANE = 8
-#: the most workgroups of a pass (the partial sums of ``X.T @ v``): a GPU's, a CPU adapter's. 256 on an H200
-#: (200k x 64 float32, variants in one process): a jitted logistic regression 3.41 ms against 3.70-3.83 with
-#: 1024 and 4.50 with 128 (fewer partial sums for one workgroup to add); ``X.T @ v`` 48 against 57 µs, ``X @ w``
-#: 42 against 41
-GROUPS = 256
+#: turns of a block whose rows' loads are in flight together, and the most workgroups of a pass (the partial
+#: sums of ``X.T @ v``): a GPU's, a CPU adapter's. Fewer loads in flight take fewer registers, so more
+#: workgroups fit: on an H200 (200k x 64 float32, row sums by subgroup shuffles, variants in one process) a
+#: jitted logistic regression took 2.51-2.69 ms with 2 turns and 512 workgroups against 3.29 with all 8 turns
+#: and 256 (as before: 3.42 with 8 and 512), 2.52-2.55 with 448-768 and 2 turns, 2.55-2.66 with 1 or 3;
+#: ``X @ w`` 36 against 43 µs, ``X.T @ v`` 47 against 57
+TURNS_AHEAD = 2
+GROUPS = 512
 CPU_GROUPS = 32
 #: loads in flight per invocation of the parts' sum (its time is their latency)
 PARTS_AHEAD = 8
@@ -105,7 +109,8 @@ def compute_type(client, dtype: dt.DType) -> tuple[WgslType, bool]:
 
 
 def pass_text(lay: Layout, lib: WgslHelpers, xw: WgslType, c: WgslType, wide: bool, d: int, bx: int,
-              bw: int | None = None, row_end=None, value=None, bp: int | None = None, ends: str = "turn") -> str:
+              bw: int | None = None, row_end=None, value=None, bp: int | None = None, ends: str = "turn",
+              sg: int = 0) -> str:
     """The statements of a pass's entry point over the rows of the n x d C-contiguous X (binding ``bx`` of
     ``xw``), its words allocated in ``lay``: n, X's element offset, then w's (with ``bw``), then the partial
     sums' (with ``bp``).
@@ -118,7 +123,10 @@ def pass_text(lay: Layout, lib: WgslHelpers, xw: WgslType, c: WgslType, wide: bo
     block's first row), h then in ``shv[li]`` (``ends`` "block": the run's steps for 256 rows at once, not
     32 rows each turn with their latency); with ``bp``, the rows scaled by ``value(t)`` (a compute-type
     expression for turn t, read by every lane of a row i < n after the rows ended) are summed, turn by turn,
-    into the workgroup's partial sums, d values at binding bp from its offset + d * workgroup."""
+    into the workgroup's partial sums, d values at binding bp from its offset + d * workgroup. A row's lanes
+    are summed by subgroup shuffles where they are at most ``sg`` (the client's ``subgroup_rows``), else in
+    workgroup memory with a barrier per level: the same tree (lane gl adds lane gl + s, s = L/2, ..., 1), so
+    the same bits."""
     W = Layout.word
     L = lanes(d)
     D = -(-d // L)
@@ -138,6 +146,18 @@ def pass_text(lay: Layout, lib: WgslHelpers, xw: WgslType, c: WgslType, wide: bo
     def load(u: int, j: int) -> str:  # column j of turn u's row into x{u}_{j}
         return guarded(j, f"x{u}_{j} = ld{bx}(ex + r{u} * {d}u + {col[j]});")
 
+    def accumulate(turns) -> list[str]:  # the turns' rows scaled by their values into the accumulators
+        a = []
+        for u in turns:
+            a.append(f"    if (r{u} < n) {{\n      let v_ = {value(u)};\n")
+            if ends == "block" and bw is not None:
+                # the rows loaded again (from the cache): the block's X values are not held in registers
+                # across the run's steps (libm code beside them left a fused pass at a third of the memory rate)
+                a += [f"      {load(u, j)}\n" for j in range(D)]
+            a += ["      " + guarded(j, f"acc{j} = fma(v_, {conv(f'x{u}_{j}')}, acc{j});") + "\n" for j in range(D)]
+            a.append("    }\n")
+        return a
+
     t = [f"  let gl = li % {L}u;\n  let ti = li / {L}u;\n  let n = {W(n_k)};\n  let ex = {W(ex_k)};\n"
          # the workgroups stride over the blocks (word 1: the workgroups)
          f"  let stride = {W(1)} * 256u;\n  var bb = wid.x * 256u;\n"]
@@ -148,16 +168,29 @@ def pass_text(lay: Layout, lib: WgslHelpers, xw: WgslType, c: WgslType, wide: bo
     if bp is not None:
         t += [f"  var acc{j} = {zero};\n" for j in range(D)]
     t.append("  loop {\n    if (bb >= n) { break; }\n")
-    for u in range(L):  # the block's rows, all their loads in flight together
-        t.append(f"    let r{u} = bb + {u * R}u + ti;\n"
-                 + "".join(f"    var x{u}_{j} = {lit(xw, 0)};\n" for j in range(D))
-                 + f"    if (r{u} < n) {{\n" + "".join(f"      {load(u, j)}\n" for j in range(D)) + "    }\n")
-    if bw is not None:
-        for u in range(L):
+    reload = ends == "block" and bw is not None
+    ahead = min(L, TURNS_AHEAD)
+    for g0 in range(0, L, ahead):  # the block's rows, ``ahead`` turns' loads in flight together
+        turns = range(g0, min(L, g0 + ahead))
+        for u in turns:
+            t.append(f"    let r{u} = bb + {u * R}u + ti;\n"
+                     + "".join(f"    var x{u}_{j} = {lit(xw, 0)};\n" for j in range(D))
+                     + f"    if (r{u} < n) {{\n" + "".join(f"      {load(u, j)}\n" for j in range(D)) + "    }\n")
+        for u in turns if bw is not None else ():
             t.append(f"    var h{u} = {zero};\n")
             t += ["    " + guarded(j, f"h{u} = fma({conv(f'x{u}_{j}')}, wv{j}, h{u});") + "\n" for j in range(D)]
             if L == 1:  # (one turn, each invocation its row's)
                 t.append("    if (r0 < n) {\n      let i = r0;\n" + row_end("h0") + "    }\n")
+                continue
+            if L <= sg:  # the row's lanes in one subgroup: a butterfly leaves every lane the tree's sum
+                s = L // 2
+                while s:
+                    t.append(f"    h{u} = h{u} + subgroupShuffleXor(h{u}, {s}u);\n")
+                    s //= 2
+                if ends == "turn":
+                    t.append(f"    if (gl == 0u && r{u} < n) {{\n      let i = r{u};\n" + row_end(f"h{u}") + "    }\n")
+                else:
+                    t.append(f"    if (gl == 0u) {{ shv[{u * R}u + ti] = h{u}; }}\n")
                 continue
             # the row's lanes, by a fixed tree (every invocation reaches the barriers)
             t.append(f"    sh[li] = h{u};\n    workgroupBarrier();\n")
@@ -171,18 +204,17 @@ def pass_text(lay: Layout, lib: WgslHelpers, xw: WgslType, c: WgslType, wide: bo
             else:
                 t.append(f"    if (li < {R}u) {{ shv[{u * R}u + li] = sh[li * {L}u]; }}\n")
             t.append("    workgroupBarrier();\n")  # (before the next turn's tree writes workgroup memory)
-        if ends == "block" and L > 1:
-            t.append("    if (bb + li < n) {\n      let i = bb + li;\n" + row_end("shv[li]") + "    }\n"
-                     "    workgroupBarrier();\n")
-    if bp is not None:
-        for u in range(L):
-            t.append(f"    if (r{u} < n) {{\n      let v_ = {value(u)};\n")
-            if ends == "block" and bw is not None:
-                # the rows loaded again (from the cache): the block's X values are not held in registers
-                # across the run's steps (libm code beside them left a fused pass at a third of the memory rate)
-                t += [f"      {load(u, j)}\n" for j in range(D)]
-            t += ["      " + guarded(j, f"acc{j} = fma(v_, {conv(f'x{u}_{j}')}, acc{j});") + "\n" for j in range(D)]
-            t.append("    }\n")
+        if bp is not None and not reload:
+            t += accumulate(turns)
+    if ends == "block" and bw is not None and L > 1:
+        if L <= sg:  # (the turns' sums reach shv without a barrier of their own)
+            t.append("    workgroupBarrier();\n")
+        t.append("    if (bb + li < n) {\n      let i = bb + li;\n" + row_end("shv[li]") + "    }\n"
+                 "    workgroupBarrier();\n")
+    if bp is not None and reload:
+        t += accumulate(range(L))
+    if ends == "block" and 1 < L <= sg and bp is not None:  # (the rows' values read before the next turns write)
+        t.append("    workgroupBarrier();\n")
     t.append("    bb = bb + stride;\n  }\n")
     if bp is not None:  # the workgroup's rows, by a fixed tree per column its lanes hold
         t.append(f"  let ep = {W(ep_k)} + wid.x * {d}u;\n")
@@ -293,14 +325,15 @@ def run(client, kind: str, n: int, d: int, a: Tensor, v: Tensor, o: Tensor, so: 
     G = grid(n, d, cpu)
     dest = o if kind == "rows" else _temp(client, (G, d), c.dtype)
     (b1, e1), (b2, e2), (b3, e3) = (bind_whole(client, t) for t in (dest, a, v))
-    key = ("matvec", kind, a._dtype, d, wide)
+    sg = client.subgroup_rows
+    key = ("matvec", kind, a._dtype, d, wide, sg)
     pipe = client.cached_pipeline(key)
     if pipe is None:
         lay = Layout()
         lib = WgslHelpers(client.has_f64)
         if kind == "rows":
             eo_k, so_k = lay.alloc(1), lay.alloc(1)
-            body = pass_text(lay, lib, xw, c, wide, d, 2, bw=3, row_end=lambda h: (
+            body = pass_text(lay, lib, xw, c, wide, d, 2, bw=3, sg=sg, row_end=lambda h: (
                 f"      st1(u32({_i32(eo_k)} + i32(i) * {_i32(so_k)}), {_result(lib, c, wide, ow, h)});\n"))
         else:
             ev_k = lay.alloc(1)
@@ -386,7 +419,7 @@ def fused_step(client, rows: PassRecord, recs: list[MapRecord], cols: PassRecord
                 + "".join(text) + f"      shv[li] = {vc};\n")
 
     body = pass_text(lay, lib, xw, c, wide, d, 2, bw=3, row_end=row_end, bp=1, ends="block",
-                     value=lambda u: f"shv[{u * (256 // L)}u + ti]")
+                     value=lambda u: f"shv[{u * (256 // L)}u + ti]", sg=client.subgroup_rows)
     decls = bindings([(c, True, False), (xw, False, False), (xw, False, False), (xw, True, False)]
                      + [(w, stored, stored) for _, w, stored, *_ in views])
     source = _entry(lay, decls, lib, c, body, f"var<workgroup> shv: array<{c.ct}, 256>;\n")
