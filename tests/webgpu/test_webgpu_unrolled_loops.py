@@ -36,7 +36,8 @@ def _square_operands() -> np.ndarray:
     rng = np.random.default_rng(12)
     parts = [rng.integers(0, 2**32, 20_000, dtype=np.uint64).astype(np.uint32),
              np.arange(0, 0x01000000, 4099, dtype=np.uint32),  # subnormals and the smallest normals
-             (0x1f000000 + np.arange(-2**16, 2**16, 7)).astype(np.uint32),  # squares near 2^-126
+             (0x1f000000 + np.arange(-2**16, 2**16, 7)).astype(np.uint32),  # squares near 2^-130
+             (0x20000000 + np.arange(-2**16, 2**16, 7)).astype(np.uint32),  # squares near 2^-126
              (0x5f800000 + np.arange(-2**16, 2**16, 7)).astype(np.uint32),  # squares near overflow
              np.array([0, 0x7f800000, 0x7fc00000, 0x7f800001, 0x7fc12345, 1, 0x007fffff, 0x00800000], np.uint32)]
     b = np.concatenate(parts)

@@ -231,15 +231,14 @@ _F32_VIA_F64: dict[str, tuple[tuple[tuple[str, WgslType], ...], str]] = {
 }"""),
     "fdiv": ((("widen", F32), ("narrow", F32)),
              "fn fdiv_f32(a: f32, b: f32) -> f32 { return narrow_f32(widen_f32(a) / widen_f32(b)); }"),
-    # x * x, the square of pow's float64 routine narrowed: float32's own product where x is normal and the
-    # product normal or infinite (then correctly rounded, as the narrowed one), the float64 one for the rest
-    # (subnormals, which NVIDIA's float32 multiplication flushes; zero; NaN, whose bits float64 keeps). The
-    # float64 steps cost k-means' fused distances (n x k x d squares) a sixth of their time on an H200.
+    # x * x, the square of pow's float64 routine narrowed: float32's own product where 2^-63 <= |x| < inf (then
+    # the product is normal or infinite, correctly rounded as the narrowed one: one test on x's bits, not one on
+    # x and one on the product), the float64 one for the rest (subnormal products and operands, which NVIDIA's
+    # float32 multiplication flushes; zero; NaN, whose bits float64 keeps). The float64 steps cost k-means'
+    # fused distances (n x k x d squares) a sixth of their time on an H200.
     "fsquare": ((("widen", F32), ("narrow", F32)), """fn fsquare_f32(x: f32) -> f32 {
   let s = x * x;
-  if ((bitcast<u32>(x) & 0x7fffffffu) - 0x00800000u < 0x7f000000u && (bitcast<u32>(s) & 0x7fffffffu) >= 0x00800000u) {
-    return s;
-  }
+  if ((bitcast<u32>(x) & 0x7fffffffu) - 0x20000000u < 0x5f800000u) { return s; }
   return narrow_f32(widen_f32(x) * widen_f32(x));
 }"""),
     # fdivmod's float32 steps (NumPy's npy_divmodf), each rounded to float32 as NumPy rounds it
