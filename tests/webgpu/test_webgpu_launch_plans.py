@@ -129,3 +129,30 @@ def test_a_launch_at_element_zero_reuses_the_plans_uniform_block(monkeypatch):
             assert got.dtype == want.dtype
             np.testing.assert_allclose(got, want, rtol=1e-6)
             assert bool(packs) is packing
+
+
+@pytest.mark.parametrize("most", [1, 3, 2048])
+def test_map_invocations_stride_over_every_element(most, monkeypatch):
+    """A map launch takes at most MAP_GROUPS workgroups, its invocations striding over the elements: with 1,
+    3 and 2048 of them, eager launches (a plan's and the general path's, strided and broadcast operands, a
+    where) and a captured chain merged into one launch cover every element of sizes around the workgroup's,
+    each written once (an in-place add would show a second write)."""
+    from numr_array.backends.webgpu import _shader
+    monkeypatch.setattr(_shader, "MAP_GROUPS", most)
+    rng = np.random.default_rng(most)
+    for n in (1, 255, 256, 257, 5000, 70001):
+        a, b = rng.standard_normal(n).astype(np.float32), rng.standard_normal((3, n)).astype(np.float32)
+        x, y = xp.asarray(a, device=DEV), xp.asarray(b, device=DEV)
+        for _ in range(2):  # (the second: the eager plan's launch)
+            assert np.array_equal(to_np(x * 2.0 + y[1]), a * np.float32(2.0) + b[1])
+        assert np.array_equal(to_np(xp.where(y[:, ::2] > 0, y[:, ::2], x[None, ::2])),
+                              np.where(b[:, ::2] > 0, b[:, ::2], a[None, ::2]))
+        z = xp.asarray(b, device=DEV)
+        xp.add(z, 1.0, out=z)
+        assert np.array_equal(to_np(z), b + np.float32(1.0))
+        with xp.capture(device=DEV) as g:
+            r = xp.sin(x) * 3.0 - xp.abs(y[2])
+        assert len(g._graph.steps) == 1
+        x[...] = xp.asarray(a[::-1].copy(), device=DEV)
+        g.replay()
+        assert np.array_equal(to_np(r), to_np(xp.sin(x) * 3.0 - xp.abs(y[2])))

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING
 from ._wgsl_helpers import WgslHelpers
 from ._map_template import MapRecord, coord_lines, element_lines
 from ._views import element_span
-from ._shader import Layout, bindings, groups, main_header, pack_words
+from ._shader import Layout, bindings, map_entry, map_groups, pack_words
 from ._fused_bodies import _M32, _view, bodies, run_views
 from . import _fuse_reduce, _fuse_small, _matvec
 from .k_reduce import ReduceRecord
@@ -347,12 +347,12 @@ def _merged(client: WebGPUClient, run: list[MapRecord], dead: set = frozenset())
     idx = coord_lines(ndim, shape_k) + element_lines(ndim, words_k)
     # a written binding is declared atomic when packed: reads of it then use atomicLoad
     decls = bindings([(w, written, written) for w, written, *_ in info])
-    source = lay.block() + decls + lib.source() + main_header() + "".join(idx) + "".join(text) + "}\n"
+    source = lay.block() + decls + lib.source() + map_entry("".join(idx) + "".join(text))
     pipe = client.pipeline(("fused", source), lambda: source, len(info), lay.nbytes)
     n = 1
     for s in dims:
         n *= s
-    grid = groups(n)
+    grid = map_groups(n)
     words = [n, grid[0], 0, 0] + list(dims)
     for _, _, _, eoff, st in info:
         words.append(eoff)

@@ -1,4 +1,5 @@
-"""The map template: one invocation per output element, over strided and broadcast operands.
+"""The map template: an invocation per output element (at most ``_shader.MAP_GROUPS`` workgroups, whose
+invocations stride over the elements), over strided and broadcast operands.
 
 Every kernel that computes each output element from the elements of its inputs at the same position
 (element-wise functions, casts and copies, fill, where, clip, arange, linspace, eye, tril, triu) is an
@@ -8,7 +9,7 @@ supplies the uniform layout, the bindings, the index arithmetic, and the launche
 Host side, per launch: dimensions that are contiguous in every operand are merged (most launches become
 1-D), each operand is bound as the window of its buffer that the launch touches, and a launch whose
 window would exceed the adapter's largest storage binding is split along its outer dimension into
-launches that fit. Dispatches beyond 65535 workgroups are 2-D.
+launches that fit.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Callable, NamedTuple, Sequence
 from ..._tensor import Tensor, contiguous_strides
 from ... import _dtypes as dt
 from ._wgsl_helpers import WgslHelpers
-from ._shader import Layout, bindings, groups, main_header, pack_words
+from ._shader import Layout, bindings, map_entry, map_groups, pack_words
 from ._types import WgslType, scalar_words, wt
 from ._views import bind_whole, collapse, element_span, overlap
 
@@ -149,7 +150,7 @@ def run_map(client: WebGPUClient, name: str, key, outs: Sequence[Tensor], ins: S
         m = 1
         for s in sub_dims:
             m *= s
-        grid = groups(m)
+        grid = map_groups(m)
         words = [m, grid[0], 0, 0]
         words += sub_dims
         for off, st in zip(offs, strides):
@@ -275,7 +276,7 @@ def _make_plan(client: WebGPUClient, name: str, key, outs, ins, shape, params, t
     m = 1
     for d in dims:
         m *= d
-    grid = groups(m)
+    grid = map_groups(m)
     spans = []
     windows: list | None = []
     align, limit = client.storage_align, client.max_binding
@@ -473,6 +474,6 @@ def _build(client: WebGPUClient, pkey, nout: int, body, ndim: int, coords: bool,
                      + [(wt(d), written, written) for d, _, written in raw_desc])
 
     def source() -> str:
-        return (lay.block() + binds + lib.source() + main_header() + "".join(idx) + "".join(lines) + text + "}\n")
+        return lay.block() + binds + lib.source() + map_entry("".join(idx) + "".join(lines) + text)
 
     return client.pipeline(pkey, source, len(tensor_wts) + len(raw_desc), lay.nbytes)
