@@ -212,3 +212,13 @@ def test_rows_summed_by_subgroup_shuffles_give_the_workgroup_trees_bits(d, flush
     monkeypatch.setattr(client, "subgroup_rows", 0)
     with_shuffles[3] = False
     assert results() == with_shuffles
+
+
+def test_subgroup_probe():
+    """client.subgroup_rows: the subgroup size found by its probe, a power of two from 2 to 32 dividing a
+    workgroup of 256, where the adapter has the subgroup feature (lavapipe and NVIDIA's driver do), else 0."""
+    sg = client.subgroup_rows
+    if "subgroup" in client.features:
+        assert sg in (2, 4, 8, 16, 32)
+    else:
+        assert sg == 0

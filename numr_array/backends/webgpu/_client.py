@@ -462,35 +462,41 @@ class WebGPUClient(Client):
             return self.has_i64
         return True
 
+    def _probe(self, src: str, data: np.ndarray) -> np.ndarray:
+        """The u32 words ``data`` after one workgroup of ``src`` (its entry point ``main``, binding 0 the words)
+        ran over them: a probe of the adapter's behaviour, run once, outside any capture."""
+        with self._lock:
+            self.flush()
+            dev = self.wdevice
+            buf = dev.create_buffer_with_data(data=data.astype(np.uint32).tobytes(),
+                                              usage=wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_SRC)
+            try:
+                pipe = dev.create_compute_pipeline(layout="auto", compute=dict(
+                    module=dev.create_shader_module(code=src), entry_point="main"))
+                bg = dev.create_bind_group(layout=pipe.get_bind_group_layout(0),
+                                           entries=[dict(binding=0, resource=dict(buffer=buf))])
+                enc = dev.create_command_encoder()
+                cp = enc.begin_compute_pass()
+                cp.set_pipeline(pipe)
+                cp.set_bind_group(0, bg)
+                cp.dispatch_workgroups(1)
+                cp.end()
+                self.queue.submit([enc.finish()])
+                return np.frombuffer(self.queue.read_buffer(buf), np.uint32)
+            finally:
+                buf.destroy()
+
     @functools.cached_property
     def flushes_f32_subnormals(self) -> bool:
         """Whether the adapter's float32 arithmetic flushes subnormals to zero (WebGPU allows it; NVIDIA's
         Vulkan driver does, lavapipe does not): a one-thread probe, run on first use, multiplies the
         smallest subnormals by 1 and adds 0 (operands read from memory, so nothing is folded)."""
-        with self._lock:
-            self.flush()
-            dev = self.wdevice
-            src = ("@group(0) @binding(0) var<storage, read_write> v: array<u32, 4>;\n"
-                   "@compute @workgroup_size(1) fn main() {\n"
-                   "  let one = bitcast<f32>(v[2]);\n"
-                   "  v[0] = bitcast<u32>(bitcast<f32>(v[0]) * one);\n"
-                   "  v[1] = bitcast<u32>(bitcast<f32>(v[1]) + bitcast<f32>(v[3]));\n}\n")
-            data = np.array([1, 0x00400000, 0x3f800000, 0], np.uint32)
-            buf = dev.create_buffer_with_data(data=data.tobytes(), usage=wgpu.BufferUsage.STORAGE
-                                              | wgpu.BufferUsage.COPY_SRC)
-            pipe = dev.create_compute_pipeline(layout="auto", compute=dict(
-                module=dev.create_shader_module(code=src), entry_point="main"))
-            bg = dev.create_bind_group(layout=pipe.get_bind_group_layout(0),
-                                       entries=[dict(binding=0, resource=dict(buffer=buf))])
-            enc = dev.create_command_encoder()
-            cp = enc.begin_compute_pass()
-            cp.set_pipeline(pipe)
-            cp.set_bind_group(0, bg)
-            cp.dispatch_workgroups(1)
-            cp.end()
-            self.queue.submit([enc.finish()])
-            out = np.frombuffer(self.queue.read_buffer(buf), np.uint32)
-            buf.destroy()
+        out = self._probe("@group(0) @binding(0) var<storage, read_write> v: array<u32, 4>;\n"
+                          "@compute @workgroup_size(1) fn main() {\n"
+                          "  let one = bitcast<f32>(v[2]);\n"
+                          "  v[0] = bitcast<u32>(bitcast<f32>(v[0]) * one);\n"
+                          "  v[1] = bitcast<u32>(bitcast<f32>(v[1]) + bitcast<f32>(v[3]));\n}\n",
+                          np.array([1, 0x00400000, 0x3f800000, 0]))
         return bool(out[0] != 1 or out[1] != 0x00400000)
 
     @functools.cached_property
@@ -502,33 +508,17 @@ class WebGPUClient(Client):
         shader, Intel's and Arm's, of at least 8 lanes there; kernels take at most this many lanes.)"""
         if "subgroup" not in self.features:
             return 0
-        with self._lock:
-            self.flush()
-            dev = self.wdevice
-            src = ("@group(0) @binding(0) var<storage, read_write> v: array<u32, 768>;\n"
-                   "@compute @workgroup_size(256) fn main(@builtin(local_invocation_index) li: u32,\n"
-                   "    @builtin(subgroup_invocation_id) sid: u32, @builtin(subgroup_size) ss: u32) {\n"
-                   "  v[li] = sid;\n  v[256u + li] = ss;\n"
-                   "  let x = f32(li) * 0.5;\n  v[512u + li] = bitcast<u32>(x + subgroupShuffleXor(x, 1u));\n}\n")
-            buf = dev.create_buffer(size=3072, usage=wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_SRC)
-            try:
-                pipe = dev.create_compute_pipeline(layout="auto", compute=dict(
-                    module=dev.create_shader_module(code=src), entry_point="main"))
-            except Exception as e:  # (a shader compiler without the operations)
-                self.raise_if_lost(e)
-                log.debug("%s: no subgroup shuffles: %s", self.device, e)
-                return 0
-            bg = dev.create_bind_group(layout=pipe.get_bind_group_layout(0),
-                                       entries=[dict(binding=0, resource=dict(buffer=buf))])
-            enc = dev.create_command_encoder()
-            cp = enc.begin_compute_pass()
-            cp.set_pipeline(pipe)
-            cp.set_bind_group(0, bg)
-            cp.dispatch_workgroups(1)
-            cp.end()
-            self.queue.submit([enc.finish()])
-            out = np.frombuffer(self.queue.read_buffer(buf), np.uint32)
-            buf.destroy()
+        try:
+            out = self._probe("@group(0) @binding(0) var<storage, read_write> v: array<u32, 768>;\n"
+                              "@compute @workgroup_size(256) fn main(@builtin(local_invocation_index) li: u32,\n"
+                              "    @builtin(subgroup_invocation_id) sid: u32, @builtin(subgroup_size) ss: u32) {\n"
+                              "  v[li] = sid;\n  v[256u + li] = ss;\n  let x = f32(li) * 0.5;\n"
+                              "  v[512u + li] = bitcast<u32>(x + subgroupShuffleXor(x, 1u));\n}\n",
+                              np.zeros(768))
+        except Exception as e:  # (a shader compiler without the operations)
+            self.raise_if_lost(e)
+            log.debug("%s: no subgroup shuffles: %s", self.device, e)
+            return 0
         li = np.arange(256)
         size = int(out[256])
         shuffled = (li * 0.5 + (li ^ 1) * 0.5).astype(np.float32).view(np.uint32)
