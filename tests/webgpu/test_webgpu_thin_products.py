@@ -392,3 +392,30 @@ def test_the_thin_kernel_propagates_nan_and_infinity_and_replays():
     g.replay()
     close(r, a2.T @ b2, np.float32, 6000)
     assert np.array_equal(to_np(r), to_np(X.T @ Y))
+
+
+def test_lanes_summed_by_subgroup_shuffles_give_the_workgroup_trees_bits(monkeypatch):
+    """A row's lanes are summed by subgroup shuffles for the tree's levels below the subgroup's size
+    (client.subgroup_rows), in workgroup memory above it: the same tree, so matrix-vector products along k,
+    dot products of long vectors, and a captured conjugate-gradient run (its dot products phases of
+    one-workgroup programs) have the same bits with the shuffles and without them."""
+    from benchmarks import workloads
+    client = xp._device.parse_device(DEV).client
+    rng = np.random.default_rng(3)
+    A = rng.standard_normal((2048, 2048)).astype(np.float32)
+    p, q = rng.standard_normal(2048).astype(np.float32), rng.standard_normal(5000).astype(np.float32)
+    inputs, kw = workloads.make_cg(rng, 256, 5)
+
+    def results() -> list:
+        args = [dev(inputs["A"]), dev(inputs["b"])]
+        with xp.capture(device=DEV) as g:
+            x = workloads.cg(xp, *args, **kw)[0]
+        g.replay()
+        return [to_np(dev(A) @ dev(p)).tobytes(), to_np(xp.vecdot(dev(q), dev(q[::-1].copy()))).tobytes(),
+                to_np(dev(A[:3]) @ dev(p)).tobytes(), to_np(x).tobytes()]
+
+    shuffled = results()
+    assert client.subgroup_rows == 0 or any(
+        k[0] == "rowdot" and k[-1] == client.subgroup_rows for k in client._pipelines)
+    monkeypatch.setattr(client, "subgroup_rows", 0)
+    assert results() == shuffled

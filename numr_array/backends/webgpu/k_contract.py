@@ -291,11 +291,12 @@ def rowdot(client, a: Tensor, v: Tensor, o: Tensor, batch: list[tuple[int, int, 
         so, sop = 1, nbatch * N
         bo_ = tuple(s * N for s in contiguous_strides(tuple(bshape)))
     (b1, e1), (b2, e2), (b3, e3) = (bind_whole(client, t) for t in (dest, a, v))
-    key = ("rowdot", a._dtype, v._dtype, dest._dtype, c.dtype, conj, kfast, TK, len(bshape), wide)
+    sg = client.subgroup_rows
+    key = ("rowdot", a._dtype, v._dtype, dest._dtype, c.dtype, conj, kfast, TK, len(bshape), wide, sg)
     pipe = client.cached_pipeline(key)
     if pipe is None:
         pipe = _build_rowdot(client, key, wt(a._dtype), wt(v._dtype), wt(dest._dtype), c, conj, kfast, TK,
-                             len(bshape), wide)
+                             len(bshape), wide, sg)
     total = groups * P
     gx = min(total, MAX_GROUPS)
     words = [total, gx, 0, 0, N, K, KP, P, NI, e1, e2, e3]
@@ -305,7 +306,8 @@ def rowdot(client, a: Tensor, v: Tensor, o: Tensor, batch: list[tuple[int, int, 
         words += [s & _M32 for s in st]
     record = None
     if total == 1 and P == 1 and client.capturing:  # a phase _fuse_small may run with its neighbours
-        record = RowdotRecord((wt(a._dtype), wt(v._dtype), wt(dest._dtype), c, conj, kfast, TK, len(bshape), wide),
+        record = RowdotRecord((wt(a._dtype), wt(v._dtype), wt(dest._dtype), c, conj, kfast, TK, len(bshape), wide,
+                               sg),
                               words, b1 + b2 + b3, (wt(dest._dtype), wt(a._dtype), wt(v._dtype)))
     client.dispatch(pipe, pack_words(words), b1 + b2 + b3, (gx, -(-total // gx), 1), record)
     if P > 1:  # (wide: the parts summed in float64, the reduction narrowing the sum to float32 bits)
@@ -331,12 +333,15 @@ class RowdotRecord(NamedTuple):
 
 
 def rowdot_text(lay: Layout, lib: WgslHelpers, aw: WgslType, vw: WgslType, ow: WgslType, c: WgslType, conj: bool,
-                kfast: bool, TK: int, nbd: int, wide: bool, b: tuple[int, int, int] = (1, 2, 3), sh: str = "sh",
-                one: bool = False) -> str:
+                kfast: bool, TK: int, nbd: int, wide: bool, sg: int = 0, b: tuple[int, int, int] = (1, 2, 3),
+                sh: str = "sh", one: bool = False) -> str:
     """The statements of rowdot's entry point (its uniform words allocated in ``lay``, in the order of the
     dispatch's words after the frame's): ``b`` the bindings of o, a and v, ``sh`` the name of the
     workgroup array of 256 compute values, ``one``: run as the only workgroup of a one-part launch (a phase
-    of _fuse_small's programs, where the frame's words are not the rowdot's)."""
+    of _fuse_small's programs, where the frame's words are not the rowdot's). A row's lanes are summed by a
+    fixed tree (lane tk adds lane tk + s, s = TK/2, ..., 1): its levels from ``sg`` lanes down (the client's
+    ``subgroup_rows``, where a row's lanes are consecutive invocations) by subgroup shuffles, the others in
+    workgroup memory, so the bits do not depend on sg."""
     W = Layout.word
     (N_k, K_k, KP_k, P_k, NI_k, eo_k, ea_k, ev_k, so_k, sop_k, sai_k, sak_k, svi_k, svk_k) = \
         (lay.alloc(1) for _ in range(14))
@@ -361,7 +366,7 @@ def rowdot_text(lay: Layout, lib: WgslHelpers, aw: WgslType, vw: WgslType, ow: W
     lane = ("  let tk = li % {TK}u;\n  let ti = li / {TK}u;\n" if kfast else
             "  let ti = li % {TI}u;\n  let tk = li / {TI}u;\n").format(TK=TK, TI=TI)
     step = 1 if kfast else TI  # distance in workgroup memory between lanes tk and tk + 1 of a row
-    result = f"{lib.fn('narrow', F32)}({sh}[li])" if wide and ow.ct == "f32" else cast(f"{sh}[li]", c, ow)
+    result = f"{lib.fn('narrow', F32)}(t)" if wide and ow.ct == "f32" else cast("t", c, ow)
     # every invocation reaches the barriers; the ones past the end do no work
     body = ["  let g = 0u;\n  let alive = true;\n" if one else
             f"  let g = wid.y * {W(1)} + wid.x;\n  let alive = g < {W(0)};\n",
@@ -385,21 +390,30 @@ def rowdot_text(lay: Layout, lib: WgslHelpers, aw: WgslType, vw: WgslType, ow: W
                 f"      r = r + {2 * TK}u;\n    }}\n"
                 f"    if (r < ke) {{ let pa = ra + i32(r) * sak; let pv = rv + i32(r) * svk; {add('acc')} }}\n"
                 "    acc = acc + acc2;\n  }\n")
-    body.append(f"  {sh}[li] = acc;\n  workgroupBarrier();\n"
-                f"  for (var s = {TK // 2}u; s > 0u; s = s >> 1u) {{\n"
-                f"    if (tk < s) {{ {sh}[li] = {sh}[li] + {sh}[li + s * {step}u]; }}\n"
-                "    workgroupBarrier();\n  }\n"
-                f"  if (alive && tk == 0u && i < {W(N_k)}) {{\n"
+    low = min(sg, TK) if kfast and sg > 1 else 1  # the tree's levels below this by shuffles
+    if TK > low:
+        body.append(f"  {sh}[li] = acc;\n  workgroupBarrier();\n"
+                    f"  for (var s = {TK // 2}u; s >= {low}u; s = s >> 1u) {{\n"
+                    f"    if (tk < s) {{ {sh}[li] = {sh}[li] + {sh}[li + s * {step}u]; }}\n"
+                    "    workgroupBarrier();\n  }\n"
+                    f"  var t = {sh}[li];\n")
+    else:
+        body.append("  var t = acc;\n")
+    s_ = low // 2
+    while s_:  # (every lane is here: a butterfly leaves lane 0 the tree's sum)
+        body.append(f"  t = t + subgroupShuffleXor(t, {s_}u);\n")
+        s_ //= 2
+    body.append(f"  if (alive && tk == 0u && i < {W(N_k)}) {{\n"
                 f"    st{bo}(u32(po + i32(i) * {_i32(so_k)} + i32(part) * {_i32(sop_k)}), {result});\n"
                 "  }\n")
     return "".join(body)
 
 
 def _build_rowdot(client, key, aw: WgslType, vw: WgslType, ow: WgslType, c: WgslType, conj: bool, kfast: bool,
-                  TK: int, nbd: int, wide: bool):
+                  TK: int, nbd: int, wide: bool, sg: int):
     lay = Layout()
     lib = WgslHelpers(client.has_f64)
-    body = rowdot_text(lay, lib, aw, vw, ow, c, conj, kfast, TK, nbd, wide)
+    body = rowdot_text(lay, lib, aw, vw, ow, c, conj, kfast, TK, nbd, wide, sg)
 
     def source() -> str:
         return (lay.block() + bindings([(ow, True, False), (aw, False, False), (vw, False, False)]) + lib.source()
