@@ -104,19 +104,22 @@ def test_float32_subnormal_results_kept_on_a_flushing_adapter(monkeypatch):
     assert bits(on(got_r)) == want_r.tobytes() and bits(on(got_c)) == want_c.tobytes()
 
 
-def test_captured_logistic_regression_steps_are_one_pass_each(flushing):
+@pytest.mark.parametrize("n, d", [(5000, 64), (3001, 128)])
+def test_captured_logistic_regression_steps_are_one_pass_each(n, d, flushing):
     """benchmarks/workloads.py's logreg (float32), three steps captured: each step's X @ w, sigmoid and
     X.T @ (p - y) is one fused pass, then one program of one workgroup summing the pass's partial sums and
-    updating w (_fuse_small); replays on new data equal eager bit for bit, X and y unchanged."""
+    updating w (_fuse_small); replays on new data equal eager bit for bit, X and y unchanged. (With 128
+    columns on a flushing adapter the capture arena gives the run's temporaries memory that the next
+    pass's partial sums take: those stores are dead, so the pass leaves them out and still fuses.)"""
     dtype = np.float32
-    inputs, kw = workloads.make_logreg(np.random.default_rng(1), 5000, 64, 3)
+    inputs, kw = workloads.make_logreg(np.random.default_rng(1), n, d, 3)
     names = ("X", "y", "w0")
     args = [on(inputs[k].astype(dtype)) for k in names]
     with xp.capture(device=DEV) as g:
         got = workloads.logreg(xp, *args, **kw)
     assert fused(g) == 3 and len(g._graph.steps) == 6
     for seed in (2, 3):
-        new, _ = workloads.make_logreg(np.random.default_rng(seed), 5000, 64, 3)
+        new, _ = workloads.make_logreg(np.random.default_rng(seed), n, d, 3)
         for a, k in zip(args, names):
             a[...] = on(new[k].astype(dtype))
         g.replay()
@@ -202,7 +205,7 @@ def test_rows_summed_by_subgroup_shuffles_give_the_workgroup_trees_bits(d, flush
         with xp.capture(device=DEV) as g:
             got = workloads.logreg(xp, *args, **kw)
         g.replay()
-        assert fused(g) >= 1
+        assert fused(g) == 2
         shuffled = {k[2] for k, p in client._pipelines.items() if k[:2] == ("matvec", "fused")
                     and any(p is step[0] for step in g._graph.steps) and "subgroupShuffleXor" in k[2]}
         return [bits(Xd @ on(w)), bits(Xd.T @ on(v)), bits(got[0]), bool(shuffled)]

@@ -202,18 +202,24 @@ def fuse(client: WebGPUClient, steps: list, records: list, bound: list | None = 
                     plans[gi] = p
         # a fused reduction reads the run's operands, not x: fused where then nothing reads what the run
         # stores; one that is not reads x again, which may keep another's run alive
+        # the runs between an X @ w and an X.T @ v (their dead stores let the three be one pass), and the
+        # partial sums each X.T @ v writes whole without reading them
+        between = {gi + 1 for gi in range(len(groups) - 2) if groups[gi + 1][1] is not None
+                   and type(records[groups[gi][0]]) is type(records[groups[gi + 2][0]]) is _matvec.PassRecord}
+        writes = {k: _matvec.parts_words(rec) for k, rec in enumerate(records)
+                  if type(rec) is _matvec.PassRecord and rec.kind == "cols"}
         while True:
             b2 = list(bound)
             for gi, p in plans.items():
                 b2[groups[gi][0]] = p.bound
-            dead = _dead_stores(groups, b2, unheld, {gi - 1 for gi in plans})
+            dead = _dead_stores(groups, b2, unheld, {gi - 1 for gi in plans} | between, writes)
             alive = [gi for gi, p in plans.items()
                      if len(dead.get(gi - 1, ())) < sum(r.nout for r in groups[gi - 1][1])]
             if not alive:
                 break
             for gi in alive:
                 del plans[gi]
-    passes = _passes(groups, records, limit)
+    passes = _passes(groups, records, limit, dead)
     items: list[tuple] = []  # (what _fuse_small may join or None, the step or a function making it)
     for gi, (k, recs) in enumerate(groups):
         if gi + 1 in plans or gi - 1 in passes or gi - 2 in passes:  # in the step of a group before it
@@ -232,16 +238,18 @@ def fuse(client: WebGPUClient, steps: list, records: list, bound: list | None = 
     return _fuse_small.join(client, items, limit)
 
 
-def _passes(groups: list, records: list, limit: int) -> dict[int, tuple]:
+def _passes(groups: list, records: list, limit: int, dead: dict) -> dict[int, tuple]:
     """Per group that is a captured ``X @ w`` followed by a map run and ``X.T @ v`` of what the run stored
-    (``_matvec.joins``): the three as ``_matvec.fused_step``'s arguments."""
+    (``_matvec.joins``; ``dead``: per run, the stores nothing reads): the three and the run's dead stores as
+    ``_matvec.fused_step``'s arguments."""
     out: dict[int, tuple] = {}
     gi = 0
     while gi + 2 < len(groups):
         rows, recs, cols = records[groups[gi][0]], groups[gi + 1][1], records[groups[gi + 2][0]]
+        gone = frozenset(dead.get(gi + 1, ()))
         if type(rows) is type(cols) is _matvec.PassRecord and groups[gi][1] is None and recs is not None \
-                and groups[gi + 2][1] is None and _matvec.joins(rows, recs, cols, limit):
-            out[gi] = (rows, recs, cols)
+                and groups[gi + 2][1] is None and _matvec.joins(rows, recs, cols, limit, gone):
+            out[gi] = (rows, recs, cols, gone)
             gi += 3
         else:
             gi += 1
@@ -278,13 +286,16 @@ def _dense(strides: tuple, dims: tuple) -> bool:
     return True
 
 
-def _dead_stores(groups: list, bound: list, unheld, single: set | frozenset = frozenset()) -> dict[int, set]:
+def _dead_stores(groups: list, bound: list, unheld, single: set | frozenset = frozenset(),
+                 writes: dict | None = None) -> dict[int, set]:
     """Per merged run (its index in ``groups``), the stores (record index, output index) whose words nothing
     reads from memory again: a later launch writes them all before any reads them, or their block is one no
     tensor holds after the capture (``unheld``) and no later launch reads it. Found walking the graph
     backwards with, per buffer, the word ranges a later launch reads before they are written; a step not
-    merged by this pass counts as reading every buffer it binds, a read of a register written earlier in its
-    run reads no memory. ``single``: the groups of one launch whose dead stores are wanted too."""
+    merged by this pass counts as reading every buffer it binds (but, for a step in ``writes``, step index ->
+    (memory serial, first word, end word), the words it writes whole and does not read, bound once), a read
+    of a register written earlier in its run reads no memory. ``single``: the groups of one launch whose
+    dead stores are wanted too."""
     live: dict[int, list] = {}
 
     def get(serial: int) -> list:
@@ -297,8 +308,12 @@ def _dead_stores(groups: list, bound: list, unheld, single: set | frozenset = fr
     for gi in range(len(groups) - 1, -1, -1):
         k, recs = groups[gi]
         if recs is None:
+            serial, a, b = (writes or {}).get(k, (None, 0, 0))
+            if serial is not None and sum(w.serial == serial for w in bound[k]) == 1:
+                live[serial] = _kill(get(serial), a, b)
             for w in bound[k]:
-                live[w.serial] = [_ALL]
+                if w.serial != serial or sum(x.serial == serial for x in bound[k]) > 1:
+                    live[w.serial] = [_ALL]
             continue
         merged = len(recs) > 1 or gi in single
         in_reg: list[set] = []  # per record, the inputs it reads from a register of the run

@@ -358,53 +358,68 @@ def run(client, kind: str, n: int, d: int, a: Tensor, v: Tensor, o: Tensor, so: 
         _sum_partials(client, dest, o, so, c, wide)
 
 
-def _bound_views(recs: list[MapRecord], z: tuple) -> list:
+def _bound_views(recs: list[MapRecord], z: tuple, gone: frozenset) -> list:
     """The run's run_views a fused pass binds after its own four: the dot products' view only where the run
     stores into their memory (else the run reads them from the register ``zr``)."""
-    return [row for row in run_views(recs, frozenset()) if row[0] != z or row[2]]
+    return [row for row in run_views(recs, gone) if row[0] != z or row[2]]
 
 
-def joins(rows: PassRecord, recs: list[MapRecord], cols: PassRecord, limit: int) -> bool:
+def parts_words(cols: PassRecord) -> tuple[int, int, int]:
+    """(memory serial, first word, end word) of the partial sums a ``cols`` pass writes, every one of them,
+    reading none (what _fuse's dead-store analysis may count as overwritten there)."""
+    serial, off, _, dtype = cols.out
+    isz = dtype.itemsize
+    return serial, off * isz >> 2, (off + cols.groups * cols.d) * isz >> 2
+
+
+def joins(rows: PassRecord, recs: list[MapRecord], cols: PassRecord, limit: int,
+          gone: frozenset = frozenset()) -> bool:
     """Whether ``rows``, the map run ``recs`` and ``cols`` may run as one pass (``fused_step``): the same X;
     the run over the n rows, reading the dot products and storing the vector cols reads; nothing of X, w or
-    the partial sums written by the run, the dot products' memory read and written by it only through their
-    own view (element i in row i's turn: a capture gives their memory to a later result once read); the
-    bindings within ``limit``."""
+    the partial sums written by the run (but its stores in ``gone``, (record, output) pairs nothing reads,
+    which the pass leaves out), nothing read from the partial sums' memory but from the run's own registers,
+    the dot products' memory read and written by it only through their own view (element i in row i's turn:
+    a capture gives their memory to a later result once read); the bindings within ``limit``."""
     if rows.kind != "rows" or cols.kind != "cols" or (rows.dtype, rows.n, rows.d, rows.x) != \
             (cols.dtype, cols.n, cols.d, cols.x) or rows.binds[3:6] != cols.binds[3:6] or recs[0].dims != (rows.n,):
         return False
     z, parts = rows.out, cols.out
     fixed = {rows.x[0], rows.vec[0], parts[0]}
-    stored = {rec.views[j] for rec in recs for j in range(rec.nout)}
+    stored = {rec.views[j] for ri, rec in enumerate(recs) for j in range(rec.nout) if (ri, j) not in gone}
     if cols.vec not in stored or parts[0] == z[0]:
         return False
     reads_z = False
-    for rec in recs:
+    earlier: set = set()  # the views the run stored before (a later record reads them from registers)
+    for ri, rec in enumerate(recs):
         for i, view in enumerate(rec.views):
-            if view[0] in fixed and (i < rec.nout or view[0] == parts[0]):
+            if i < rec.nout and (ri, i) in gone:
+                continue
+            if view[0] in fixed and (i < rec.nout or (view[0] == parts[0] and view not in earlier)):
                 return False
             if view[0] == z[0]:
                 if view != z:
                     return False
                 reads_z = reads_z or i >= rec.nout
-    return reads_z and 4 + len(_bound_views(recs, z)) <= limit
+        earlier.update(rec.views[:rec.nout])
+    return reads_z and 4 + len(_bound_views(recs, z, gone)) <= limit
 
 
-def fused_step(client, rows: PassRecord, recs: list[MapRecord], cols: PassRecord) -> tuple:
+def fused_step(client, rows: PassRecord, recs: list[MapRecord], cols: PassRecord,
+               gone: frozenset = frozenset()) -> tuple:
     """One dispatch running ``rows``, the map run ``recs`` per row and ``cols`` (``joins``) as one pass: the
-    dot products and every store of the run are written as eagerly, the partial sums as cols writes them
-    (its reduction stays the next step of the graph)."""
+    dot products and every store of the run but those in ``gone`` are written as eagerly, the partial sums as
+    cols writes them (its reduction stays the next step of the graph)."""
     c, wide = compute_type(client, rows.dtype)
     xw = wt(rows.dtype)
     d, n = rows.d, rows.n
     lay = Layout()
     lib = WgslHelpers(client.has_f64)
-    views = _bound_views(recs, rows.out)
+    views = _bound_views(recs, rows.out, gone)
     z_stored = any(row[0] == rows.out for row in views)
     binding = {row[0]: b for b, row in enumerate(views, start=5)}
     ez_k, sz_k = lay.alloc(1), lay.alloc(1)
     view_k = [lay.alloc(2) for _ in views]
-    text, regs, tail_words = bodies(recs, frozenset(), lay, lib, binding, {rows.out: "zr"})
+    text, regs, tail_words = bodies(recs, gone, lay, lib, binding, {rows.out: "zr"})
     vreg = regs[cols.vec]
     L = lanes(d)
     v = _opaque(xw.ct, vreg, MAX_OPERANDS * len(recs))
