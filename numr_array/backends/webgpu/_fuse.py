@@ -309,11 +309,10 @@ def _dead_stores(groups: list, bound: list, unheld, single: set | frozenset = fr
         k, recs = groups[gi]
         if recs is None:
             serial, a, b = (writes or {}).get(k, (None, 0, 0))
-            if serial is not None and sum(w.serial == serial for w in bound[k]) == 1:
-                live[serial] = _kill(get(serial), a, b)
+            if sum(w.serial == serial for w in bound[k]) != 1:  # (bound again: read too)
+                serial = None
             for w in bound[k]:
-                if w.serial != serial or sum(x.serial == serial for x in bound[k]) > 1:
-                    live[w.serial] = [_ALL]
+                live[w.serial] = _kill(get(serial), a, b) if w.serial == serial else [_ALL]
             continue
         merged = len(recs) > 1 or gi in single
         in_reg: list[set] = []  # per record, the inputs it reads from a register of the run

@@ -34,7 +34,7 @@ from ... import _dtypes as dt
 from ..._tensor import Tensor
 from ._fused_bodies import MAX_OPERANDS, _M32, _opaque, bodies, run_views
 from ._map_template import MapRecord
-from ._shader import Layout, bindings, pack_words
+from ._shader import Layout, bindings, butterfly, pack_words
 from ._types import WGSL_TYPES, WgslType, cast, lit, wt
 from ._views import bind_whole
 from ._wgsl_helpers import WgslHelpers
@@ -183,10 +183,7 @@ def pass_text(lay: Layout, lib: WgslHelpers, xw: WgslType, c: WgslType, wide: bo
                 t.append("    if (r0 < n) {\n      let i = r0;\n" + row_end("h0") + "    }\n")
                 continue
             if L <= sg:  # the row's lanes in one subgroup: a butterfly leaves every lane the tree's sum
-                s = L // 2
-                while s:
-                    t.append(f"    h{u} = h{u} + subgroupShuffleXor(h{u}, {s}u);\n")
-                    s //= 2
+                t.append(butterfly(f"h{u}", L, "    "))
                 if ends == "turn":
                     t.append(f"    if (gl == 0u && r{u} < n) {{\n      let i = r{u};\n" + row_end(f"h{u}") + "    }\n")
                 else:

@@ -4,10 +4,9 @@ loop over a (possibly 2-D) dispatch, and the host-side layout of the uniform wor
 Every shader has the same frame: binding 0 is a uniform block of ``vec4<u32>`` words (read through a
 dynamic offset, so that one bind group serves many launches), bindings 1.. are the tensors' windows as
 read-write storage arrays. Word 0 holds the number of invocations that do work (of a map launch: of
-elements), word 1 the number of workgroups along x (the dispatch is 2-D when one dimension would exceed 65535
-workgroups), word 2 is
-always 0: helpers OR it into values to stop the compiler from rewriting exact float sequences
-(``opq_f64``), and word 3 is free. The kernel's own words follow.
+elements), word 1 the number of workgroups along x (the dispatch is 2-D when one dimension would exceed
+65535 workgroups), word 2 is always 0: helpers OR it into values to stop the compiler from rewriting exact
+float sequences (``opq_f64``), and word 3 is free. The kernel's own words follow.
 """
 
 from __future__ import annotations
@@ -95,6 +94,19 @@ def map_entry(body: str) -> str:
 def map_groups(n: int) -> tuple[int, int, int]:
     """The workgroups of a ``map_entry`` launch over ``n`` elements: one per WG elements, at most MAP_GROUPS."""
     return (max(1, min(-(-n // WG), MAP_GROUPS)), 1, 1)
+
+
+def butterfly(v: str, lanes: int, indent: str) -> str:
+    """WGSL statements adding to ``v`` (a variable of every invocation) its value in the lanes lanes / 2, ...,
+    1 apart, by subgroup shuffles: over ``lanes`` consecutive invocations of one subgroup each ends with the
+    sum of a fixed tree (lane l adds lane l + s, s = lanes / 2, ..., 1), the bits of that tree summed in
+    workgroup memory (IEEE addition commutes). Every invocation of the subgroup must run them."""
+    out = []
+    s = lanes // 2
+    while s:
+        out.append(f"{indent}{v} = {v} + subgroupShuffleXor({v}, {s}u);\n")
+        s //= 2
+    return "".join(out)
 
 
 def groups(n_invocations: int, wg: int = WG) -> tuple[int, int, int]:

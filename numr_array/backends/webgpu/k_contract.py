@@ -41,7 +41,7 @@ from ... import _dtypes as dt
 from ..._tensor import Tensor, contiguous_strides
 from ._wgsl_helpers import WgslHelpers
 from ._map_template import MapCodegen, run_map
-from ._shader import Layout, MAX_GROUPS, bindings, pack_words
+from ._shader import Layout, MAX_GROUPS, bindings, butterfly, pack_words
 from ._types import COMPUTE, WgslType, WGSL_TYPES, cast, lit, load_fn, storage_decl, store_fn, wt
 from ._views import bind_whole, collapse, overlap
 from .k_reduce import _i32, _temp, reduce
@@ -399,10 +399,7 @@ def rowdot_text(lay: Layout, lib: WgslHelpers, aw: WgslType, vw: WgslType, ow: W
                     f"  var t = {sh}[li];\n")
     else:
         body.append("  var t = acc;\n")
-    s_ = low // 2
-    while s_:  # (every lane is here: a butterfly leaves lane 0 the tree's sum)
-        body.append(f"  t = t + subgroupShuffleXor(t, {s_}u);\n")
-        s_ //= 2
+    body.append(butterfly("t", low, "  "))  # (every lane is here: lane 0 ends with the tree's sum)
     body.append(f"  if (alive && tk == 0u && i < {W(N_k)}) {{\n"
                 f"    st{bo}(u32(po + i32(i) * {_i32(so_k)} + i32(part) * {_i32(sop_k)}), {result});\n"
                 "  }\n")
