@@ -61,6 +61,24 @@ def test_the_pass_runs_them_and_repeats_its_bits(shape):
         np.testing.assert_array_equal(bits(a @ b), first)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("d", [64, 32, 8])
+def test_a_matrix_off_16_bytes_gives_the_bits_of_an_aligned_one(dtype, d):
+    # where d is a multiple of a 16-byte load's elements times the lanes, a lane's columns are runs loaded 16
+    # bytes at a time from an aligned X, one by one from any other: the same columns in the same order
+    rng = np.random.default_rng(d)
+    n = 3001
+    X = rng.standard_normal((n, d)).astype(dtype)
+    w, v = rng.standard_normal(d).astype(dtype), rng.standard_normal(n).astype(dtype)
+    flat = on(np.concatenate([np.zeros(1, dtype), X.ravel()]))
+    off = xp.reshape(flat[1:], (n, d))  # 4 or 8 bytes past an aligned start
+    assert (off._buf.handle.ptr + off._offset * off._dtype.itemsize) % 16 != 0
+    x = on(X)
+    np.testing.assert_array_equal(bits(off @ on(w)), bits(x @ on(w)))
+    np.testing.assert_array_equal(bits(off.T @ on(v)), bits(x.T @ on(v)))
+    np.testing.assert_allclose(to_np(off @ on(w)), X.astype(np.float64) @ w, rtol=1e-4, atol=1e-4)
+
+
 def test_other_operands_are_not_the_pass():
     rng = np.random.default_rng(5)
     X = rng.standard_normal((500, 129)).astype(np.float32)  # wider than MAX_COLS

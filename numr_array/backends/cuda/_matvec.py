@@ -102,6 +102,10 @@ def pass_source(dtype: np.dtype, d: int, headers: str, params: str, x: str, *, w
     rw = 32 // L
     part = D * L  # a warp's columns in shared memory
     guard = "" if D * L == d else f"gl_ + {L} * j < {d} && "  # (columns past d: lanes of the last j)
+    vw = 16 // np.dtype(dtype).itemsize  # elements of a 16-byte load
+    vec = d % (vw * L) == 0
+    # lane gl_'s column j: runs of vw columns (one 16-byte load where X is 16-byte aligned), else every L-th
+    col = f"(j / {vw}) * {vw * L} + {vw} * gl_ + j % {vw}" if vec else f"gl_ + {L} * j"
     src = [headers,
            f"__device__ {m} numr_part[{MAX_BLOCKS * d}];\n__device__ unsigned int numr_ticket;\n" if out else "",
            f"extern \"C\" __global__ void __launch_bounds__({threads}, {BLOCKS_PER_SM}) k({params}) {{\n"
@@ -111,15 +115,23 @@ def pass_source(dtype: np.dtype, d: int, headers: str, params: str, x: str, *, w
            f"  const long long step_ = (long long)gridDim.x * {warps * rw};\n"
            # the warp's first row: the loop's condition is the same for all its lanes (the shuffles need them)
            f"  long long base_ = ((long long)blockIdx.x * {warps} + (threadIdx.x >> 5)) * {rw};\n"
-           f"  const int grp_ = lane / {L};\n"]
+           f"  const int grp_ = lane / {L};\n"
+           # (a uniform branch: the same columns and order either way, so the same bits)
+           + (f"  const bool al_ = ((unsigned long long)X_ & 15) == 0;\n" if vec else "")]
     if w is not None:
         src.append(f"  const M* __restrict__ wp_ = (const M*)({w});\n  M wv_[{D}];\n"
-                   f"#pragma unroll\n  for (int j = 0; j < {D}; j++) wv_[j] = gl_ + {L} * j < {d} ? wp_[gl_ + {L} * j] : (M)0;\n")
+                   f"#pragma unroll\n  for (int j = 0; j < {D}; j++) wv_[j] = {col} < {d} ? wp_[{col}] : (M)0;\n")
     if out is not None:
         src.append(f"  M acc_[{D}];\n#pragma unroll\n  for (int j = 0; j < {D}; j++) acc_[j] = (M)0;\n")
-    load = (lambda row, into: f"#pragma unroll\n    for (int j = 0; j < {D}; j++) {into}[j] = "
-            + (f"X_[({row}) * {d}LL + gl_ + {L} * j];\n" if not guard else
-               f"gl_ + {L} * j < {d} ? X_[({row}) * {d}LL + gl_ + {L} * j] : (M)0;\n"))
+    scalar = (lambda row, into: f"#pragma unroll\n    for (int j = 0; j < {D}; j++) {into}[j] = "
+              + (f"X_[({row}) * {d}LL + {col}];\n" if not guard else
+                 f"{col} < {d} ? X_[({row}) * {d}LL + {col}] : (M)0;\n"))
+    vt, parts_ = ("float4", "xyzw") if vw == 4 else ("double2", "xy")
+    load = scalar if not vec else (lambda row, into: (
+        f"    if (al_) {{\n#pragma unroll\n    for (int q = 0; q < {D // vw}; q++) {{\n"
+        f"      const {vt} t_ = ((const {vt}*)(X_ + ({row}) * {d}LL))[q * {L} + gl_];\n"
+        + "".join(f"      {into}[q * {vw} + {e}] = t_.{c};\n" for e, c in enumerate(parts_))
+        + "    }\n    } else {\n" + scalar(row, into) + "    }\n"))
     # the group's next row (and its elements of the steps' operands) in flight while row i is summed
     src.append(f"  M xn_[{D}];\n" + "".join(f"  {ct} pn{q}_ = ({ct})0;\n" for q, (ct, _) in enumerate(preload))
                + "  if (base_ + grp_ < n) {\n" + load("base_ + grp_", "xn_")
@@ -148,7 +160,7 @@ def pass_source(dtype: np.dtype, d: int, headers: str, params: str, x: str, *, w
              f"#pragma unroll\n    for (int j = 0; j < {D}; j++) acc_[j] += __shfl_xor_sync(0xffffffffu, acc_[j], o_);\n  }}\n"
              if rw > 1 else "")
             + f"  __shared__ M sh_[{max(warps * part, threads)}];\n  __shared__ bool last_;\n"
-            f"  if (grp_ == 0) {{\n#pragma unroll\n    for (int j = 0; j < {D}; j++) sh_[(threadIdx.x >> 5) * {part} + gl_ + {L} * j] = acc_[j];\n  }}\n"
+            f"  if (grp_ == 0) {{\n#pragma unroll\n    for (int j = 0; j < {D}; j++) sh_[(threadIdx.x >> 5) * {part} + {col}] = acc_[j];\n  }}\n"
             "  __syncthreads();\n"
             # the block's warps, in a fixed tree in shared memory
             f"  for (int h = {warps // 2}; h > 0; h >>= 1) {{\n"
