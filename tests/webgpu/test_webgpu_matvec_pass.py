@@ -104,6 +104,29 @@ def test_float32_subnormal_results_kept_on_a_flushing_adapter(monkeypatch):
     assert bits(on(got_r)) == want_r.tobytes() and bits(on(got_c)) == want_c.tobytes()
 
 
+@pytest.mark.parametrize("d", [64, 9])
+def test_one_subnormal_among_normal_values_of_a_row(d, monkeypatch):
+    """A row's lane converts its values to float64 directly where they are all normal, from their bits
+    otherwise: a subnormal among normal values (no zeros) still comes back (on a flushing adapter, the direct
+    conversion gives 0)."""
+    needs_dtype(xp.float64)
+    monkeypatch.setattr(WebGPUClient, "flushes_f32_subnormals", property(lambda self: True))
+    n = 2048
+    rng = np.random.default_rng(d)
+    X = (rng.random((n, d)) + 0.5).astype(np.float32)
+    tiny = np.float32(3e-41)
+    X[5, 3] = tiny
+    X[700, d - 1] = -tiny
+    w = np.zeros(d, np.float32)
+    w[3] = 1
+    e = np.zeros(n, np.float32)
+    e[5] = 1
+    assert host(on(X) @ on(w))[5].tobytes() == tiny.tobytes()
+    assert host(on(X).T @ on(e)).tobytes() == X[5].tobytes()
+    w[3], w[d - 1] = 0, 1
+    assert host(on(X) @ on(w))[700].tobytes() == (-tiny).tobytes()
+
+
 @pytest.mark.parametrize("n, d", [(5000, 64), (3001, 128)])
 def test_captured_logistic_regression_steps_are_one_pass_each(n, d, flushing):
     """benchmarks/workloads.py's logreg (float32), three steps captured: each step's X @ w, sigmoid and

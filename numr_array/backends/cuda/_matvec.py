@@ -117,7 +117,7 @@ def pass_source(dtype: np.dtype, d: int, headers: str, params: str, x: str, *, w
            f"  long long base_ = ((long long)blockIdx.x * {warps} + (threadIdx.x >> 5)) * {rw};\n"
            f"  const int grp_ = lane / {L};\n"
            # (a uniform branch: the same columns and order either way, so the same bits)
-           + (f"  const bool al_ = ((unsigned long long)X_ & 15) == 0;\n" if vec else "")]
+           + ("  const bool al_ = ((unsigned long long)X_ & 15) == 0;\n" if vec else "")]
     if w is not None:
         src.append(f"  const M* __restrict__ wp_ = (const M*)({w});\n  M wv_[{D}];\n"
                    f"#pragma unroll\n  for (int j = 0; j < {D}; j++) wv_[j] = {col} < {d} ? wp_[{col}] : (M)0;\n")
