@@ -74,6 +74,10 @@ class _Recycler:
         self._allocator = allocator
         self.ids: set[int] = set()  # id() of each live buffer handed out (a dead one's id may recur)
         self.free: dict[int, list[Buffer]] | None = {}  # nbytes -> free blocks; None once the block ended
+        #: id() of a block -> how often it was handed out or filed for reuse: a change since a launch stored
+        #: into the block means the tensor it stored for has died (a backend holding that launch back may
+        #: then leave the store out)
+        self.events: dict[int, int] = {}
         self.new_block: Callable[[int], Buffer] | None = None  # the arena's, while the block runs
 
     @property
@@ -84,6 +88,7 @@ class _Recycler:
     def hand_out(self, block: Buffer, nbytes: int, reused: bool) -> ArenaBuffer:
         buf = ArenaBuffer(block, nbytes, self, reused)
         self.ids.add(id(buf))
+        self.events[id(block)] = self.events.get(id(block), 0) + 1
         return buf
 
     def deallocate(self, buffer: ArenaBuffer) -> None:
@@ -93,6 +98,7 @@ class _Recycler:
         free = self.free
         if free is not None and not buffer.constant and not buffer.exported:  # (a consumer may hold the pointer)
             block = buffer.block
+            self.events[id(block)] = self.events.get(id(block), 0) + 1  # (a lost race only keeps a store)
             free.setdefault(block.nbytes, []).append(block)  # (setdefault and append are atomic)
 
     def renew(self, buffer: ArenaBuffer) -> None:

@@ -143,6 +143,43 @@ def test_an_update_in_place_of_the_vector_the_rows_read_is_a_step_of_the_last_bl
     np.testing.assert_array_equal(bits(w), eager)
 
 
+def test_a_steps_results_that_die_in_the_next_step_are_not_stored(monkeypatch):
+    # p (the sigmoid) is alive until the next step makes its own: a run is launched once the next one is
+    # complete, by when the step's row results have died, so its kernel stores none of them (the last step's
+    # p, alive as the capture ends, and every step's w are stored)
+    import re
+    stores = []
+    launch_run = client._direct.launch_run
+
+    def spy(run, dead=frozenset()):
+        stores.append(len(re.findall(r"if \(gl_ == 0\) \(\(\w+\*\)p\d+\)\[i\] = s\d+;", run.kernel(dead)[0])))
+        launch_run(run, dead)
+    monkeypatch.setattr(client._direct, "launch_run", spy)
+    rng = np.random.default_rng(21)
+    X = rng.standard_normal((20000, 64)).astype(np.float32)
+    Y = (rng.random(20000) < 0.5).astype(np.float32)
+    W = np.zeros(64, np.float32)
+    x, y = on(X), on(Y)
+
+    def descend(w):
+        p = None
+        for _ in range(4):
+            p = 1.0 / (1.0 + xp.exp(-(x @ w)))
+            w = w - 0.01 * (x.T @ (p - y))
+        return w, p
+
+    want_w, want_p = (bits(t) for t in descend(on(W)))
+    w0 = on(W)
+    with xp.capture(device=DEV) as graph:
+        w, p = descend(w0)
+    assert len(stores) == 4 and stores[:3] == [0, 0, 0] and stores[3] >= 1, stores
+    np.testing.assert_array_equal(bits(w), want_w)
+    np.testing.assert_array_equal(bits(p), want_p)
+    x[...] = on(X[::-1].copy())
+    graph.replay()
+    np.testing.assert_array_equal(bits(w), bits(descend(on(W))[0]))
+
+
 def test_a_pass_with_a_stored_result_and_no_head_or_no_tail(runs):
     rng = np.random.default_rng(8)
     X = rng.standard_normal((6000, 40)).astype(np.float32)

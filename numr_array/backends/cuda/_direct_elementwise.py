@@ -914,6 +914,25 @@ class FusedRun:
         self.reduction = (op, start, o._dtype.np, rows, m, acc, launch, scale, source)
         return True
 
+    def stored_pointers(self) -> list[int]:
+        """The addresses the run's steps store to (``kernel`` leaves out those it is told are dead)."""
+        return [step[2] for step in self.steps + self.after]
+
+    def store_end(self, ptr: int) -> int:
+        """The end of the memory the run's steps store to at ``ptr``."""
+        return (self._extent.get(ptr) or self._after_extent[ptr])[0]
+
+    def reads(self) -> list[tuple[int, int]]:
+        """(start, end) of the memory the run may read: its steps' operands but those an earlier step wrote
+        (read from its register, as ``kernel`` does), views, the pass's matrix and vector, and all the last
+        block's memory."""
+        spans, written = [], {}
+        for _, operands, out, odtype, _ in self.steps:
+            spans += [(x[1], x[1] + (1 if x[0] == "e" else self.n) * x[2].itemsize) for x in operands
+                      if x is not None and x[0] in ("p", "e") and (x[1] not in written or written[x[1]] != x[2])]
+            written[out] = odtype
+        return spans + [(s, e) for s, (e, _) in list(self._after_extent.items())] + self._view_reads
+
     def kernel(self, dead: frozenset = frozenset()) -> tuple[str, tuple, np.ndarray]:
         """The run's CUDA source, its structure (the compiled-kernel cache key) and its argument words. The
         results at the pointers in ``dead`` are computed but not stored (unless a later step reads the memory:
