@@ -5,6 +5,12 @@ type and value) copies the array arguments into buffers of its own (the graph's 
 inside ``capture()`` on them, and keeps the graph. Later calls with that signature copy the new arguments into
 those buffers, replay the graph, and return copies of the outputs.
 
+An argument the second call passes again (the same memory at the same offset and strides: a training set,
+a matrix) is then read in place: the second call captures the function once more with those arguments as
+they are, and later calls that pass them again copy only the others (the copy of a 200k x 64 float32 X was
+40 µs of a jitted logistic regression's 950 on an H200). The jit holds them weakly; a call that passes other
+memory for one of them captures again with copies of every argument, for good.
+
 Outputs are returned as fresh arrays (one copy per output array per call), not as the graph's own buffers:
 PyTorch's CUDA graphs and tinygrad's TinyJit hand back the static output buffers, which the next replay
 overwrites, so a result kept across calls (``w = step(w)`` in a loop, a list of losses) silently changes.
@@ -22,6 +28,7 @@ from __future__ import annotations
 import functools
 import threading
 import warnings
+import weakref
 from typing import Any, Callable
 
 from . import _capture
@@ -86,17 +93,30 @@ def _fresh_copy(t: Tensor) -> Tensor:
     return out
 
 
+def _place(t: Tensor) -> tuple:
+    """Where ``t`` is: a weak reference to its memory, its offset and strides."""
+    return weakref.ref(t._buf), t._offset, t._strides
+
+
+def _at(t: Tensor, place: tuple) -> bool:
+    ref, offset, strides = place
+    return ref() is t._buf and t._offset == offset and t._strides == strides
+
+
 class _Entry:
-    """One captured signature: the graph, its input buffers, the output skeleton, and which arguments the
-    function writes (copied back after each replay, as the eager call would have written them)."""
+    """One captured signature: the graph, its input buffers, the output skeleton, which arguments the
+    function writes (copied back after each replay, as the eager call would have written them), and which
+    arguments the graph reads in place (``bound``: index -> where the argument is)."""
 
     def __init__(self, graph, statics: list[Tensor], result: Any, outputs: list[Tensor],
-                 written: list[int]):
+                 written: list[int], bound: dict[int, tuple]):
         self.graph = graph
         self.statics = statics
         self.result = result
         self.outputs = outputs
         self.written = written
+        self.bound = bound
+        self.first: list[tuple] | None = None  # where the first call's arguments were, until the second call
         self.lock = threading.Lock()  # one call at a time fills the input buffers, replays and copies out
 
 
@@ -134,7 +154,7 @@ class JitFunction:
                 return entry[0]
         if entry is _EAGER:
             return self.fn(*args, **kwargs)
-        return self._replay(entry, arrays)
+        return self._replay(entry, args, kwargs, arrays)
 
     def _first_call(self, key, args, kwargs, arrays: list[Tensor]):
         with self._lock:
@@ -155,27 +175,45 @@ class JitFunction:
             why = f"its array arguments are on several devices ({', '.join(sorted(map(str, devices)))})"
             return self._go_eager(key, why, args, kwargs)
         device = devices.pop() if devices else None
-        statics = [new_tensor(t._dev, t._shape, t._dtype) for t in arrays]
-        for t, s in zip(arrays, statics):
-            _copy_into(t, s)
-        s_args, s_kwargs = _rebuild((args, kwargs), statics, [0])
+        statics: list = [None] * len(arrays)
         try:
-            with _capture.capture(device) as g:
-                result = self.fn(*s_args, **s_kwargs)
+            entry = self._record(device, args, kwargs, arrays, statics, set())
         except CaptureError as e:
             # the function runs again, eagerly, on the caller's arrays (the attempt ran on copies of them)
             return self._go_eager(key, f"it cannot be captured ({e})", args, kwargs)
-        outputs: list[Tensor] = []
-        skeleton = _output_skeleton(result, outputs)
-        written_ids = {id(t._buf) for t in g.outputs}
-        written = [k for k, s in enumerate(statics) if id(s._buf) in written_ids]
-        entry = _Entry(g, statics, skeleton, outputs, written)
-        for k in written:  # the capture ran on the copies: give the caller's arrays what the call wrote
-            _copy_into(statics[k], arrays[k])
-        ret = _rebuild(skeleton, [_fresh_copy(t) for t in outputs], [0])
+        entry.first = [_place(t) for t in arrays]
+        ret = self._finish_call(entry, arrays)
         with self._lock:
             self._cache[key] = entry
         return (ret,)
+
+    def _record(self, device, args, kwargs, arrays: list[Tensor], statics: list, bind: set[int]) -> _Entry:
+        """Capture the function on the arguments in ``bind`` as they are and on copies of the others in
+        ``statics`` (made where missing; the call's copies) (the capture runs the call); CaptureError where it
+        cannot be captured."""
+        for k, t in enumerate(arrays):
+            if k not in bind:
+                if statics[k] is None:
+                    statics[k] = new_tensor(t._dev, t._shape, t._dtype)
+                _copy_into(t, statics[k])
+        ins = [t if k in bind else s for k, (t, s) in enumerate(zip(arrays, statics))]
+        s_args, s_kwargs = _rebuild((args, kwargs), ins, [0])
+        with _capture.capture(device) as g:
+            result = self.fn(*s_args, **s_kwargs)
+        outputs: list[Tensor] = []
+        skeleton = _output_skeleton(result, outputs)
+        written_ids = {id(t._buf) for t in g.outputs}
+        # (an argument read in place is written in place: nothing to copy back)
+        written = [k for k, s in enumerate(statics) if k not in bind and id(s._buf) in written_ids]
+        return _Entry(g, statics, skeleton, outputs, written, {k: _place(arrays[k]) for k in bind})
+
+    @staticmethod
+    def _finish_call(entry: _Entry, arrays: list[Tensor]) -> Any:
+        """After the graph ran: the caller's arrays given what the call wrote into copies of them, and the
+        call's result made of fresh copies of the graph's outputs."""
+        for k in entry.written:
+            _copy_into(entry.statics[k], arrays[k])
+        return _rebuild(entry.result, [_fresh_copy(t) for t in entry.outputs], [0])
 
     def _go_eager(self, key, why: str, args, kwargs) -> tuple:
         self._warn(why + "; this signature runs eagerly from now on", 6)
@@ -188,17 +226,31 @@ class JitFunction:
         name = getattr(self.fn, "__qualname__", repr(self.fn))
         warnings.warn(f"jit: {name}: {why}", JitFallbackWarning, stacklevel=stacklevel)
 
-    @staticmethod
-    def _replay(entry: _Entry, arrays: list[Tensor]) -> Any:
+    def _replay(self, entry: _Entry, args, kwargs, arrays: list[Tensor]) -> Any:
         with entry.lock:
-            for t, s in zip(arrays, entry.statics):
-                if t is not s:
+            bind = None
+            if entry.first is not None:  # the second call: read in place what it passes again
+                bind = {k for k, (t, place) in enumerate(zip(arrays, entry.first)) if _at(t, place)}
+                entry.first = None
+            elif entry.bound and not all(_at(arrays[k], place) for k, place in entry.bound.items()):
+                bind = set()  # other memory for an argument read in place: copies of every argument from now
+            if bind is not None and (bind or entry.bound):
+                try:
+                    fresh = self._record(arrays[0]._dev, args, kwargs, arrays, entry.statics, bind)
+                except CaptureError:  # (the signature was captured once: this capture ran nothing)
+                    if entry.bound:  # no graph reads copies of every argument: this call runs eagerly
+                        return self.fn(*args, **kwargs)
+                else:  # the new graph replaces the old (its memory goes, and the copies of what it reads in place)
+                    entry.graph, entry.result, entry.outputs = fresh.graph, fresh.result, fresh.outputs
+                    entry.written, entry.bound = fresh.written, fresh.bound
+                    for k in entry.bound:
+                        entry.statics[k] = None
+                    return self._finish_call(entry, arrays)
+            for k, (t, s) in enumerate(zip(arrays, entry.statics)):
+                if t is not s and k not in entry.bound:
                     _copy_into(t, s)
             entry.graph.replay()
-            for k in entry.written:
-                _copy_into(entry.statics[k], arrays[k])
-            copies = [_fresh_copy(t) for t in entry.outputs]
-        return _rebuild(entry.result, copies, [0])
+            return self._finish_call(entry, arrays)
 
 
 def _output_skeleton(result: Any, outputs: list[Tensor]) -> Any:

@@ -202,9 +202,80 @@ def test_concurrent_calls_share_one_capture_and_stay_correct():
     for t in threads:
         t.join()
     assert not errors, errors
-    assert len(calls) == 1 and f.signatures == 1
+    # traced twice: the first call's capture, and the second call's, which reads y (passed again) in place
+    assert len(calls) == 2 and f.signatures == 1
     for k in range(len(data)):
         assert np.array_equal(got[k], want[k]), k
+
+
+def _entry(f):
+    (entry,) = f._cache.values()
+    return entry
+
+
+def test_an_argument_passed_again_is_read_in_place():
+    traces = []
+
+    @xp.jit
+    def f(w, x):
+        traces.append(1)
+        return xp.matmul(x, w) * 2.0
+
+    rng = np.random.default_rng(4)
+    X = rng.standard_normal((32, 8)).astype(np.float32)
+    x = arr(X)
+    for k in range(4):
+        W = rng.standard_normal(8).astype(np.float32)
+        got = f(arr(W), x)
+        assert np.array_equal(to_np(got), to_np(xp.matmul(x, arr(W)) * 2.0)), k
+    # the second call captured again with x as it is (w, a new array each call, still copied)
+    assert len(traces) == 2 and set(_entry(f).bound) == {1} and _entry(f).statics[1] is None
+    x[...] = arr(X[::-1].copy())  # written in place: the graph reads it where it is
+    W = rng.standard_normal(8).astype(np.float32)
+    assert np.array_equal(to_np(f(arr(W), x)), to_np(xp.matmul(x, arr(W)) * 2.0))
+    assert len(traces) == 2
+
+
+def test_other_memory_for_an_argument_read_in_place_captures_with_copies_for_good():
+    traces = []
+
+    @xp.jit
+    def f(a, b):
+        traces.append(1)
+        return a @ b + 1.0
+
+    rng = np.random.default_rng(5)
+    A = rng.standard_normal((6, 6)).astype(np.float32)
+    a, b = arr(A), arr(rng.standard_normal(6).astype(np.float32))
+    for _ in range(3):
+        assert np.array_equal(to_np(f(a, b)), to_np(a @ b + 1.0))
+    assert len(traces) == 2 and set(_entry(f).bound) == {0, 1}
+    # the same memory and shape at other strides: not the argument read in place (a copy's result: the copy
+    # is C-contiguous, and a transposed operand's product sums in another order)
+    at = xp.matrix_transpose(a)
+    assert np.array_equal(to_np(f(at, b)), to_np((at * 1.0) @ b + 1.0))
+    assert len(traces) == 3 and not _entry(f).bound
+    for c in (a, at, arr(A * 2)):
+        assert np.array_equal(to_np(f(c, b)), to_np((c * 1.0) @ b + 1.0))
+    assert len(traces) == 3
+    del a
+    import gc
+    gc.collect()  # the jit does not keep an argument read in place alive
+    assert np.array_equal(to_np(f(arr(A), b)), to_np(arr(A) @ b + 1.0))
+
+
+def test_an_argument_written_in_place_and_passed_again():
+    @xp.jit
+    def f(acc, x):
+        xp.add(acc, x, out=acc)
+        return acc * 1.0
+
+    acc, x = arr(np.zeros(4, np.float32)), arr(np.ones(4, np.float32))
+    for k in range(1, 5):
+        r = f(acc, x)
+        assert np.array_equal(to_np(acc), np.full(4, k, np.float32)), k
+        assert np.array_equal(to_np(r), np.full(4, k, np.float32)), k
+    assert set(_entry(f).bound) == {0, 1}
 
 
 def test_a_call_inside_a_capture_block_is_recorded_into_that_graph():
