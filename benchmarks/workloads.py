@@ -12,8 +12,9 @@ Sizes: ``cpu`` (NumPy takes 1-100 ms on a 2-core machine), ``gpu`` (main operand
 and ``tiny`` (a proof that a slow device, such as lavapipe, runs the code path).
 
 ``--jit`` adds, beside each numr backend, the same device with every program run through
-``numr_array.jit`` (column ``numr:DEV+jit``): its checked first call captures the whole program, every later
-call copies the inputs in, replays and copies the outputs out. A table of eager / jit times follows.
+``numr_array.jit`` (column ``numr:DEV+jit``): its checked first call captures the whole program, the second
+captures it again reading in place the inputs it passes again (every call passes the same arrays), every
+later call replays and copies the outputs out. A table of eager / jit times follows.
 
     python -m benchmarks.workloads --size cpu --backends numpy,numr:cpu --repeat 5 --json out.json
     python -m benchmarks.workloads --size gpu --jit
