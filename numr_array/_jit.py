@@ -188,9 +188,8 @@ class JitFunction:
         return (ret,)
 
     def _record(self, device, args, kwargs, arrays: list[Tensor], statics: list, bind: set[int]) -> _Entry:
-        """Capture the function on the arguments in ``bind`` as they are and on copies of the others in
-        ``statics`` (made where missing; the call's copies) (the capture runs the call); CaptureError where it
-        cannot be captured."""
+        """Capture the function on the arguments in ``bind`` as they are and on copies of the others (into
+        ``statics``, made where missing): the capture runs the call. CaptureError where it cannot be captured."""
         for k, t in enumerate(arrays):
             if k not in bind:
                 if statics[k] is None:
