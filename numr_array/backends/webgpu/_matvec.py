@@ -15,8 +15,9 @@ gl + lanes, ...), 256 / lanes rows per turn, lanes turns per block.
   a partial sum per workgroup, which one workgroup (a second launch, ``parts_text``) sums in a fixed order.
   The grid depends only on n and whether the adapter is a CPU (``grid``), so the bits depend only on the data.
 
-float32 on an adapter that flushes float32 subnormals computes in float64 from the operands' bits and
-narrows the result to float32 bits, as rowdot does.
+float32 on an adapter that flushes float32 subnormals computes in float64 from the operands' bits (converted
+directly where a row's values are all normal, which is exact) and narrows the result to float32 bits, as
+rowdot does.
 
 Both are one template (``pass_text``) that a capture's run fills in too (``fused_step``): a captured
 ``X @ w``, a map run over its n results and ``X.T @ v`` of what the run stored become one pass: once a
