@@ -36,7 +36,7 @@ from ..._tensor import Tensor
 from ._fused_bodies import MAX_OPERANDS, _M32, _opaque, bodies, run_views
 from ._map_template import MapRecord
 from ._shader import Layout, bindings, butterfly, pack_words
-from ._types import WGSL_TYPES, WgslType, cast, lit, wt
+from ._types import F32_NORMAL_GAPS, WGSL_TYPES, WgslType, cast, f32_normal_gap, lit, wt
 from ._views import bind_whole
 from ._wgsl_helpers import WgslHelpers
 from .k_reduce import _i32, _temp
@@ -158,12 +158,12 @@ def pass_text(lay: Layout, lib: WgslHelpers, xw: WgslType, c: WgslType, wide: bo
             return lines(conv)
         a = []
         if not known:
-            t = [f"(bitcast<u32>(x{u}_{j}) & 0x7fffffffu) - 0x00800000u" for j in range(D)]
+            t = [f32_normal_gap(f"x{u}_{j}") for j in range(D)]
             t = [e if inside[j] is None else f"select(0u, {e}, {inside[j]})" for j, e in enumerate(t)]
             m = t[0]
             for e in t[1:]:
                 m = f"max({m}, {e})"
-            a.append(f"{ind}let nm{u} = {m} < 0x7f000000u;\n")
+            a.append(f"{ind}let nm{u} = {m} < {F32_NORMAL_GAPS};\n")
         a.append(f"{ind}if (nm{u}) {{\n")
         a += ["  " + x for x in lines(lambda e: f"f64({e})")]
         a.append(f"{ind}}} else {{\n")

@@ -172,6 +172,16 @@ def cast(expr: str, src: WgslType, dst: WgslType) -> str:
     return f"{d}({expr})"
 
 
+#: f32_normal_gap(x) is below this exactly where the float32 x is normal (then f64(x) is exact on every adapter)
+F32_NORMAL_GAPS = "0x7f000000u"
+
+
+def f32_normal_gap(expr: str) -> str:
+    """The float32 ``expr``'s magnitude bits less the smallest normal's (u32, wrapping below it): under
+    F32_NORMAL_GAPS for a normal float, at or above it for zero, a subnormal, an infinity or a NaN."""
+    return f"(bitcast<u32>({expr}) & 0x7fffffffu) - 0x00800000u"
+
+
 def f32_to_f64(expr: str) -> str:
     """A float32 widened to float64 exactly, built from its bits: NVIDIA's f64(f32) drops a NaN's sign and
     flushes subnormals. Finite normals, infinities and NaNs (payload kept) are the magnitude bits shifted

@@ -13,7 +13,7 @@ computed in float64 where the device has it, else with the builtins.
 from __future__ import annotations
 
 
-from ._types import WgslType, WGSL_TYPES, COMPUTE, F32, F64, f32_to_f64
+from ._types import WgslType, WGSL_TYPES, COMPUTE, F32, F64, F32_NORMAL_GAPS, f32_normal_gap, f32_to_f64
 from ... import _dtypes as dt
 
 #: per real float type: the unsigned type of its bits and the masks of its fields
@@ -210,7 +210,7 @@ _REAL: dict[str, tuple[tuple[str, ...], str]] = {
 _F32_VIA_F64: dict[str, tuple[tuple[tuple[str, WgslType], ...], str]] = {
     # (a normal float32's conversion is exact on every adapter: the bit-built value only for the rest)
     "widen": ((), "fn widen_f32(x: f32) -> f64 {\n"
-                  "  if ((bitcast<u32>(x) & 0x7fffffffu) - 0x00800000u < 0x7f000000u) { return f64(x); }\n"
+                  f"  if ({f32_normal_gap('x')} < {F32_NORMAL_GAPS}) {{ return f64(x); }}\n"
                   f"  return {f32_to_f64('x')};\n}}"),
     # x rounded to float32's precision and range, kept in float64: below 2^-126 to a multiple of 2^-149
     # by the float64 addition of 1.5 * 2^-97 (whose ulp that is), ties to even
