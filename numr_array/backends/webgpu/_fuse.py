@@ -18,9 +18,10 @@ larger run by being computed in every invocation and stored by the first alone; 
 then read its words from memory.
 
 A replay gives what eager execution gives, bit for bit: a register holds what a load of the stored value
-would give (8- and 16-bit integers narrowed to their width), and each operand of each launch (a register
-or a loaded value) passes through a XOR with a zero made from the uniform word that is always 0
-(``_opaque``), so that the compiler knows no more of it than of a load and cannot rewrite a sequence of
+would give (8- and 16-bit integers narrowed to their width), and each operand of each launch that is a
+register (or a value loaded for an earlier operand) passes through a XOR with a zero made from the uniform
+word that is always 0 (``_opaque``; an operand loaded for itself alone is already what the launch knows of
+it), so that the compiler knows no more of it than of a load and cannot rewrite a sequence of
 launches as one expression: contract a product and a sum into an FMA, fold a float-to-int-to-float round
 trip into a truncation that forgets the conversion's saturation, or compile one launch's code otherwise
 for what it knows of its operands.

@@ -10,8 +10,8 @@ of x is replaced by the run's bodies evaluated at that element (``elem``), readi
 
 A replay gives eager's bits: the template's plan (variant, parts, workgroups, unrolling) is the eager
 pass's, so each output sums the same values in the same order, and each value is computed by the same
-bodies as in the run's merged shader, its operands and its result opaque to the compiler (_fused_bodies._opaque),
-as values loaded from memory are.
+bodies as in the run's merged shader, its operands (but those it loads for themselves alone) and its result
+opaque to the compiler (_fused_bodies._opaque), as values loaded from memory are.
 
 x must read exactly the elements the run's last store into its memory wrote, in an order that splits into
 the run's dimensions: that store contiguous over the run's dimensions from x's offset, and each of x's

@@ -117,6 +117,7 @@ def bodies(run: list[MapRecord], dead, lay: Layout, lib: WgslHelpers, binding: d
                 continue
             v = _view(rec, ti)
             ti += 1
+            fresh = False
             if v in regs:
                 src = regs[v]
             else:
@@ -124,11 +125,15 @@ def bodies(run: list[MapRecord], dead, lay: Layout, lib: WgslHelpers, binding: d
                 if b not in loaded:
                     text.append(f"  let l{b} = {loader}{b}(e{b});\n")
                     loaded.add(b)
+                    fresh = True
                 src = f"l{b}"
-            # each operand of each launch its own opaque value: what the launch knows of it eagerly
-            name = f"o{ri}_{len(vals)}"
-            text.append(f"  let {name} = {_opaque(w.ct, src, nsalt)};\n")
             nsalt += 1
+            if fresh:  # a value loaded for this operand alone is what the launch knows of it eagerly
+                vals.append(src)
+                continue
+            # a value computed by the run, or a load another operand read too: its own opaque value
+            name = f"o{ri}_{len(vals)}"
+            text.append(f"  let {name} = {_opaque(w.ct, src, nsalt - 1)};\n")
             vals.append(name)
         params = [lay.scalar(w) for w in rec.param_wts]
         tail_words += rec.tail
