@@ -552,6 +552,7 @@ def logical_and(x1: Tensor | bool, x2: Tensor | bool, /, *, out: Tensor | None =
     """Element-wise logical AND of x1 and x2, broadcast together (either may be a Python bool); numeric
     arrays also count, as their non-zero elements (NumPy)."""
     a, b = _truth(x1), _truth(x2)
+    del x1, x2  # (a bool operand is then held by a alone: a dead temporary may take the result)
     r = _c_binary(K.logical_and, _PLANS_LOGICAL_AND, a, b, out, 1)
     return _binary_py(K.logical_and, _PLANS_LOGICAL_AND, a, b, out, 1) if r is NotImplemented else r
 
@@ -560,6 +561,7 @@ def logical_or(x1: Tensor | bool, x2: Tensor | bool, /, *, out: Tensor | None = 
     """Element-wise logical OR of x1 and x2, broadcast together (either may be a Python bool); numeric
     arrays also count, as their non-zero elements (NumPy)."""
     a, b = _truth(x1), _truth(x2)
+    del x1, x2  # (a bool operand is then held by a alone: a dead temporary may take the result)
     r = _c_binary(K.logical_or, _PLANS_LOGICAL_OR, a, b, out, 1)
     return _binary_py(K.logical_or, _PLANS_LOGICAL_OR, a, b, out, 1) if r is NotImplemented else r
 
@@ -568,6 +570,7 @@ def logical_xor(x1: Tensor | bool, x2: Tensor | bool, /, *, out: Tensor | None =
     """Element-wise logical XOR of x1 and x2, broadcast together (either may be a Python bool); numeric
     arrays also count, as their non-zero elements (NumPy)."""
     a, b = _truth(x1), _truth(x2)
+    del x1, x2  # (a bool operand is then held by a alone: a dead temporary may take the result)
     r = _c_binary(K.logical_xor, _PLANS_LOGICAL_XOR, a, b, out, 1)
     return _binary_py(K.logical_xor, _PLANS_LOGICAL_XOR, a, b, out, 1) if r is NotImplemented else r
 
@@ -575,6 +578,7 @@ def logical_xor(x1: Tensor | bool, x2: Tensor | bool, /, *, out: Tensor | None =
 def logical_not(x: Tensor, /, *, out: Tensor | None = None) -> Tensor:
     """Element-wise logical NOT of x; a numeric array counts as its non-zero elements (NumPy)."""
     a = _truth(x)
+    del x  # (a bool operand is then held by a alone: a dead temporary may take the result)
     r = _c_unary(K.logical_not, _PLANS_LOGICAL_NOT, a, out, 1)
     return _unary_py(K.logical_not, _PLANS_LOGICAL_NOT, a, out, 1) if r is NotImplemented else r
 
