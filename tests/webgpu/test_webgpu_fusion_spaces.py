@@ -229,3 +229,22 @@ def test_a_store_read_by_a_later_launch_or_held_after_the_capture_is_kept(monkey
     g.replay()
     for got, want in zip(out, run(x)):
         assert bits(got) == bits(want)
+
+
+def test_a_store_whose_memory_a_later_kernel_writes_whole_first_is_dropped(monkeypatch):
+    """k-means' one-hot map stores the comparison's bool array and its float32 cast; nothing reads the bools
+    again, but their memory serves later temporaries: the next argmin's indices (a reduction, which writes
+    every element of its output and reads none) or `onehot.T @ X`'s partial products (likewise). Counted as
+    writes (the dispatch's ``whole``), not as reads of all they bind, these let every iteration's bool store
+    go; the replay still equals eager on new data."""
+    program = next(p for p in workloads.PROGRAMS if p.name == "kmeans")
+    sizes = dict(program.sizes["cpu"], iters=3)
+    data, params = program.make(np.random.default_rng(5), **sizes)
+    arrays = {k: on(v) for k, v in data.items()}
+    g, out, shaders = _stores(monkeypatch, lambda: program.run(xp, **arrays, **params))
+    # per iteration: the one-hot map's two stores, the bools' dropped; then the run of counts == 0, its cast
+    # and the sum, of whose three stores only the sum's is read again
+    assert shaders == [(2, 1), (3, 2)] * 3
+    arrays["X"][...] = on(np.asarray(data["X"])[::-1].copy())
+    g.replay()
+    assert bits(out[0]) == bits(program.run(xp, **arrays, **params)[0])

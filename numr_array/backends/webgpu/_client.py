@@ -428,7 +428,8 @@ class WebGPUClient(Client):
         self._eager_pool = self._upool
         self._steps: list | None = None
         self._records: list = []  # per captured step, its MapRecord, ReduceRecord or None, for the fusion pass
-        self._bound: list = []  # per captured step, the WBufs it binds (for the fusion pass)
+        self._bound: list = []  # per captured step, its (WBuf, byte offset, byte size) bindings (fusion pass)
+        self._whole: dict = {}  # captured step -> the words it writes whole without reading (fusion pass)
         self._unheld: set = set()  # serials of the capture arena's blocks no tensor holds at its end
         self._capture_pools: list[UniformPool] = []
         self._direct = _Direct.load()
@@ -598,11 +599,12 @@ class WebGPUClient(Client):
         return self._steps is not None
 
     def dispatch(self, pipe: Pipeline, uniform: bytes, binds: tuple, grid: tuple[int, int, int],
-                 record=None) -> None:
+                 record=None, whole: tuple[int, int, int] | None = None) -> None:
         """Encode one dispatch of ``pipe``: ``uniform`` its parameter words, ``binds`` a flat tuple of
         (WBuf, byte offset, byte size) per storage binding, ``grid`` the workgroup counts; ``record``: while
         capturing, what the fusion pass needs to merge it with its neighbours (a map launch's MapRecord, a
-        reduction's ReduceRecord)."""
+        reduction's ReduceRecord); ``whole``: (memory serial, first word, end word) of words the dispatch
+        writes, every one, without reading them (``_views.whole_words``; the fusion pass's dead stores)."""
         ubytes = pipe.ubytes
         pool = self._upool
         off = pool.used
@@ -633,7 +635,9 @@ class WebGPUClient(Client):
         if self._steps is not None:
             self._steps.append((pipe, bg, off, grid))
             self._records.append(record)
-            self._bound.append(binds[0::3])
+            self._bound.append([binds[j:j + 3] for j in range(0, len(binds), 3)])
+            if whole is not None:
+                self._whole[len(self._steps) - 1] = whole
         self._pending += 1
         if self._pending >= MAX_PENDING or sum(binds[2::3]) >= EARLY_SUBMIT_BYTES:
             self.flush()
@@ -846,6 +850,7 @@ class WebGPUClient(Client):
         self._steps = []
         self._records = []
         self._bound = []
+        self._whole = {}
         self._capture_pools = [self._upool]
 
     @_entry
@@ -855,7 +860,8 @@ class WebGPUClient(Client):
             if self._steps is None:
                 raise RuntimeError(f"end_capture: {self.device} is not being captured by this thread")
             try:
-                steps = fuse(self, self._steps, self._records, self._bound, self._unheld) if self.fusion \
+                steps = fuse(self, self._steps, self._records, self._bound, self._unheld, self._whole) \
+                    if self.fusion \
                     else self._steps
                 self.flush()  # also writes the fused launches' parameters into the graph's uniform buffers
                 return WebGPUGraph(self, steps, self._capture_pools)
@@ -885,6 +891,7 @@ class WebGPUClient(Client):
         self._steps = None
         self._records = []
         self._bound = []
+        self._whole = {}
         self._unheld = set()
         self._capture_pools = []
         self._upool = self._eager_pool

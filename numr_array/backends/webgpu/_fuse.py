@@ -158,10 +158,11 @@ def _can_join(run: list[MapRecord], rec: MapRecord, limit: int) -> bool:
 
 
 def fuse(client: WebGPUClient, steps: list, records: list, bound: list | None = None,
-         unheld: set | frozenset = frozenset()) -> list:
+         unheld: set | frozenset = frozenset(), writes: dict | None = None) -> list:
     """``steps`` with each run of two or more joinable map launches replaced by one merged launch.
-    ``bound``: per step, the WBufs it binds; ``unheld``: the serials of the capture arena's blocks no tensor
-    holds at its end. With both, a merged launch drops the stores that nothing reads again (_dead_stores), and
+    ``bound``: per step, its (WBuf, byte offset, byte size) bindings; ``unheld``: the serials of the capture
+    arena's blocks no tensor holds at its end; ``writes``: step index -> (memory serial, first word, end word)
+    it writes whole without reading (the dispatch's ``whole``). With ``bound`` and ``unheld``, a merged launch drops the stores that nothing reads again (_dead_stores), and
     a reduction whose operand is what the run before it stored, when nothing else reads what that run
     stores, evaluates the run in place of its loads (_fuse_reduce): the run leaves the graph."""
     limit = min(client.max_storage_per_stage, 24)
@@ -203,12 +204,9 @@ def fuse(client: WebGPUClient, steps: list, records: list, bound: list | None = 
                     plans[gi] = p
         # a fused reduction reads the run's operands, not x: fused where then nothing reads what the run
         # stores; one that is not reads x again, which may keep another's run alive
-        # the runs between an X @ w and an X.T @ v (their dead stores let the three be one pass), and the
-        # partial sums each X.T @ v writes whole without reading them
+        # the runs between an X @ w and an X.T @ v (their dead stores let the three be one pass)
         between = {gi + 1 for gi in range(len(groups) - 2) if groups[gi + 1][1] is not None
                    and type(records[groups[gi][0]]) is type(records[groups[gi + 2][0]]) is _matvec.PassRecord}
-        writes = {k: _matvec.parts_words(rec) for k, rec in enumerate(records)
-                  if type(rec) is _matvec.PassRecord and rec.kind == "cols"}
         while True:
             b2 = list(bound)
             for gi, p in plans.items():
@@ -264,6 +262,12 @@ def _hits(live: list, a: int, b: int) -> bool:
     return any(x < b and a < y for x, y in live)
 
 
+def _read(live: list, a: int, b: int) -> None:
+    """Words a to b (exclusive) read: live from here back to the store that writes them."""
+    if not any(x <= a and b <= y for x, y in live):
+        live.append((a, b))
+
+
 def _kill(live: list, a: int, b: int) -> list:
     out = []
     for x, y in live:
@@ -293,10 +297,10 @@ def _dead_stores(groups: list, bound: list, unheld, single: set | frozenset = fr
     reads from memory again: a later launch writes them all before any reads them, or their block is one no
     tensor holds after the capture (``unheld``) and no later launch reads it. Found walking the graph
     backwards with, per buffer, the word ranges a later launch reads before they are written; a step not
-    merged by this pass counts as reading every buffer it binds (but, for a step in ``writes``, step index ->
-    (memory serial, first word, end word), the words it writes whole and does not read, bound once), a read
-    of a register written earlier in its run reads no memory. ``single``: the groups of one launch whose
-    dead stores are wanted too."""
+    merged by this pass counts as reading all of every window it binds, which is all it can reach (but, for
+    a step in ``writes``, step index -> (memory serial, first word, end word), the words it writes whole and
+    does not read, bound once), a read of a register written earlier in its run reads no memory.
+    ``single``: the groups of one launch whose dead stores are wanted too."""
     live: dict[int, list] = {}
 
     def get(serial: int) -> list:
@@ -310,10 +314,13 @@ def _dead_stores(groups: list, bound: list, unheld, single: set | frozenset = fr
         k, recs = groups[gi]
         if recs is None:
             serial, a, b = (writes or {}).get(k, (None, 0, 0))
-            if sum(w.serial == serial for w in bound[k]) != 1:  # (bound again: read too)
+            if sum(buf.serial == serial for buf, _, _ in bound[k]) != 1:  # (bound again: read too)
                 serial = None
-            for w in bound[k]:
-                live[w.serial] = _kill(get(serial), a, b) if w.serial == serial else [_ALL]
+            for buf, off, size in bound[k]:
+                if buf.serial == serial:
+                    live[serial] = _kill(get(serial), a, b)
+                else:
+                    _read(get(buf.serial), off >> 2, (off + size + 3) >> 2)
             continue
         merged = len(recs) > 1 or gi in single
         in_reg: list[set] = []  # per record, the inputs it reads from a register of the run
@@ -338,10 +345,7 @@ def _dead_stores(groups: list, bound: list, unheld, single: set | frozenset = fr
             for i in range(rec.nout, len(rec.views)):
                 if i not in in_reg[ri]:
                     v = rec.views[i]
-                    a, b = _words(v, dims)
-                    w = get(v[0])
-                    if not any(x <= a and b <= y for x, y in w):
-                        w.append((a, b))
+                    _read(get(v[0]), *_words(v, dims))
         if mine:
             dead[gi] = mine
     return dead

@@ -71,8 +71,8 @@ class Plan(NamedTuple):
 
     @property
     def bound(self) -> tuple:
-        """The WBufs the fused dispatch binds."""
-        return (self.red.o_binds[0],) + tuple(b[0] for _, b, _ in self.leaves)
+        """The (WBuf, byte offset, byte size) bindings of the fused dispatch."""
+        return (tuple(self.red.o_binds[:3]),) + tuple(tuple(b) for _, b, _ in self.leaves)
 
 
 def _blocks(dims: tuple, strides: tuple, P: tuple) -> list[list[tuple[int, int]]] | None:

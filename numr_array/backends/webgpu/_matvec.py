@@ -38,7 +38,7 @@ from ._fused_bodies import MAX_OPERANDS, _M32, _opaque, bodies, run_views
 from ._map_template import MapRecord
 from ._shader import Layout, bindings, butterfly, pack_words
 from ._types import F32_NORMAL_GAPS, WGSL_TYPES, WgslType, cast, f32_normal_gap, lit, wt
-from ._views import bind_whole
+from ._views import bind_whole, whole_words
 from ._wgsl_helpers import WgslHelpers
 from .k_reduce import _i32, _temp
 
@@ -387,7 +387,9 @@ def run(client, kind: str, n: int, d: int, a: Tensor, v: Tensor, o: Tensor, so: 
                else (serial(dest), dest._offset, (1,), dest._dtype))
         record = PassRecord(kind, a._dtype, n, d, (serial(a), a._offset), (serial(v), v._offset, (1,), v._dtype),
                             out, b1 + b2 + b3, (e1, e2, e3), so, G)
-    client.dispatch(pipe, pack_words(words), b1 + b2 + b3, (G, 1, 1), record)
+    # (cols: the partial sums, every one written, none read)
+    client.dispatch(pipe, pack_words(words), b1 + b2 + b3, (G, 1, 1), record,
+                    whole_words(dest) if kind == "cols" else None)
     if kind == "cols":  # (wide: the parts summed in float64, the sum narrowed to float32 bits)
         _sum_partials(client, dest, o, so, c, wide)
 
@@ -396,14 +398,6 @@ def _bound_views(recs: list[MapRecord], z: tuple, gone: frozenset) -> list:
     """The run's run_views a fused pass binds after its own four: the dot products' view only where the run
     stores into their memory (else the run reads them from the register ``zr``)."""
     return [row for row in run_views(recs, gone) if row[0] != z or row[2]]
-
-
-def parts_words(cols: PassRecord) -> tuple[int, int, int]:
-    """(memory serial, first word, end word) of the partial sums a ``cols`` pass writes, every one of them,
-    reading none (what _fuse's dead-store analysis may count as overwritten there)."""
-    serial, off, _, dtype = cols.out
-    isz = dtype.itemsize
-    return serial, off * isz >> 2, (off + cols.groups * cols.d) * isz >> 2
 
 
 def joins(rows: PassRecord, recs: list[MapRecord], cols: PassRecord, limit: int,

@@ -20,7 +20,7 @@ from ... import _dtypes as dt
 from ..._tensor import Tensor
 from ._shader import Layout, MAX_GROUPS, bindings, pack_words
 from ._types import WgslType, lit, wt
-from ._views import bind_whole
+from ._views import bind_whole, whole_words
 from .k_reduce import _i32, _temp
 
 #: outputs of a thin product at most: four per invocation of a workgroup
@@ -138,5 +138,5 @@ def partial_products(client, x1: Tensor, x2: Tensor, n: tuple, m: tuple, k: tupl
     if pipe is None:
         pipe = _build(client, key, wt(x1._dtype), N, M, T, k_major1, k_major2)
     words = [G, G, 0, 0, K, KP, e1, n[1] & _M32, k[1] & _M32, e2, k[2] & _M32, m[1] & _M32, ep]
-    client.dispatch(pipe, pack_words(words), bp + b1 + b2, (G, 1, 1))
+    client.dispatch(pipe, pack_words(words), bp + b1 + b2, (G, 1, 1), whole=whole_words(parts))  # (every one)
     return parts

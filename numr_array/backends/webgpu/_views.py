@@ -35,6 +35,17 @@ def window(client: WebGPUClient, t: Tensor) -> tuple[int, int, int]:
     return b0, max(16, ((hi + 1) * isz - b0 + 3) & ~3), t._offset - b0 // isz
 
 
+def whole_words(t: Tensor) -> tuple[int, int, int]:
+    """(memory serial, first word, end word) of the 32-bit words wholly inside the C-contiguous ``t``'s
+    elements: what a kernel that writes every element of ``t`` and reads none writes whole (a dispatch's
+    ``whole``, for the fusion pass's dead-store analysis)."""
+    isz = t._dtype.itemsize
+    n = 1
+    for s in t._shape:
+        n *= s
+    return t._buf.handle.serial, (t._offset * isz + 3) >> 2, (t._offset + n) * isz >> 2
+
+
 def bind_whole(client: WebGPUClient, t: Tensor) -> tuple[tuple, int]:
     """(binds, element offset in the window) of ``t``'s whole window, for kernels that address it
     freely; MemoryError where the window exceeds the adapter's largest storage binding."""

@@ -39,7 +39,7 @@ from ._copy_fill import copy
 from ._map_template import _unalias, run_map
 from ._shader import Layout, MAX_GROUPS, bindings, pack_words
 from ._types import COMPUTE, F32, WgslType, WGSL_TYPES, cast, lit, wt
-from ._views import bind_whole, collapse, window as _window
+from ._views import bind_whole, collapse, whole_words, window as _window
 
 if TYPE_CHECKING:
     from ._client import WebGPUClient
@@ -339,7 +339,10 @@ def _launch(client, kind, variant, x, o, mean, acc, kshape, kx, ko, km, rshape, 
         record = ReduceRecord(kind, variant, (x._buf.handle.serial, x._offset, tuple(kx) + tuple(rx), x._dtype),
                               o._dtype, acc, tuple(kshape), tuple(ko), tuple(rshape), nr == 1, (o._buf.handle, ob, os_),
                               head, (gx, gy, 1))
-    client.dispatch(pipe, uniform, binds, (gx, gy, 1), record)
+    # (o's elements each written once, none read: where they are all of a C-contiguous o, its words whole)
+    whole = whole_words(o) if o._strides == contiguous_strides(o._shape) and math.prod(o._shape) == M * parts \
+        else None
+    client.dispatch(pipe, uniform, binds, (gx, gy, 1), record, whole)
     return pipe, uniform, ob, os_, xb, xs, (gx, gy, 1)
 
 
