@@ -8,7 +8,9 @@ workgroup takes a contiguous range of k in tiles of T values: the tile's T x N v
 x2 are loaded (coalesced where an operand is contiguous along the tile's rows or along k) into workgroup
 memory, the next tile's loads issued into registers before this one is used, and each invocation adds
 into the (at most four) outputs it owns, output q = li + 256 j of the N x M flattened, its products in
-increasing k (``fma``). Each workgroup's sums are a partial product; a reduction over the first axis sums
+increasing k (``fma``). Workgroup memory holds a tile as rows along k (one per row of x1, one per column of
+x2) of 16-byte vectors, so an output's four products take one load of each operand, not four (k-means on an
+H200: 44.8 -> 38.6 µs, the same bits). Each workgroup's sums are a partial product; a reduction over the first axis sums
 the workgroups' in a fixed order, so the bits depend only on the data and the shapes.
 
 Accumulation is in o's compute type, with fused multiply-adds, as gemm's.
@@ -29,6 +31,8 @@ MOST_OUT = 1024
 MIN_K = 4096
 #: values of x1 and x2 a tile holds at most (32-bit words of workgroup memory)
 TILE_WORDS = 2048
+#: workgroup memory every adapter offers (WebGPU's default maxComputeWorkgroupStorageSize)
+SHARED_BYTES = 16384
 #: tiles a workgroup takes, about: enough partial products to fill a GPU, few enough for their sum to be
 #: short
 TILES_PER_GROUP = 8
@@ -61,8 +65,15 @@ def _build(client, key, ow: WgslType, N: int, M: int, T: int, k_major1: bool, k_
     LA, LB = -(-T * N // 256), -(-T * M // 256)  # loads per invocation per tile
     Q = -(-N * M // 256)  # outputs per invocation
     zero = lit(ow, 0)
+    # the tiles in workgroup memory as rows of k, one per row of x1 (As) and column of x2 (Bs), of vectors of
+    # V values (a product's four multiply-adds from one load of each operand); Bs' rows padded by a vector
+    # where that fits, so that the lanes reading consecutive columns hit different banks
+    V = min(16 // ow.dtype.itemsize, T)
+    R = T // V
+    RB = R + 1 if ((N + M) * T + M * V) * ow.dtype.itemsize <= SHARED_BYTES else R
+    vt = f"vec{V}<{ow.ct}>" if V > 1 else ow.ct
     src = [lay.block(), bindings([(ow, True, False), (ow, False, False), (ow, False, False)]),
-           f"var<workgroup> As: array<{ow.ct}, {T * N}>;\nvar<workgroup> Bs: array<{ow.ct}, {T * M}>;\n"
+           f"var<workgroup> As: array<{vt}, {N * R}>;\nvar<workgroup> Bs: array<{vt}, {M * RB}>;\n"
            "@compute @workgroup_size(256)\n"
            "fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) li: u32) {\n"
            f"  let g = wid.y * {W(1)} + wid.x;\n  if (g >= {W(0)}) {{ return; }}\n"
@@ -99,19 +110,26 @@ def _build(client, key, ow: WgslType, N: int, M: int, T: int, k_major1: bool, k_
 
     src.append("  var r0 = kb;\n  if (r0 < ke) {\n" + fetch("r0") + "  }\n")
     src.append("  loop {\n    if (r0 >= ke) { break; }\n")
-    src += [f"    if ({ok}) {{ As[{tt} * {N}u + {i}] = ra{j}; }}\n" for j, (ok, tt, i) in enumerate(sa)]
-    src += [f"    if ({ok}) {{ Bs[{tt} * {M}u + {i}] = rb{j}; }}\n" for j, (ok, tt, i) in enumerate(sb)]
+    def at(tile: str, row: str, pitch: int, t: str) -> str:  # value t of a tile's row, as a reference
+        return f"{tile}[{row} * {pitch}u + {t}]" if V == 1 else f"{tile}[{row} * {pitch}u + ({t}) / {V}u][({t}) % {V}u]"
+
+    src += [f"    if ({ok}) {{ {at('As', i, R, tt)} = ra{j}; }}\n" for j, (ok, tt, i) in enumerate(sa)]
+    src += [f"    if ({ok}) {{ {at('Bs', i, RB, tt)} = rb{j}; }}\n" for j, (ok, tt, i) in enumerate(sb)]
     src.append("    workgroupBarrier();\n"
                f"    let nt = min({T}u, ke - r0);\n    r0 = r0 + {T}u;\n"
                "    if (r0 < ke) {\n" + fetch("r0") + "    }\n")
+    lanes = "xyzw"[:V] if V > 1 else [""]
     for q in range(Q):  # output li + 256 q: row oi, column oj; a whole tile unrolled (its loads issued
-        # together: a loop's dependent load and multiply-add per step left the kernel at 95 µs for k-means)
+        # together: a loop's dependent load and multiply-add per step left the kernel at 95 µs for k-means),
+        # its products in increasing k
         o = f"(li + {256 * q}u)"
+        full = "".join(f"        let a{r} = As[oi * {R}u + {r}u];\n        let b{r} = Bs[oj * {RB}u + {r}u];\n"
+                       + "".join(f"        acc{q} = fma(a{r}{'.' if V > 1 else ''}{c}, b{r}{'.' if V > 1 else ''}{c},"
+                                 f" acc{q});\n" for c in lanes) for r in range(R))
         src.append(f"    if ({o} < {N * M}u) {{\n      let oi = {o} / {M}u;\n      let oj = {o} % {M}u;\n"
-                   f"      if (nt == {T}u) {{\n"
-                   + "".join(f"        acc{q} = fma(As[{t * N}u + oi], Bs[{t * M}u + oj], acc{q});\n" for t in range(T))
+                   f"      if (nt == {T}u) {{\n" + full
                    + f"      }} else {{\n        for (var t = 0u; t < nt; t = t + 1u) {{"
-                   f" acc{q} = fma(As[t * {N}u + oi], Bs[t * {M}u + oj], acc{q}); }}\n      }}\n    }}\n")
+                   f" acc{q} = fma({at('As', 'oi', R, 't')}, {at('Bs', 'oj', RB, 't')}, acc{q}); }}\n      }}\n    }}\n")
     src.append("    workgroupBarrier();\n  }\n")
     src += [f"  if (li + {256 * q}u < {N * M}u) {{ st1({W(ep_k)} + g * {N * M}u + li + {256 * q}u, acc{q}); }}\n"
             for q in range(Q)]
