@@ -860,9 +860,8 @@ class WebGPUClient(Client):
             if self._steps is None:
                 raise RuntimeError(f"end_capture: {self.device} is not being captured by this thread")
             try:
-                steps = fuse(self, self._steps, self._records, self._bound, self._unheld, self._whole) \
-                    if self.fusion \
-                    else self._steps
+                steps = (fuse(self, self._steps, self._records, self._bound, self._unheld, self._whole)
+                         if self.fusion else self._steps)
                 self.flush()  # also writes the fused launches' parameters into the graph's uniform buffers
                 return WebGPUGraph(self, steps, self._capture_pools)
             finally:

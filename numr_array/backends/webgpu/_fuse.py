@@ -162,9 +162,10 @@ def fuse(client: WebGPUClient, steps: list, records: list, bound: list | None = 
     """``steps`` with each run of two or more joinable map launches replaced by one merged launch.
     ``bound``: per step, its (WBuf, byte offset, byte size) bindings; ``unheld``: the serials of the capture
     arena's blocks no tensor holds at its end; ``writes``: step index -> (memory serial, first word, end word)
-    it writes whole without reading (the dispatch's ``whole``). With ``bound`` and ``unheld``, a merged launch drops the stores that nothing reads again (_dead_stores), and
-    a reduction whose operand is what the run before it stored, when nothing else reads what that run
-    stores, evaluates the run in place of its loads (_fuse_reduce): the run leaves the graph."""
+    it writes whole without reading (the dispatch's ``whole``). With ``bound`` and ``unheld``, a merged launch
+    drops the stores that nothing reads again (_dead_stores), and a reduction whose operand is what the run
+    before it stored, when nothing else reads what that run stores, evaluates the run in place of its loads
+    (_fuse_reduce): the run leaves the graph."""
     limit = min(client.max_storage_per_stage, 24)
     groups: list[tuple[int, list[MapRecord] | None]] = []  # (first step, the run's records or None)
     run: list[MapRecord] = []  # the records of the open run, recast over one iteration space

@@ -127,14 +127,13 @@ def bodies(run: list[MapRecord], dead, lay: Layout, lib: WgslHelpers, binding: d
                     loaded.add(b)
                     fresh = True
                 src = f"l{b}"
-            nsalt += 1
             if fresh:  # a value loaded for this operand alone is what the launch knows of it eagerly
                 vals.append(src)
-                continue
-            # a value computed by the run, or a load another operand read too: its own opaque value
-            name = f"o{ri}_{len(vals)}"
-            text.append(f"  let {name} = {_opaque(w.ct, src, nsalt - 1)};\n")
-            vals.append(name)
+            else:  # a value computed by the run, or a load another operand read too: its own opaque value
+                name = f"o{ri}_{len(vals)}"
+                text.append(f"  let {name} = {_opaque(w.ct, src, nsalt)};\n")
+                vals.append(name)
+            nsalt += 1
         params = [lay.scalar(w) for w in rec.param_wts]
         tail_words += rec.tail
 

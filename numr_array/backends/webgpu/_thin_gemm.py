@@ -10,8 +10,8 @@ memory, the next tile's loads issued into registers before this one is used, and
 into the (at most four) outputs it owns, output q = li + 256 j of the N x M flattened, its products in
 increasing k (``fma``). Workgroup memory holds a tile as rows along k (one per row of x1, one per column of
 x2) of 16-byte vectors, so an output's four products take one load of each operand, not four (k-means on an
-H200: 44.8 -> 38.6 µs, the same bits). Each workgroup's sums are a partial product; a reduction over the first axis sums
-the workgroups' in a fixed order, so the bits depend only on the data and the shapes.
+H200: 44.8 -> 38.6 µs, the same bits). Each workgroup's sums are a partial product; a reduction over the
+first axis sums the workgroups' in a fixed order, so the bits depend only on the data and the shapes.
 
 Accumulation is in o's compute type, with fused multiply-adds, as gemm's.
 """
@@ -110,26 +110,30 @@ def _build(client, key, ow: WgslType, N: int, M: int, T: int, k_major1: bool, k_
 
     src.append("  var r0 = kb;\n  if (r0 < ke) {\n" + fetch("r0") + "  }\n")
     src.append("  loop {\n    if (r0 >= ke) { break; }\n")
+
     def at(tile: str, row: str, pitch: int, t: str) -> str:  # value t of a tile's row, as a reference
-        return f"{tile}[{row} * {pitch}u + {t}]" if V == 1 else f"{tile}[{row} * {pitch}u + ({t}) / {V}u][({t}) % {V}u]"
+        if V == 1:
+            return f"{tile}[{row} * {pitch}u + {t}]"
+        return f"{tile}[{row} * {pitch}u + ({t}) / {V}u][({t}) % {V}u]"
 
     src += [f"    if ({ok}) {{ {at('As', i, R, tt)} = ra{j}; }}\n" for j, (ok, tt, i) in enumerate(sa)]
     src += [f"    if ({ok}) {{ {at('Bs', i, RB, tt)} = rb{j}; }}\n" for j, (ok, tt, i) in enumerate(sb)]
     src.append("    workgroupBarrier();\n"
                f"    let nt = min({T}u, ke - r0);\n    r0 = r0 + {T}u;\n"
                "    if (r0 < ke) {\n" + fetch("r0") + "    }\n")
-    lanes = "xyzw"[:V] if V > 1 else [""]
+    lanes = [f".{c}" for c in "xyzw"[:V]] if V > 1 else [""]  # (a vector's values in increasing k)
     for q in range(Q):  # output li + 256 q: row oi, column oj; a whole tile unrolled (its loads issued
         # together: a loop's dependent load and multiply-add per step left the kernel at 95 µs for k-means),
         # its products in increasing k
         o = f"(li + {256 * q}u)"
         full = "".join(f"        let a{r} = As[oi * {R}u + {r}u];\n        let b{r} = Bs[oj * {RB}u + {r}u];\n"
-                       + "".join(f"        acc{q} = fma(a{r}{'.' if V > 1 else ''}{c}, b{r}{'.' if V > 1 else ''}{c},"
-                                 f" acc{q});\n" for c in lanes) for r in range(R))
+                       + "".join(f"        acc{q} = fma(a{r}{c}, b{r}{c}, acc{q});\n" for c in lanes)
+                       for r in range(R))
         src.append(f"    if ({o} < {N * M}u) {{\n      let oi = {o} / {M}u;\n      let oj = {o} % {M}u;\n"
                    f"      if (nt == {T}u) {{\n" + full
                    + f"      }} else {{\n        for (var t = 0u; t < nt; t = t + 1u) {{"
-                   f" acc{q} = fma({at('As', 'oi', R, 't')}, {at('Bs', 'oj', RB, 't')}, acc{q}); }}\n      }}\n    }}\n")
+                   f" acc{q} = fma({at('As', 'oi', R, 't')}, {at('Bs', 'oj', RB, 't')}, acc{q});"
+                   " }\n      }\n    }\n")
     src.append("    workgroupBarrier();\n  }\n")
     src += [f"  if (li + {256 * q}u < {N * M}u) {{ st1({W(ep_k)} + g * {N * M}u + li + {256 * q}u, acc{q}); }}\n"
             for q in range(Q)]

@@ -4,6 +4,8 @@ bound, whether two views overlap, and the merging of dimensions contiguous in ev
 
 from __future__ import annotations
 
+import math
+
 from typing import TYPE_CHECKING
 
 from ..._tensor import Tensor, contiguous_strides
@@ -40,10 +42,7 @@ def whole_words(t: Tensor) -> tuple[int, int, int]:
     elements: what a kernel that writes every element of ``t`` and reads none writes whole (a dispatch's
     ``whole``, for the fusion pass's dead-store analysis)."""
     isz = t._dtype.itemsize
-    n = 1
-    for s in t._shape:
-        n *= s
-    return t._buf.handle.serial, (t._offset * isz + 3) >> 2, (t._offset + n) * isz >> 2
+    return t._buf.handle.serial, (t._offset * isz + 3) >> 2, (t._offset + math.prod(t._shape)) * isz >> 2
 
 
 def bind_whole(client: WebGPUClient, t: Tensor) -> tuple[tuple, int]:
