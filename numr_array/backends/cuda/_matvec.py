@@ -38,6 +38,8 @@ PER_LANE = 8
 
 #: the most blocks a pass runs (its partial sums' capacity): the SMs of the GPU, at most this
 MAX_BLOCKS = 1024
+#: partial sums a thread of the last block has in flight at once
+PARTS_AHEAD = 16
 
 _CTYPE = {np.dtype(np.float32): "float", np.dtype(np.float64): "double"}
 
@@ -173,7 +175,14 @@ def pass_source(dtype: np.dtype, d: int, headers: str, params: str, x: str, *, w
             "  __syncthreads();\n  if (!last_) return;\n"
             # the last block: thread t sums column t % d over blocks t / d, + q, ... in order, then the q sums
             f"  const int c_ = threadIdx.x % {d}, q_ = threadIdx.x / {d};\n  M s = (M)0;\n"
-            f"  if (q_ < {q}) {{\n#pragma unroll 16\n    for (unsigned int b = q_; b < gridDim.x; b += {q}) s += __ldcg(numr_part + b * {d}LL + c_);\n  }}\n"
+            # (loads issued PARTS_AHEAD at a time, then added in order: a loop of fewer turns than its unroll ran
+            # its remainder one dependent load at a time, 2.4 µs of a 15 µs logistic regression step on an H200)
+            f"  if (q_ < {q}) {{\n    for (unsigned int b = q_; b < gridDim.x; b += {PARTS_AHEAD * q}) {{\n"
+            f"      M v_[{PARTS_AHEAD}];\n"
+            f"#pragma unroll\n      for (int u = 0; u < {PARTS_AHEAD}; u++) if (b + u * {q} < gridDim.x) "
+            f"v_[u] = __ldcg(numr_part + (b + u * {q}) * {d}LL + c_);\n"
+            f"#pragma unroll\n      for (int u = 0; u < {PARTS_AHEAD}; u++) if (b + u * {q} < gridDim.x) s += v_[u];\n"
+            "    }\n  }\n"
             "  __syncthreads();\n"
             f"  if (q_ < {q}) sh_[q_ * {d} + c_] = s;\n  __syncthreads();\n"
             f"  if (threadIdx.x < {d}) {{\n    M t = sh_[threadIdx.x];\n"
