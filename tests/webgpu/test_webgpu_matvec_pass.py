@@ -127,6 +127,27 @@ def test_one_subnormal_among_normal_values_of_a_row(d, monkeypatch):
     assert host(on(X) @ on(w))[700].tobytes() == (-tiny).tobytes()
 
 
+@pytest.mark.parametrize("d", [64, 9])
+def test_normal_products_that_cancel_to_a_subnormal(d, monkeypatch):
+    """Products of normal floats whose sum cancels below the smallest normal come back as that subnormal on a
+    flushing adapter (the float64 path: float32 arithmetic would give 0 there; with 64 columns, columns 0 and 1
+    are one lane's, with 9 two lanes', summed by the row's tree)."""
+    needs_dtype(xp.float64)
+    monkeypatch.setattr(WebGPUClient, "flushes_f32_subnormals", property(lambda self: True))
+    n, small = 2048, 2.0 ** -63
+    X = np.zeros((n, d), np.float32)
+    X[9, 0], X[9, 1], X[10, 0] = small * (1 + 2.0 ** -23), -small, -small
+    w = np.zeros(d, np.float32)
+    w[0] = w[1] = small
+    v = np.zeros(n, np.float32)
+    v[9] = v[10] = small
+    want_r = (X.astype(np.float64) @ w).astype(np.float32)
+    want_c = (X.T.astype(np.float64) @ v).astype(np.float32)
+    assert want_r[9] == want_c[0] == np.float32(2.0 ** -149) and want_r[10] == want_c[1] == -np.float32(2.0 ** -126)
+    assert bits(on(host(on(X) @ on(w)))) == want_r.tobytes()
+    assert bits(on(host(on(X).T @ on(v)))) == want_c.tobytes()
+
+
 @pytest.mark.parametrize("n, d", [(5000, 64), (3001, 128)])
 def test_captured_logistic_regression_steps_are_one_pass_each(n, d, flushing):
     """benchmarks/workloads.py's logreg (float32), three steps captured: each step's X @ w, sigmoid and
