@@ -4,7 +4,11 @@ Each program is written once against a namespace ``xp`` and runs unchanged on Nu
 webgpu:0, cuda:0), CuPy and PyTorch (those two through ``array_api_compat``). Per (program, backend):
 the result of the first run is checked against a float64 NumPy run of the same program on the same data;
 then, after a warm-up, every backend's repeats are interleaved (so a change in the machine's load lands on
-all alike) and the median synchronised time is kept; last, one more run measures the peak memory (see
+all alike), each timed run after ``--settle`` untimed ones of its own (default 1), and the median synchronised
+time is kept. (A run timed right after other libraries' work, as in a round without settling, can pay for it:
+on an H200 numr's jitted WebGPU k-means took 1.17-1.59 ms, median 1.55, in rounds with numr's CUDA backends,
+CuPy and PyTorch, 1.02-1.10 in rounds with CuPy's or PyTorch's alone, and its eager calls 7.4-11.1 ms
+against 6.2-6.3.) Last, one more run measures the peak memory (see
 benchmarks/_backends.py for the instrument each backend uses). A backend that raises, or whose result
 fails the check, is reported as such in its cell, and the run goes on.
 
@@ -298,7 +302,7 @@ def _prepare(backend: Backend, program: Program, host: dict, params: dict, refer
 
 
 def run_program(program: Program, size: str, backends: list[Backend], *, repeat: int, warmup: int,
-                memory: bool) -> list[Result]:
+                memory: bool, settle: int = 1) -> list[Result]:
     rng = np.random.default_rng(list(p.name for p in PROGRAMS).index(program.name))
     host, params = program.make(rng, **program.sizes[size])
     results = {b.name: Result(program.name, b.name, tols=program.tols, memory_method=b.memory_method) for b in backends}
@@ -315,7 +319,7 @@ def run_program(program: Program, size: str, backends: list[Backend], *, repeat:
             _guarded(lambda: runs(calls[b.name], b.sync, repeat=0, warmup=1), results[b.name], live, b)
     for _ in range(repeat):  # one run of every backend per round
         for b in list(live):
-            _guarded(lambda: results[b.name].times.extend(runs(calls[b.name], b.sync, repeat=1, warmup=0)),
+            _guarded(lambda: results[b.name].times.extend(runs(calls[b.name], b.sync, repeat=1, warmup=settle)),
                      results[b.name], live, b)
     if memory:
         for b in live:
@@ -439,6 +443,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--size", choices=("tiny", "cpu", "gpu"), default="cpu")
     parser.add_argument("--repeat", type=int, default=5, help="timed runs per backend (median kept)")
     parser.add_argument("--warmup", type=int, default=1, help="untimed runs after the checked first run")
+    parser.add_argument("--settle", type=int, default=1, help="untimed runs of a backend before each of its "
+                        "timed runs in a round (0: timed right after the previous backend's)")
     parser.add_argument("--programs", default="", help="comma-separated subset of: " + ",".join(p.name for p in PROGRAMS))
     parser.add_argument("--peers", default="", help="ratios against these (default: numpy, cupy, torch where run)")
     parser.add_argument("--no-memory", action="store_true", help="skip the peak-memory run")
@@ -465,7 +471,8 @@ def main(argv: list[str] | None = None) -> int:
     print("memory: " + "; ".join(f"{b.name}: {b.memory_method}" for b in backends))
     results = {}
     for p in programs:
-        for r in run_program(p, args.size, backends, repeat=args.repeat, warmup=args.warmup, memory=not args.no_memory):
+        for r in run_program(p, args.size, backends, repeat=args.repeat, warmup=args.warmup,
+                             memory=not args.no_memory, settle=args.settle):
             results[p.name, r.backend] = r
         print(f"done: {p.name}", file=sys.stderr, flush=True)
     print()

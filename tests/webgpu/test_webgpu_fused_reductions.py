@@ -281,3 +281,22 @@ def test_the_gpu_check_script_runs_and_passes(capsys):
     assert fused_reduction.main(["--size", "tiny"]) == 0
     out = capsys.readouterr().out
     assert "dispatches per replay 1 fused, 2 not" in out and out.rstrip().endswith("PASS")
+
+
+@pytest.mark.parametrize("reduction", ["max", "min"])
+@pytest.mark.parametrize("k", [8, 33])
+def test_subnormal_results_of_the_fused_operand_are_kept(reduction, k):
+    """Squares that are float32 subnormals (1e-40, 4e-40; and 0 below them) reach a fused max or min whole: on
+    an H200 (Vulkan) such values went through the group variant's workgroup array as floats and came out 0,
+    while eager, reading them from memory, kept them. Replay equals eager and NumPy's float32 squares."""
+    row = np.zeros((3, 1, k), np.float32) + (1.0 if reduction == "min" else 0.0)
+    row[0, 0, 5], row[1, 0, 7], row[2, 0, 3], row[2, 0, 6] = 1e-20, -2e-20, 1e-30, -2e-20
+    x = on(np.zeros_like(row))
+    run = lambda t: getattr(xp, reduction)(t ** 2, axis=-1)
+    with xp.capture(device=DEV) as g:
+        got = run(x)
+    x[...] = on(row)
+    g.replay()
+    want = getattr(np, reduction)((row.astype(np.float64) ** 2).astype(np.float32), axis=-1)
+    assert bits(got) == bits(run(x)) == want.tobytes()
+    assert len(g._graph.steps) == 1

@@ -520,7 +520,8 @@ def _build(client, key, kind, variant, ow: WgslType, acc: WgslType, unroll: bool
         # group is columns1 (word 3: the outputs).
         C = _columns_of(variant)
         RL = 256 // C
-        src.append(f"var<workgroup> sh: array<{'u32' if st == 'bool' else st}, 256>;\n"
+        bits = {"bool": "u32", "f32": "u32", "vec2<f32>": "vec2<u32>"}.get(st, st)  # (the tree's put and get)
+        src.append(f"var<workgroup> sh: array<{bits}, 256>;\n"
                    "@compute @workgroup_size(256)\n"
                    "fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) li: u32) {\n"
                    f"  let g = wid.y * {W(1)} + wid.x;\n  if (g >= {W(0)}) {{ return; }}\n"
@@ -541,6 +542,11 @@ def _build(client, key, kind, variant, ow: WgslType, acc: WgslType, unroll: bool
             # bools go through workgroup memory as u32: NVIDIA's Vulkan driver lost values of a workgroup
             # array<bool> (all() of 36+ true elements came out false)
             put, get = (lambda v: f"select(0u, 1u, {v})"), (lambda v: f"({v} != 0u)")
+        elif bits != st:
+            # float32 values go through it as their bits: on an H200 (Vulkan) a fused reduction's max of
+            # float32 subnormals (squares computed in the shader) came out 0 through an array<f32>, while
+            # the eager reduction, reading them from memory, kept them
+            put, get = (lambda v: f"bitcast<{bits}>({v})"), (lambda v: f"bitcast<{st}>({v})")
         else:
             put = get = lambda v: v
         src.append(f"  }}\n  sh[li] = {put('acc')};\n  workgroupBarrier();\n"
