@@ -33,7 +33,7 @@ import math
 import statistics
 import sys
 from dataclasses import asdict, dataclass, field
-from typing import Any, Callable
+from typing import Callable
 
 import numpy as np
 
