@@ -47,12 +47,10 @@ _REAL: dict[str, tuple[tuple[str, ...], str]] = {
     # NumPy's maximum/minimum: NaN from either side propagates; ties (signed zeros too) keep the second
     # operand. Compared and chosen on the bits (ordered as integers): compilers made a float compare and
     # select their own max (NVIDIA's and Mesa OpenGL's max(0, -0) was +0), and NVIDIA's flushed the
-    # subnormal it returned. The bits are XORed with the uniform zero, so that no compiler can see the keys'
-    # order as the floats' (NVIDIA's still made its flushing max of the keys' compare and select where the
-    # values were computed in the shader: a fused max of 0 and 1e-40, squares of 0 and 1e-20, gave 0)
+    # subnormal it returned
     "fgt": ((), """fn fgt_{S}(a: {T}, b: {T}) -> bool {{
-  let ua = bitcast<{U}>(a) ^ {U}(u.w[0].z);
-  let ub = bitcast<{U}>(b) ^ {U}(u.w[0].z);
+  let ua = bitcast<{U}>(a);
+  let ub = bitcast<{U}>(b);
   let ka = select(ua | {SIGN}, ~ua, (ua & {SIGN}) != 0{U_SUFFIX});
   let kb = select(ub | {SIGN}, ~ub, (ub & {SIGN}) != 0{U_SUFFIX});
   return ka > kb && ((ua | ub) & {ABS}) != 0{U_SUFFIX};
