@@ -472,8 +472,6 @@ def _build(client, key, kind, variant, ow: WgslType, acc: WgslType, unroll: bool
                     + (f" mb = mb + c * {i32(kms + d)};" if has_mean else "") + " }\n")
     if has_mean:
         body.append(f"  let m = ld{mn}(u32(mb));\n")
-    walk, e = xs.walk()
-    walk.append(f"    acc = {comb('acc', val(e, 'r'))};\n")
     if kind in ARG:
         store = f"st1(u32(ob), {cast(f'ACC.i + {W(base_k)}', U32, ow)});"
         if has_value:
@@ -484,6 +482,16 @@ def _build(client, key, kind, variant, ow: WgslType, acc: WgslType, unroll: bool
         store = f"st1(u32(ob), {lib.fn('narrow', F32)}(ACC));"
     else:
         store = f"st1(u32(ob), {cast('ACC', acc, ow)});"
+    # float32 states are held as their bits (the running state, and the group variant's tree): on an H200
+    # (Vulkan) a fused reduction's max of float32 subnormals (squares computed in the shader) came out 0,
+    # through the tree's array<f32> and, in the thread variant, through an f32 state carried from one
+    # element to the next; the eager reduction, reading them from memory, kept them
+    bits = {"f32": "u32", "vec2<f32>": "vec2<u32>"}.get(st, st)
+    put, get = ((lambda v: f"bitcast<{bits}>({v})"), (lambda v: f"bitcast<{st}>({v})")) if bits != st else \
+        ((lambda v: v), (lambda v: v))
+    fold = lambda a, v: f"{a} = {put(comb(get(a), v))};"  # noqa: E731  (one more element into state a)
+    walk, e = xs.walk()
+    walk.append(f"    {fold('acc', val(e, 'r'))}\n")
     if variant == "thread":
         # R consecutive outputs per invocation along the last kept dimension (a fused reduction's xs.per):
         # the run's operands the same for all of them are loaded once; each output combines its values in
@@ -498,20 +506,20 @@ def _build(client, key, kind, variant, ow: WgslType, acc: WgslType, unroll: bool
         src += [body[0].replace("var q = oi;", f"var q = oi * {R}u;")] + body[1:] if R > 1 else body
         if R > 1:
             src.append(xs.bases(R))
-        src.append("".join(f"  var {acc_(o)} = {ident};\n" for o in range(R)) + "  var r = 0u;\n")
+        src.append("".join(f"  var {acc_(o)} = {put(ident)};\n" for o in range(R)) + "  var r = 0u;\n")
         if xs.positional:  # four elements' loads in flight, combined in the loop's order (its bits)
             src.append(f"  loop {{\n    if (r + 3u >= {W(k_k)}) {{ break; }}\n"
                        + "".join(f"    let {v_(k, o)} = {val(xs.at(f'r + {k}u'), f'(r + {k}u)', o)};\n"
                                  for k in range(4) for o in range(R))
-                       + "".join(f"    {acc_(o)} = {comb(acc_(o), v_(k, o))};\n" for k in range(4) for o in range(R))
+                       + "".join(f"    {fold(acc_(o), v_(k, o))}\n" for k in range(4) for o in range(R))
                        + "    r = r + 4u;\n  }\n")
         src.append(f"  for (; r < {W(k_k)}; r = r + 1u) {{\n")
         src += walk
-        src += [f"    {acc_(o)} = {comb(acc_(o), val('', 'r', o))};\n" for o in range(1, R)]
+        src += [f"    {fold(acc_(o), val('', 'r', o))}\n" for o in range(1, R)]
         last = i32(kos + nk - 1)
-        src.append("  }\n" + "".join("  " + store.replace("ACC", acc_(o)).replace("u32(ob)", f"u32(ob + {o} * {last})")
+        src.append("  }\n" + "".join("  " + store.replace("ACC", get(acc_(o))).replace("u32(ob)", f"u32(ob + {o} * {last})")
                                       + "\n" for o in range(1, R)))
-        src.append("  " + store.replace("ACC", "acc") + "\n}\n")
+        src.append("  " + store.replace("ACC", get("acc")) + "\n}\n")
     else:
         # group: a workgroup per (output, part), its 256 lanes along the reduced dimension; columns{C}: a
         # workgroup per (C consecutive outputs, part), lane li taking output C og + li % C and every
@@ -520,8 +528,13 @@ def _build(client, key, kind, variant, ow: WgslType, acc: WgslType, unroll: bool
         # group is columns1 (word 3: the outputs).
         C = _columns_of(variant)
         RL = 256 // C
-        bits = {"bool": "u32", "f32": "u32", "vec2<f32>": "vec2<u32>"}.get(st, st)  # (the tree's put and get)
-        src.append(f"var<workgroup> sh: array<{bits}, 256>;\n"
+        if st == "bool":
+            # bools go through workgroup memory as u32: NVIDIA's Vulkan driver lost values of a workgroup
+            # array<bool> (all() of 36+ true elements came out false)
+            tree, tput, tget = "u32", (lambda v: f"select(0u, 1u, {v})"), (lambda v: f"({v} != 0u)")
+        else:
+            tree, tput, tget = bits, put, get
+        src.append(f"var<workgroup> sh: array<{tree}, 256>;\n"
                    "@compute @workgroup_size(256)\n"
                    "fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) li: u32) {\n"
                    f"  let g = wid.y * {W(1)} + wid.x;\n  if (g >= {W(0)}) {{ return; }}\n"
@@ -529,31 +542,20 @@ def _build(client, key, kind, variant, ow: WgslType, acc: WgslType, unroll: bool
                    f"  let live = oi < {W(3)};\n  let part = g % {W(parts_k)};\n")
         src += body
         src.append(f"  ob = ob + i32(part) * {i32(opart_k)};\n")
-        src.append(f"  var acc = {ident};\n  let step = {W(parts_k)} * {RL}u;\n  var r = part * {RL}u + rl;\n"
+        src.append(f"  var acc = {put(ident)};\n  let step = {W(parts_k)} * {RL}u;\n  var r = part * {RL}u + rl;\n"
                    f"  if (!live) {{ r = {W(k_k)}; }}\n")
         if unroll:  # four independent loads in flight per iteration: memory-level parallelism
             v = [val(xs.at(f"r + {k}u * step"), f"(r + {k}u * step)") for k in range(4)]
             src.append(f"  loop {{\n    if (r + 3u * step >= {W(k_k)}) {{ break; }}\n"
-                       f"    acc = {comb('acc', comb(comb(v[0], v[1]), comb(v[2], v[3])))};\n"
+                       f"    {fold('acc', comb(comb(v[0], v[1]), comb(v[2], v[3])))}\n"
                        "    r = r + 4u * step;\n  }\n")
         src.append(f"  for (; r < {W(k_k)}; r = r + step) {{\n")
         src += walk
-        if st == "bool":
-            # bools go through workgroup memory as u32: NVIDIA's Vulkan driver lost values of a workgroup
-            # array<bool> (all() of 36+ true elements came out false)
-            put, get = (lambda v: f"select(0u, 1u, {v})"), (lambda v: f"({v} != 0u)")
-        elif bits != st:
-            # float32 values go through it as their bits: on an H200 (Vulkan) a fused reduction's max of
-            # float32 subnormals (squares computed in the shader) came out 0 through an array<f32>, while
-            # the eager reduction, reading them from memory, kept them
-            put, get = (lambda v: f"bitcast<{bits}>({v})"), (lambda v: f"bitcast<{st}>({v})")
-        else:
-            put = get = lambda v: v
-        src.append(f"  }}\n  sh[li] = {put('acc')};\n  workgroupBarrier();\n"
+        src.append(f"  }}\n  sh[li] = {tput(get('acc'))};\n  workgroupBarrier();\n"
                    f"  for (var s = {RL // 2}u; s > 0u; s = s >> 1u) {{\n"
-                   f"    if (rl < s) {{ sh[li] = {put(comb(get('sh[li]'), get(f'sh[li + s * {C}u]')))}; }}\n"
+                   f"    if (rl < s) {{ sh[li] = {tput(comb(tget('sh[li]'), tget(f'sh[li + s * {C}u]')))}; }}\n"
                    "    workgroupBarrier();\n  }\n"
-                   "  if (rl == 0u && live) { " + store.replace("ACC", get("sh[li]")) + " }\n}\n")
+                   "  if (rl == 0u && live) { " + store.replace("ACC", tget("sh[li]")) + " }\n}\n")
 
     def source() -> str:
         return src[0] + src[1] + lib.source() + "".join(src[2:])
