@@ -134,11 +134,27 @@ def test_at_most_max_phases_in_one_program(monkeypatch):
 @pytest.mark.parametrize("n, joined", [(_fuse_small.SMALL, True), (_fuse_small.SMALL + 1, False)])
 def test_runs_over_more_than_small_elements_stay_dispatches_of_their_own(n, joined):
     def run(a, b):
-        c = xp.sin(a) * b
+        c = (a - 0.5) * b
         return c * xp.vecdot(b, b)
 
     g = check(run, [on(data(n)), on(data(n, seed=1))], [data(n, seed=2), data(n, seed=3)])
     assert (programs(g) == 1) == joined
+
+
+@pytest.mark.parametrize("n, sines, joined", [(256, 8, True), (1024, 1, True), (1024, 2, False), (4096, 1, False)])
+def test_runs_of_transcendental_functions_over_several_turns_stay_dispatches_of_their_own(n, sines, joined):
+    """A program's one workgroup takes a run's n elements in n / 256 turns, evaluating its transcendental
+    functions (float64 routines) in each: where the turns past the first take more than LIBM_EXTRA (4) of
+    them an element, the run is a dispatch of its own, spread over the GPU (the sin chain of issue 15)."""
+    def run(a, b):
+        c = a
+        for _ in range(sines):
+            c = xp.sin(c) * 1.5
+        return c * xp.vecdot(b, b)  # a map run, a dot product, a map run
+
+    g = check(run, [on(data(n)), on(data(n, seed=1))], [data(n, seed=2), data(n, seed=3)])
+    assert programs(g) == 1
+    assert len(g._graph.steps) == (1 if joined else 2)
 
 
 def test_dot_products_of_tiny_values_on_an_adapter_that_flushes_float32_subnormals(monkeypatch):

@@ -1127,6 +1127,10 @@ fn pow_f64(x: f64, y: f64) -> f64 {
 """)
 
 
+#: the element-wise functions defined above (the other entries are helpers they call)
+FUNCTIONS = frozenset(_F64) - {"fmaex", "klog", "trig", "twoopi", "words"}
+
+
 # float32 sin, cos, tan where the device has float64: FreeBSD msun's float32 functions (s_sinf.c, s_cosf.c,
 # s_tanf.c; k_sinf.c, k_cosf.c and k_tanf.c's float64 polynomials, of degree 9, 8 and 13, on the reduced
 # argument; e_rem_pio2f.c's float64 reduction), under 0.8 ulp (sin and cos 0.501). Each is inlined at every
