@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING
 from ._wgsl_helpers import WgslHelpers
 from ._map_template import MapRecord, coord_lines, element_lines
 from ._views import element_span
-from ._shader import Layout, bindings, map_entry, map_groups, pack_words
+from ._shader import Layout, baked, bindings, map_entry, map_groups, pack_words
 from ._fused_bodies import _M32, _view, bodies, run_views
 from . import _fuse_reduce, _fuse_small, _matvec
 from .k_reduce import ReduceRecord
@@ -45,6 +45,8 @@ if TYPE_CHECKING:
     from ._client import WebGPUClient
 
 MAX_RUN = 64  # launches per merged shader (its compile time grows with it)
+#: a merged launch's shape, offsets and strides compiled in as constants (_shader.baked)
+BAKE = True
 
 
 def _refinement(a: tuple, b: tuple) -> tuple | None:
@@ -368,15 +370,15 @@ def _merged(client: WebGPUClient, run: list[MapRecord], dead: set = frozenset())
     # a written binding is declared atomic when packed: reads of it then use atomicLoad
     decls = bindings([(w, written, written) for w, written, *_ in info])
     source = lay.block() + decls + lib.source() + map_entry("".join(idx) + "".join(text))
-    pipe = client.pipeline(("fused", source), lambda: source, len(info), lay.nbytes)
-    n = 1
-    for s in dims:
-        n *= s
+    n = math.prod(dims)
     grid = map_groups(n)
     words = [n, grid[0], 0, 0] + list(dims)
     for _, _, _, eoff, st in info:
         words.append(eoff)
         words += [s & _M32 for s in st]
+    if BAKE:
+        source = baked(source, words + tail_words, range(len(words), len(words) + len(tail_words)))
+    pipe = client.pipeline(("fused", source), lambda: source, len(info), lay.nbytes)
     words += tail_words
     binds = tuple(x for _, _, triple, _, _ in info for x in triple)
     return client.encode_recorded(pipe, pack_words(words), binds, grid)

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Callable, NamedTuple
 from ._fused_bodies import _M32, bodies, run_views
 from ._libm import FUNCTIONS as TRANSCENDENTAL
 from ._map_template import coord_lines
-from ._shader import Layout, bindings, pack_words
+from ._shader import Layout, baked, bindings, pack_words
 from ._wgsl_helpers import WgslHelpers
 from ._matvec import PartsRecord
 from .k_contract import RowdotRecord
@@ -40,6 +40,8 @@ UNROLL = 4
 #: as a dispatch of its own: on an H200 the 100-step chain of float32 sin and multiply on 1024 elements (four
 #: runs of 64 launches) took 0.219 ms as one workgroup's program, against 0.209 for CuPy's graph of it
 LIBM_EXTRA = 4
+#: a program's shapes, offsets and strides compiled in as constants (_shader.baked)
+BAKE = True
 
 
 #: the records of one-workgroup launches that are phases as their own shaders run them: ``text(lay, lib, slots,
@@ -108,10 +110,11 @@ class _Bindings:
 
 
 def _map_text(phase: MapPhase, info: list, slots: list[int], lay: Layout, lib: WgslHelpers, words: list,
-              tag: str) -> tuple[str, str]:
-    """A map phase: (its functions, its statements), the run's bodies for elements li, li + 256, ..., UNROLL
-    of them per turn of the loop with the loads of all of them first, the one-element launches once before
-    (its words appended to ``words``; ``info``: its run_views).
+              tag: str) -> tuple[str, str, int]:
+    """A map phase: (its functions, its statements, how many of its words are its scalar operands'), the run's
+    bodies for elements li, li + 256, ..., UNROLL of them per turn of the loop with the loads of all of them
+    first, the one-element launches once before (its words appended to ``words``, the scalars' last;
+    ``info``: its run_views).
     Loads may pass the stores of the elements before them: what a run loads from memory, no launch of the
     run writes (_fuse._can_join), but for the element's own store through the same view."""
     run = phase.run
@@ -155,7 +158,7 @@ def _map_text(phase: MapPhase, info: list, slots: list[int], lay: Layout, lib: W
                    + "".join(f"  let e{b} = {tag}e{b}(i);\n" for b in slots)
                    + "".join(f"  let l{b} = l{b}_{u};\n" for b in loads.values()) + rest + "  }\n")
     out.append("  }\n")
-    return "".join(fns), "".join(out)
+    return "".join(fns), "".join(out), len(tail)
 
 
 def _load(line: str) -> str:
@@ -173,6 +176,7 @@ def _program(client: WebGPUClient, group: list[tuple], binds: _Bindings) -> tupl
     lay = Layout()
     lib = WgslHelpers(client.has_f64)
     words = [1, 1, 0, 0]
+    scalars: set[int] = set()  # (the words of scalar operands)
     shared = []
     text = []
     for k, (phase, _, slots, views) in enumerate(group):
@@ -182,7 +186,8 @@ def _program(client: WebGPUClient, group: list[tuple], binds: _Bindings) -> tupl
             body = phase.text(lay, lib, slots, sh)
             words += phase.words[4:]
         else:
-            fns, body = _map_text(phase, views, slots, lay, lib, words, f"p{k}")
+            fns, body, ns = _map_text(phase, views, slots, lay, lib, words, f"p{k}")
+            scalars.update(range(len(words) - ns, len(words)))
             shared.append(fns)
         if text:  # what the phases before stored, visible to this one's invocations
             text.append("  storageBarrier();\n  workgroupBarrier();\n")
@@ -190,6 +195,8 @@ def _program(client: WebGPUClient, group: list[tuple], binds: _Bindings) -> tupl
     decls = bindings([(w, written, written) for w, written, _ in binds.slots])
     source = (lay.block() + decls + lib.source() + "".join(shared) + "@compute @workgroup_size(256)\n"
               "fn main(@builtin(local_invocation_index) li: u32) {\n" + "".join(text) + "}\n")
+    if BAKE:
+        source = baked(source, words, scalars)
     pipe = client.pipeline(("small", source), lambda: source, len(binds.slots), lay.nbytes)
     flat = tuple(x for _, _, triple in binds.slots for x in triple)
     return client.encode_recorded(pipe, pack_words(words), flat, (1, 1, 1))

@@ -36,7 +36,7 @@ from ... import _dtypes as dt
 from ..._tensor import Tensor
 from ._fused_bodies import MAX_OPERANDS, _M32, _opaque, bodies, run_views
 from ._map_template import MapRecord
-from ._shader import Layout, bindings, butterfly, pack_words
+from ._shader import Layout, baked, bindings, butterfly, pack_words
 from ._types import F32_NORMAL_GAPS, WGSL_TYPES, WgslType, cast, f32_normal_gap, lit, wt
 from ._views import bind_whole, whole_words
 from ._wgsl_helpers import WgslHelpers
@@ -67,6 +67,8 @@ PARTS_AHEAD = 8
 #: logistic regression pass took 41.7 µs against 44.4 with every L-th column from gl (GPU timestamps), and 20%
 #: longer where the runs were read as 16-byte vectors (array<vec4<f32>>) from an aligned X
 RUN_BYTES = 16
+#: a fused pass's offsets and length compiled in as constants (_shader.baked)
+BAKE = True
 #: the blocks of rows a workgroup takes, at most, on a CPU adapter: its loops stop after
 #: 65535 turns (k_contract's CHUNK)
 _CPU_BLOCKS = 32768
@@ -465,14 +467,17 @@ def fused_step(client, rows: PassRecord, recs: list[MapRecord], cols: PassRecord
                      value=lambda u: f"shv[{u * (256 // L)}u + ti]", sg=client.subgroup_rows)
     decls = bindings([(c, True, False), (xw, False, False), (xw, False, False), (xw, True, False)]
                      + [(w, stored, stored) for _, w, stored, *_ in views])
-    source = _entry(lay, decls, lib, c, body, f"var<workgroup> shv: array<{c.ct}, 256>;\n")
-    pipe = client.pipeline(("matvec", "fused", source), lambda: source, 4 + len(views), lay.nbytes)
     G = cols.groups
     words = [G * 256, G, 0, 0, rows.eoffs[0], rows.so & _M32]
     for _, _, _, _, eoff, st in views:
         words += [eoff, st[0] & _M32]
+    scalars = range(len(words), len(words) + len(tail_words))
     words += tail_words
     words += [n, rows.eoffs[1], rows.eoffs[2], cols.eoffs[0]]
+    source = _entry(lay, decls, lib, c, body, f"var<workgroup> shv: array<{c.ct}, 256>;\n")
+    if BAKE:
+        source = baked(source, words, scalars)
+    pipe = client.pipeline(("matvec", "fused", source), lambda: source, 4 + len(views), lay.nbytes)
     binds = cols.binds[0:3] + rows.binds[3:6] + rows.binds[6:9] + rows.binds[0:3] + \
         tuple(x for _, _, _, triple, _, _ in views for x in triple)
     return client.encode_recorded(pipe, pack_words(words), binds, (G, 1, 1))

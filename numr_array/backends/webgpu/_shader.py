@@ -11,7 +11,9 @@ float sequences (``opq_f64``), and word 3 is free. The kernel's own words follow
 
 from __future__ import annotations
 
+import re
 import struct
+from typing import Container
 
 from ._types import WgslType, load_fn, storage_decl, store_fn, uniform_scalar
 
@@ -117,6 +119,22 @@ def groups(n_invocations: int, wg: int = WG) -> tuple[int, int, int]:
     gy = -(-g // MAX_GROUPS)
     gx = -(-g // gy)
     return (gx, gy, 1)
+
+
+#: the frame's word that is always 0 (``opq_f64``'s): it stays a uniform, opaque to the compiler
+OPAQUE_WORD = 2
+_WORD = re.compile(r"u\.w\[(\d+)\]\.([xyzw])")
+
+
+def baked(text: str, words: list[int], keep: Container[int]) -> str:
+    """``text`` with its uniform words written as the literals ``words`` gives them, but OPAQUE_WORD's and
+    those in ``keep`` (scalar operands, whose literals the compiler could fold into the arithmetic). A
+    captured dispatch's words never change: as constants its shape, strides and offsets let the compiler fold
+    its index arithmetic (divisions by the dimensions, the reduced length's loop)."""
+    def literal(m: re.Match) -> str:
+        k = int(m.group(1)) * 4 + "xyzw".index(m.group(2))
+        return m.group(0) if k == OPAQUE_WORD or k in keep or k >= len(words) else f"{words[k]}u"
+    return _WORD.sub(literal, text)
 
 
 def pack_words(words: list[int]) -> bytes:
