@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from ..._tensor import contiguous_strides
 from ._fused_bodies import _M32, _opaque, bodies
 from ._map_template import MapRecord
-from ._shader import Layout, baked, groups, pack_words
+from ._shader import Layout, groups, pack_words
 from ._types import wt
 from ._views import collapse
 from .k_reduce import ReduceRecord, _build, _i32
@@ -54,8 +54,6 @@ STAGE_TOTAL = 3072
 #: fewest outputs that take it (fewer invocations for a small reduction would leave the GPU idle)
 PER = 4
 PER_MIN_OUTPUTS = 65536
-#: the dispatch's shape, strides and offsets compiled in as constants (_shader.baked)
-BAKE = True
 
 
 class Plan(NamedTuple):
@@ -321,6 +319,7 @@ def fused_step(client: WebGPUClient, p: Plan) -> tuple:
     """The graph step of the reduction evaluating the run (the run leaves the graph)."""
     red = p.red
     xs = _Evaluated(p)
+    pipe = _build(client, None, red.kind, red.variant, wt(red.odtype), red.acc, red.unroll, False, None, xs)
     head, grid = list(red.head), red.grid
     if xs.per > 1:  # (the thread variant: an invocation per xs.per outputs)
         head[0] = math.prod(p.kshape) // xs.per
@@ -333,9 +332,6 @@ def fused_step(client: WebGPUClient, p: Plan) -> tuple:
         words += [s & _M32 for s in rs]
     words += p.rshape
     words += [lo for lo, _ in p.staged.values()]
-    n = len(words)  # then the run's scalar operands (xs.tail, known once the template has laid them out)
-    bake = (lambda text: baked(text, words + xs.tail, range(n, n + len(xs.tail)))) if BAKE else None
-    pipe = _build(client, None, red.kind, red.variant, wt(red.odtype), red.acc, red.unroll, False, None, xs, bake)
     words += xs.tail
     binds = tuple(red.o_binds) + tuple(x for _, triple, _ in p.leaves for x in triple)
     return client.encode_recorded(pipe, pack_words(words), binds, grid)

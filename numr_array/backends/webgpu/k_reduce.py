@@ -407,12 +407,10 @@ def _i32(k: int) -> str:
     return f"bitcast<i32>({Layout.word(k)})"
 
 
-def _build(client, key, kind, variant, ow: WgslType, acc: WgslType, unroll: bool, has_mean: bool, pair, xs,
-           bake=None):
+def _build(client, key, kind, variant, ow: WgslType, acc: WgslType, unroll: bool, has_mean: bool, pair, xs):
     """The reduction template. ``unroll``: the group variant's loop takes four elements per step (where x has
     one reduced dimension; it sets the summation order); ``xs``: where x's elements come from (_Loaded, or
-    _fuse_reduce's element-wise launches); ``key`` None: the pipeline is keyed by its source, ``bake`` (its
-    source to the source compiled) applied first."""
+    _fuse_reduce's element-wise launches); ``key`` None: the pipeline is keyed by its source."""
     lay = Layout()
     W = Layout.word
     xw = xs.xw
@@ -563,7 +561,7 @@ def _build(client, key, kind, variant, ow: WgslType, acc: WgslType, unroll: bool
         return src[0] + src[1] + lib.source() + "".join(src[2:])
 
     if key is None:  # (a fused reduction: keyed by its source)
-        text = source() if bake is None else bake(source())
+        text = source()
         return client.pipeline(("fused-reduce", text), lambda: text, len(tensors), lay.nbytes)
     return client.pipeline(key, source, len(tensors), lay.nbytes)
 
