@@ -241,9 +241,9 @@ def test_a_fused_shader_gives_each_launch_operands_it_knows_nothing_of(monkeypat
     sources = {}
     build = client.pipeline
 
-    def pipeline(key, make_source, nbind, ubytes):
+    def pipeline(key, make_source, nbind, ubytes, **kw):
         sources[key] = make_source()
-        return build(key, make_source, nbind, ubytes)
+        return build(key, make_source, nbind, ubytes, **kw)
 
     monkeypatch.setattr(client, "_pipelines", {})  # every shader of the chain built (and seen) anew
     monkeypatch.setattr(client, "pipeline", pipeline)
@@ -510,3 +510,24 @@ def test_a_long_replay_is_submitted_in_chunks_as_it_is_encoded(monkeypatch, most
     g.replay()
     assert q.submits == len(chunks) - 1
     np.testing.assert_array_equal(to_np(r), to_np(chain(on(b), y, n)))
+
+
+def test_the_cache_keeps_the_most_recent_captured_pipelines_and_graphs_keep_their_own(monkeypatch):
+    """A fused dispatch's source holds its shape (_shader.baked), so each capture of another shape compiles
+    its own pipeline: the cache keeps CAPTURED_PIPELINES of them, and a graph whose pipeline it dropped still
+    replays (the graph holds it)."""
+    from numr_array.backends.webgpu import _client
+    monkeypatch.setattr(_client, "CAPTURED_PIPELINES", 2)
+    graphs = []
+    for n in (300, 301, 302, 303):
+        x = xp.asarray(np.arange(n, dtype=np.float32), device=DEV)
+        with xp.capture(device=DEV) as g:
+            y = (x + 1.0) * 2.0 - 3.0
+        graphs.append((g, x, y, n))
+    assert sum(1 for k in client._pipelines if k[0] == "fused") <= 2
+    assert len(client._captured_keys) <= 2
+    for g, x, y, n in graphs:
+        new = np.linspace(-1, 1, n, dtype=np.float32)
+        x[...] = xp.asarray(new, device=DEV)
+        g.replay()
+        np.testing.assert_array_equal(to_np(y), (new + np.float32(1)) * np.float32(2) - np.float32(3))

@@ -89,9 +89,9 @@ def test_float32_trigonometry_leaves_out_the_float64_libm(monkeypatch):
     sources = []
     build = client.pipeline
 
-    def pipeline(key, make_source, nbind, ubytes):
+    def pipeline(key, make_source, nbind, ubytes, **kw):
         sources.append(make_source())
-        return build(key, make_source, nbind, ubytes)
+        return build(key, make_source, nbind, ubytes, **kw)
 
     monkeypatch.setattr(client, "_pipelines", {})  # every shader built (and seen) anew
     monkeypatch.setattr(client, "map_plans", {})

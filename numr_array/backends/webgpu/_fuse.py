@@ -378,7 +378,7 @@ def _merged(client: WebGPUClient, run: list[MapRecord], dead: set = frozenset())
         words += [s & _M32 for s in st]
     if BAKE:
         source = baked(source, words + tail_words, range(len(words), len(words) + len(tail_words)))
-    pipe = client.pipeline(("fused", source), lambda: source, len(info), lay.nbytes)
+    pipe = client.pipeline(("fused", source), lambda: source, len(info), lay.nbytes, captured=True)
     words += tail_words
     binds = tuple(x for _, _, triple, _, _ in info for x in triple)
     return client.encode_recorded(pipe, pack_words(words), binds, grid)

@@ -197,7 +197,7 @@ def _program(client: WebGPUClient, group: list[tuple], binds: _Bindings) -> tupl
               "fn main(@builtin(local_invocation_index) li: u32) {\n" + "".join(text) + "}\n")
     if BAKE:
         source = baked(source, words, scalars)
-    pipe = client.pipeline(("small", source), lambda: source, len(binds.slots), lay.nbytes)
+    pipe = client.pipeline(("small", source), lambda: source, len(binds.slots), lay.nbytes, captured=True)
     flat = tuple(x for _, _, triple in binds.slots for x in triple)
     return client.encode_recorded(pipe, pack_words(words), flat, (1, 1, 1))
 

@@ -477,7 +477,7 @@ def fused_step(client, rows: PassRecord, recs: list[MapRecord], cols: PassRecord
     source = _entry(lay, decls, lib, c, body, f"var<workgroup> shv: array<{c.ct}, 256>;\n")
     if BAKE:
         source = baked(source, words, scalars)
-    pipe = client.pipeline(("matvec", "fused", source), lambda: source, 4 + len(views), lay.nbytes)
+    pipe = client.pipeline(("matvec", "fused", source), lambda: source, 4 + len(views), lay.nbytes, captured=True)
     binds = cols.binds[0:3] + rows.binds[3:6] + rows.binds[6:9] + rows.binds[0:3] + \
         tuple(x for _, _, _, triple, _, _ in views for x in triple)
     return client.encode_recorded(pipe, pack_words(words), binds, (G, 1, 1))

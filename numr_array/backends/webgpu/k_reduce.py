@@ -562,7 +562,7 @@ def _build(client, key, kind, variant, ow: WgslType, acc: WgslType, unroll: bool
 
     if key is None:  # (a fused reduction: keyed by its source)
         text = source()
-        return client.pipeline(("fused-reduce", text), lambda: text, len(tensors), lay.nbytes)
+        return client.pipeline(("fused-reduce", text), lambda: text, len(tensors), lay.nbytes, captured=True)
     return client.pipeline(key, source, len(tensors), lay.nbytes)
 
 
