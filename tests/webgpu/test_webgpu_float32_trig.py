@@ -5,6 +5,8 @@ zeros, infinities and NaN; and a captured chain of them replaying eager's bits."
 
 from __future__ import annotations
 
+from collections import OrderedDict
+
 import numpy as np
 import pytest
 
@@ -94,6 +96,7 @@ def test_float32_trigonometry_leaves_out_the_float64_libm(monkeypatch):
         return build(key, make_source, nbind, ubytes, **kw)
 
     monkeypatch.setattr(client, "_pipelines", {})  # every shader built (and seen) anew
+    monkeypatch.setattr(client, "_captured_keys", OrderedDict())
     monkeypatch.setattr(client, "map_plans", {})
     monkeypatch.setattr(client, "pipeline", pipeline)
     x = xp.asarray(np.linspace(-3, 3, 64, dtype=np.float32), device=DEV)
