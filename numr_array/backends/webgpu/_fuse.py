@@ -45,8 +45,6 @@ if TYPE_CHECKING:
     from ._client import WebGPUClient
 
 MAX_RUN = 64  # launches per merged shader (its compile time grows with it)
-#: a merged launch's shape, offsets and strides compiled in as constants (_shader.baked)
-BAKE = True
 
 
 def _refinement(a: tuple, b: tuple) -> tuple | None:
@@ -376,8 +374,7 @@ def _merged(client: WebGPUClient, run: list[MapRecord], dead: set = frozenset())
     for _, _, _, eoff, st in info:
         words.append(eoff)
         words += [s & _M32 for s in st]
-    if BAKE:
-        source = baked(source, words + tail_words, range(len(words), len(words) + len(tail_words)))
+    source = baked(source, words + tail_words, range(len(words), len(words) + len(tail_words)))
     pipe = client.pipeline(("fused", source), lambda: source, len(info), lay.nbytes, captured=True)
     words += tail_words
     binds = tuple(x for _, _, triple, _, _ in info for x in triple)

@@ -40,8 +40,6 @@ UNROLL = 4
 #: as a dispatch of its own: on an H200 the 100-step chain of float32 sin and multiply on 1024 elements (four
 #: runs of 64 launches) took 0.219 ms as one workgroup's program, against 0.209 for CuPy's graph of it
 LIBM_EXTRA = 4
-#: a program's shapes, offsets and strides compiled in as constants (_shader.baked)
-BAKE = True
 
 
 #: the records of one-workgroup launches that are phases as their own shaders run them: ``text(lay, lib, slots,
@@ -195,8 +193,7 @@ def _program(client: WebGPUClient, group: list[tuple], binds: _Bindings) -> tupl
     decls = bindings([(w, written, written) for w, written, _ in binds.slots])
     source = (lay.block() + decls + lib.source() + "".join(shared) + "@compute @workgroup_size(256)\n"
               "fn main(@builtin(local_invocation_index) li: u32) {\n" + "".join(text) + "}\n")
-    if BAKE:
-        source = baked(source, words, scalars)
+    source = baked(source, words, scalars)
     pipe = client.pipeline(("small", source), lambda: source, len(binds.slots), lay.nbytes, captured=True)
     flat = tuple(x for _, _, triple in binds.slots for x in triple)
     return client.encode_recorded(pipe, pack_words(words), flat, (1, 1, 1))

@@ -67,8 +67,6 @@ PARTS_AHEAD = 8
 #: logistic regression pass took 41.7 µs against 44.4 with every L-th column from gl (GPU timestamps), and 20%
 #: longer where the runs were read as 16-byte vectors (array<vec4<f32>>) from an aligned X
 RUN_BYTES = 16
-#: a fused pass's offsets and length compiled in as constants (_shader.baked)
-BAKE = True
 #: the blocks of rows a workgroup takes, at most, on a CPU adapter: its loops stop after
 #: 65535 turns (k_contract's CHUNK)
 _CPU_BLOCKS = 32768
@@ -475,8 +473,7 @@ def fused_step(client, rows: PassRecord, recs: list[MapRecord], cols: PassRecord
     words += tail_words
     words += [n, rows.eoffs[1], rows.eoffs[2], cols.eoffs[0]]
     source = _entry(lay, decls, lib, c, body, f"var<workgroup> shv: array<{c.ct}, 256>;\n")
-    if BAKE:
-        source = baked(source, words, scalars)
+    source = baked(source, words, scalars)
     pipe = client.pipeline(("matvec", "fused", source), lambda: source, 4 + len(views), lay.nbytes, captured=True)
     binds = cols.binds[0:3] + rows.binds[3:6] + rows.binds[6:9] + rows.binds[0:3] + \
         tuple(x for _, _, _, triple, _, _ in views for x in triple)

@@ -123,6 +123,8 @@ def groups(n_invocations: int, wg: int = WG) -> tuple[int, int, int]:
 
 #: the frame's word that is always 0 (``opq_f64``'s): it stays a uniform, opaque to the compiler
 OPAQUE_WORD = 2
+#: whether captured dispatches compile their words in (``baked``; False: every word stays a uniform)
+BAKE = True
 _WORD = re.compile(r"u\.w\[(\d+)\]\.([xyzw])")
 
 
@@ -130,7 +132,10 @@ def baked(text: str, words: list[int], keep: Container[int]) -> str:
     """``text`` with its uniform words written as the literals ``words`` gives them, but OPAQUE_WORD's and
     those in ``keep`` (scalar operands, whose literals the compiler could fold into the arithmetic). A
     captured dispatch's words never change: as constants its shape, strides and offsets let the compiler fold
-    its index arithmetic (divisions by the dimensions, the reduced length's loop)."""
+    its index arithmetic (divisions by the dimensions, loop bounds)."""
+    if not BAKE:
+        return text
+
     def literal(m: re.Match) -> str:
         k = int(m.group(1)) * 4 + "xyzw".index(m.group(2))
         return m.group(0) if k == OPAQUE_WORD or k in keep or k >= len(words) else f"{words[k]}u"
