@@ -300,3 +300,34 @@ def test_subnormal_results_of_the_fused_operand_are_kept(reduction, k):
     want = getattr(np, reduction)((row.astype(np.float64) ** 2).astype(np.float32), axis=-1)
     assert bits(got) == bits(run(x)) == want.tobytes()
     assert len(g._graph.steps) == 1
+
+
+@pytest.mark.parametrize("per", [1, 4])
+def test_squares_the_fast_pass_cannot_give_are_computed_again(monkeypatch, per):
+    """A fused reduction of squares runs x * x first and its outputs again with the exact square where some
+    |x| lay in (2^-75, 2^-63) or was NaN. Here the fast square is made to give 1e30 for those: only an
+    invocation that noted them and computed its outputs again gives eager's bits. Rows with no such value
+    and rows with values below 2^-75 (whose squares are 0 both ways) keep the fast pass's sums."""
+    from numr_array.backends.webgpu import _fuse_reduce
+
+    monkeypatch.setattr(_fuse_reduce, "_FAST_SQUARE", _fuse_reduce._FAST_SQUARE.replace(
+        "  return x * x;", "  if (!((ax >= bitcast<f32>(0x20000000u)) | (ax <= bitcast<f32>(0x1a000000u)))) "
+        "{ return 1e30; }\n  return x * x;"))
+    monkeypatch.setattr(_fuse_reduce, "PER_MIN_OUTPUTS", 0 if per > 1 else 1 << 30)
+    n, k, d = 64, 8, 4
+    X, C = on(np.zeros((n, d), np.float32)), on(np.zeros((k, d), np.float32))
+    run = lambda X, C: xp.sum((X[:, None, :] - C[None, :, :]) ** 2, axis=-1)  # noqa: E731
+    with xp.capture(device=DEV) as g:
+        got = run(X, C)
+    assert len(g._graph.steps) == 1
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((n, d)).astype(np.float32)
+    x[3, 1], x[17, 0], x[40, 2] = 3e-20, np.nan, -1e-25  # in the band, NaN, below it
+    x[41, 3] = -np.inf
+    X[...] = on(x)
+    C[...] = on(rng.standard_normal((k, d)).astype(np.float32) * 0)
+    g.replay()
+    want = run(X, C)
+    assert bits(got) == bits(want)
+    host = got.to_device("cpu").numpy()
+    assert np.isnan(host[17]).all() and (host[41] == np.inf).all() and np.isfinite(host[3]).all()

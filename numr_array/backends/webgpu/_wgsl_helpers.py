@@ -319,6 +319,10 @@ class WgslHelpers:
             self._code[full] = self._code.pop(full)
         return full
 
+    def uses(self, name: str, w: WgslType) -> bool:
+        """Whether helper ``name`` for compute type ``w`` is in this shader."""
+        return f"{name}_{COMPUTE[w].suffix}" in self._code
+
     def source(self) -> str:
         return "\n".join(c for c in self._code.values() if c) + "\n"
 

@@ -357,6 +357,10 @@ class _Loaded:
         self.positional = nr == 1
         #: outputs per invocation of the thread variant
         self.per = 1
+        #: whether the thread variant runs a fast pass first and its outputs again exactly where the fast
+        #: pass says it was not exact (_fuse_reduce's squares), and which pass ``load`` is writing
+        self.deferred = False
+        self.fast = False
 
     def alloc(self, lay: Layout, lib: WgslHelpers) -> None:
         self.xe_k = lay.alloc(1)
@@ -506,6 +510,7 @@ def _build(client, key, kind, variant, ow: WgslType, acc: WgslType, unroll: bool
         src += [body[0].replace("var q = oi;", f"var q = oi * {R}u;")] + body[1:] if R > 1 else body
         if R > 1:
             src.append(xs.bases(R))
+        xs.fast = xs.deferred
         src.append("".join(f"  var {acc_(o)} = {put(ident)};\n" for o in range(R)) + "  var r = 0u;\n")
         if xs.positional:  # four elements' loads in flight, combined in the loop's order (its bits)
             src.append(f"  loop {{\n    if (r + 3u >= {W(k_k)}) {{ break; }}\n"
@@ -514,10 +519,17 @@ def _build(client, key, kind, variant, ow: WgslType, acc: WgslType, unroll: bool
                        + "".join(f"    {fold(acc_(o), v_(k, o))}\n" for k in range(4) for o in range(R))
                        + "    r = r + 4u;\n  }\n")
         src.append(f"  for (; r < {W(k_k)}; r = r + 1u) {{\n")
-        src += walk
-        src += [f"    {fold(acc_(o), val('', 'r', o))}\n" for o in range(1, R)]
+        # (walk's fold was written before the fast pass began: a deferred one is written again)
+        src += [] if xs.deferred else walk
+        src += [f"    {fold(acc_(o), val('', 'r', o))}\n" for o in range(0 if xs.deferred else 1, R)]
+        src.append("  }\n")
+        if xs.deferred:  # the fast pass was not exact for some element: the invocation's outputs again, exactly
+            xs.fast = False
+            src.append("  if (!exact_) {\n" + "".join(f"    {acc_(o)} = {put(ident)};\n" for o in range(R))
+                       + f"    for (r = 0u; r < {W(k_k)}; r = r + 1u) {{\n"
+                       + "".join(f"      {fold(acc_(o), val('', 'r', o))}\n" for o in range(R)) + "    }\n  }\n")
         last = i32(kos + nk - 1)
-        src.append("  }\n" + "".join("  " + store.replace("ACC", get(acc_(o))).replace("u32(ob)", f"u32(ob + {o} * {last})")
+        src.append("".join("  " + store.replace("ACC", get(acc_(o))).replace("u32(ob)", f"u32(ob + {o} * {last})")
                                       + "\n" for o in range(1, R)))
         src.append("  " + store.replace("ACC", get("acc")) + "\n}\n")
     else:
