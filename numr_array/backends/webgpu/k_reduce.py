@@ -358,9 +358,11 @@ class _Loaded:
         #: outputs per invocation of the thread variant
         self.per = 1
         #: whether the thread variant runs a fast pass first and its outputs again exactly where the fast
-        #: pass says it was not exact (_fuse_reduce's squares), and which pass ``load`` is writing
+        #: pass says it was not exact (``inexact``, a WGSL condition: _fuse_reduce's squares), and which pass
+        #: ``load`` is writing
         self.deferred = False
         self.fast = False
+        self.inexact = ""
 
     def alloc(self, lay: Layout, lib: WgslHelpers) -> None:
         self.xe_k = lay.alloc(1)
@@ -525,7 +527,7 @@ def _build(client, key, kind, variant, ow: WgslType, acc: WgslType, unroll: bool
         src.append("  }\n")
         if xs.deferred:  # the fast pass was not exact for some element: the invocation's outputs again, exactly
             xs.fast = False
-            src.append("  if (!exact_) {\n" + "".join(f"    {acc_(o)} = {put(ident)};\n" for o in range(R))
+            src.append(f"  if ({xs.inexact}) {{\n" + "".join(f"    {acc_(o)} = {put(ident)};\n" for o in range(R))
                        + f"    for (r = 0u; r < {W(k_k)}; r = r + 1u) {{\n"
                        + "".join(f"      {fold(acc_(o), val('', 'r', o))}\n" for o in range(R)) + "    }\n  }\n")
         last = i32(kos + nk - 1)
