@@ -130,11 +130,12 @@ def pass_text(lay: Layout, lib: WgslHelpers, xw: WgslType, c: WgslType, wide: bo
     (the turn's first row) (``ends`` "turn"), or once the block's turns are summed, by invocation i - (the
     block's first row), h then in ``shv[li]`` (``ends`` "block": the run's steps for 256 rows at once, not
     32 rows each turn with their latency; where a subgroup holds whole rows, its lanes end its rows instead,
-    lane l of sg the row of turn l / P, slot l % P (P = sg / L), the sums and values handed over by shuffles
-    without workgroup memory or barriers: the fused logistic regression pass (50k x 32) 6.9 -> 4.0 ms on
-    lavapipe; on an H200 (200k x 64) replays 1-3% faster); with ``bp``, the rows scaled by ``value(t)`` (a compute-type
-    expression for turn t, read by every lane of a row i < n after the rows ended) are summed, turn by turn,
-    into the workgroup's partial sums, d values at binding bp from its offset + d * workgroup. A row's lanes
+    lane l of S the row of turn l / P, slot l % P (P = S / L, S the pipeline's subgroup size, which on some
+    adapters differs from the client's probe), the sums and values handed over by shuffles without workgroup
+    memory or barriers: the fused logistic regression pass (50k x 32) 6.9 -> 4.0 ms on lavapipe; on an H200
+    (200k x 64) replays 1-3% faster); with ``bp``, the rows scaled by ``value(t)`` (a compute-type expression
+    for turn t, read by every lane of a row i < n after the rows ended) are summed, turn by turn, into the
+    workgroup's partial sums, d values at binding bp from its offset + d * workgroup. A row's lanes
     are summed by subgroup shuffles where they are at most ``sg`` (the client's ``subgroup_rows``), else in
     workgroup memory with a barrier per level: the same tree (lane gl adds lane gl + s, s = L/2, ..., 1), so
     the same bits."""
@@ -149,11 +150,7 @@ def pass_text(lay: Layout, lib: WgslHelpers, xw: WgslType, c: WgslType, wide: bo
     widen = lib.fn("widen", F32) if wide else None
     conv = (lambda e: f"{widen}({e})") if wide else (lambda e: cast(e, xw, c))
     reload = ends == "block" and bw is not None
-    # rows of one subgroup in a turn, where a subgroup holds whole rows: then a block's 256 rows are its
-    # subgroups' (P rows a turn, L turns: one row per lane), and a fused pass hands them between lanes by
-    # shuffles, without workgroup memory or barriers (``gather``)
-    P = sg // L if 1 < L <= sg else 0
-    gather = reload and P > 0
+    gather = reload and gathers(d, sg)
     run = RUN_BYTES // xw.dtype.itemsize
     if d % (run * L) == 0:  # lane gl's columns: runs of ``run`` (RUN_BYTES)
         col = [f"{run}u * gl + {(j // run) * run * L + j % run}u" for j in range(D)]
@@ -194,8 +191,8 @@ def pass_text(lay: Layout, lib: WgslHelpers, xw: WgslType, c: WgslType, wide: bo
     def accumulate(turns) -> list[str]:  # the turns' rows scaled by their values into the accumulators
         a = []
         for u in turns:
-            if gather:  # row (u, slot) of the subgroup ended in its lane u P + slot (every lane shuffles)
-                a.append(f"    let vs{u} = subgroupShuffle(vb, {u * P}u + ti % {P}u);\n")
+            if gather:  # row (u, slot) of the subgroup ended in its lane u rows_ + slot (every lane shuffles)
+                a.append(f"    let vs{u} = subgroupShuffle(vb, {u}u * rows_ + slot_);\n")
             a.append(f"    if (r{u} < n) {{\n      let v_ = {f'vs{u}' if gather else value(u)};\n")
             if reload:
                 # the rows loaded again (from the cache): the block's X values are not held in registers
@@ -215,8 +212,13 @@ def pass_text(lay: Layout, lib: WgslHelpers, xw: WgslType, c: WgslType, wide: bo
               for j in range(D)]
     if bp is not None:
         t += [f"  var acc{j} = {zero};\n" for j in range(D)]
-    if gather:
-        t.append(f"  let sl = li % {sg}u;\n  var hs = {zero};\n")
+    if gather:  # (the pipeline's own subgroup size: it may differ from the client's probe on some adapters)
+        # rows_: a subgroup's rows in a turn; the invocation's row slot in them (slot_), the lane whose sum
+        # it takes (from_), the row of a block it ends (mine_)
+        t.append(f"  let rows_ = subgroup_size / {L}u;\n  let slot_ = ti % rows_;\n"
+                 f"  let from_ = (sl % rows_) * {L}u + sl / rows_;\n"
+                 f"  let mine_ = (sl / rows_) * {R}u + (li / subgroup_size) * rows_ + sl % rows_;\n"
+                 f"  var hs = {zero};\n")
     t.append("  loop {\n    if (bb >= n) { break; }\n")
     ahead = min(L, TURNS_AHEAD)
     for g0 in range(0, L, ahead):  # the block's rows, ``ahead`` turns' loads in flight together
@@ -254,10 +256,9 @@ def pass_text(lay: Layout, lib: WgslHelpers, xw: WgslType, c: WgslType, wide: bo
         if bp is not None and not reload:
             t += accumulate(turns)
     if gather:
-        # lane k of a row's lanes offers turn k's sum; lane l of a subgroup ends row (turn l / P, slot l % P),
-        # whose lanes are (l % P) L ... (the same bits as the block's sums read from workgroup memory)
-        t.append(f"    let hb = subgroupShuffle(hs, (sl % {P}u) * {L}u + sl / {P}u);\n"
-                 f"    var vb = {zero};\n    let i = bb + (sl / {P}u) * {R}u + (li / {sg}u) * {P}u + sl % {P}u;\n"
+        # lane k of a row's lanes offers turn k's sum; lane l of a subgroup ends row (turn l / rows_, slot
+        # l % rows_), whose lanes are (l % rows_) L ... (the same bits as the block's sums read from workgroup memory)
+        t.append(f"    let hb = subgroupShuffle(hs, from_);\n    var vb = {zero};\n    let i = bb + mine_;\n"
                  "    if (i < n) {\n" + row_end("hb", "vb") + "    }\n")
     elif ends == "block" and bw is not None and L > 1:  # (the last turn's tree ended with a barrier)
         t.append("    if (bb + li < n) {\n      let i = bb + li;\n" + row_end("shv[li]") + "    }\n"
@@ -278,10 +279,21 @@ def pass_text(lay: Layout, lib: WgslHelpers, xw: WgslType, c: WgslType, wide: bo
     return "".join(t)
 
 
-def _entry(lay: Layout, decls: str, lib: WgslHelpers, c: WgslType, body: str, shared: str = "") -> str:
+def gathers(d: int, sg: int) -> bool:
+    """Whether a fused pass over rows of ``d`` columns hands its rows between a subgroup's lanes (``pass_text``):
+    a row's lanes more than one and within a subgroup (``sg``, the client's ``subgroup_rows``)."""
+    return 1 < lanes(d) <= sg
+
+
+def _entry(lay: Layout, decls: str, lib: WgslHelpers, c: WgslType, body: str, shared: str = "",
+           subgroup: bool = False) -> str:
+    """The shader around ``body``; ``subgroup``: with the invocation's subgroup size and index in it
+    (``subgroup_size``, ``sl``)."""
+    params = (", @builtin(subgroup_size) subgroup_size: u32, @builtin(subgroup_invocation_id) sl: u32"
+              if subgroup else "")
     return (lay.block() + decls + lib.source() + f"var<workgroup> sh: array<{c.ct}, 256>;\n" + shared
             + "@compute @workgroup_size(256)\n"
-            "fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) li: u32) {\n"
+            f"fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) li: u32{params}) {{\n"
             + body + "}\n")
 
 
@@ -487,7 +499,9 @@ def fused_step(client, rows: PassRecord, recs: list[MapRecord], cols: PassRecord
     scalars = range(len(words), len(words) + len(tail_words))
     words += tail_words
     words += [n, rows.eoffs[1], rows.eoffs[2], cols.eoffs[0]]
-    source = _entry(lay, decls, lib, c, body, f"var<workgroup> shv: array<{c.ct}, 256>;\n")
+    gather = gathers(d, client.subgroup_rows)
+    source = _entry(lay, decls, lib, c, body, "" if gather else f"var<workgroup> shv: array<{c.ct}, 256>;\n",
+                    subgroup=gather)
     source = baked(source, words, scalars)
     pipe = client.pipeline(("matvec", "fused", source), lambda: source, 4 + len(views), lay.nbytes, captured=True)
     binds = cols.binds[0:3] + rows.binds[3:6] + rows.binds[6:9] + rows.binds[0:3] + \
