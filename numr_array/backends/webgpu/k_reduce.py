@@ -512,24 +512,30 @@ def _build(client, key, kind, variant, ow: WgslType, acc: WgslType, unroll: bool
         src += [body[0].replace("var q = oi;", f"var q = oi * {R}u;")] + body[1:] if R > 1 else body
         if R > 1:
             src.append(xs.bases(R))
+
+        def elements(fresh: bool) -> str:
+            # every element of the invocation's outputs into their states, from r, in the order of eager's bits:
+            # four elements' loads in flight where x is positional, then one at a time. ``fresh``: every fold
+            # written now, for the pass xs.fast names (walk's was written before a fast pass began)
+            t = ""
+            if xs.positional:
+                t += (f"  loop {{\n    if (r + 3u >= {W(k_k)}) {{ break; }}\n"
+                      + "".join(f"    let {v_(k, o)} = {val(xs.at(f'r + {k}u'), f'(r + {k}u)', o)};\n"
+                                for k in range(4) for o in range(R))
+                      + "".join(f"    {fold(acc_(o), v_(k, o))}\n" for k in range(4) for o in range(R))
+                      + "    r = r + 4u;\n  }\n")
+            t += f"  for (; r < {W(k_k)}; r = r + 1u) {{\n"
+            t += "".join([] if fresh else walk)
+            t += "".join(f"    {fold(acc_(o), val('', 'r', o))}\n" for o in range(0 if fresh else 1, R))
+            return t + "  }\n"
+
         xs.fast = xs.deferred
-        src.append("".join(f"  var {acc_(o)} = {put(ident)};\n" for o in range(R)) + "  var r = 0u;\n")
-        if xs.positional:  # four elements' loads in flight, combined in the loop's order (its bits)
-            src.append(f"  loop {{\n    if (r + 3u >= {W(k_k)}) {{ break; }}\n"
-                       + "".join(f"    let {v_(k, o)} = {val(xs.at(f'r + {k}u'), f'(r + {k}u)', o)};\n"
-                                 for k in range(4) for o in range(R))
-                       + "".join(f"    {fold(acc_(o), v_(k, o))}\n" for k in range(4) for o in range(R))
-                       + "    r = r + 4u;\n  }\n")
-        src.append(f"  for (; r < {W(k_k)}; r = r + 1u) {{\n")
-        # (walk's fold was written before the fast pass began: a deferred one is written again)
-        src += [] if xs.deferred else walk
-        src += [f"    {fold(acc_(o), val('', 'r', o))}\n" for o in range(0 if xs.deferred else 1, R)]
-        src.append("  }\n")
+        src.append("".join(f"  var {acc_(o)} = {put(ident)};\n" for o in range(R)) + "  var r = 0u;\n"
+                   + elements(xs.deferred))
         if xs.deferred:  # the fast pass was not exact for some element: the invocation's outputs again, exactly
             xs.fast = False
-            src.append(f"  if ({xs.inexact}) {{\n" + "".join(f"    {acc_(o)} = {put(ident)};\n" for o in range(R))
-                       + f"    for (r = 0u; r < {W(k_k)}; r = r + 1u) {{\n"
-                       + "".join(f"      {fold(acc_(o), val('', 'r', o))}\n" for o in range(R)) + "    }\n  }\n")
+            src.append(f"  if ({xs.inexact}) {{\n" + "".join(f"  {acc_(o)} = {put(ident)};\n" for o in range(R))
+                       + "  r = 0u;\n" + elements(True) + "  }\n")
         last = i32(kos + nk - 1)
         src.append("".join("  " + store.replace("ACC", get(acc_(o))).replace("u32(ob)", f"u32(ob + {o} * {last})")
                                       + "\n" for o in range(1, R)))
