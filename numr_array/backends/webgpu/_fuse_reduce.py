@@ -35,16 +35,13 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, NamedTuple
 
-from ... import _dtypes as dt
 from ..._tensor import contiguous_strides
 from ._fused_bodies import _M32, _opaque, bodies
 from ._map_template import MapRecord
 from ._shader import Layout, groups, pack_words
-from ._types import WGSL_TYPES, wt
+from ._types import F32, wt
 from ._views import collapse
 from .k_reduce import ReduceRecord, _build, _i32
-
-F32 = WGSL_TYPES[dt.float32]
 
 if TYPE_CHECKING:
     from ._client import WebGPUClient

@@ -571,7 +571,7 @@ def _build(client, key, kind, variant, ow: WgslType, acc: WgslType, unroll: bool
                        "    r = r + 4u * step;\n  }\n")
         src.append(f"  for (; r < {W(k_k)}; r = r + step) {{\n")
         src += walk
-        src.append(f"  }}\n  sh[li] = {tput(get('acc'))};\n  workgroupBarrier();\n"
+        src.append(f"  }}\n  sh[li] = {'acc' if tree == bits else tput('acc')};\n  workgroupBarrier();\n"
                    f"  for (var s = {RL // 2}u; s > 0u; s = s >> 1u) {{\n"
                    f"    if (rl < s) {{ sh[li] = {tput(comb(tget('sh[li]'), tget(f'sh[li + s * {C}u]')))}; }}\n"
                    "    workgroupBarrier();\n  }\n"
