@@ -269,3 +269,37 @@ def test_subgroup_probe():
         assert sg in (2, 4, 8, 16, 32)
     else:
         assert sg == 0
+
+
+@pytest.mark.parametrize("d", [16, 64, 128])
+def test_rows_read_as_vectors_give_the_value_loads_bits(d, flushing):
+    """Where X's offset is a multiple of a run of four float32 (_matvec.vector), a lane's run is one vector
+    load; X one element further on is read value by value: X @ w, X.T @ v and a captured logistic regression
+    step (the fused pass) have the same bits either way."""
+    rng = np.random.default_rng(d)
+    n = 3001
+    inputs, kw = workloads.make_logreg(np.random.default_rng(d), n, d, 2)
+    X, y, w0 = inputs["X"], inputs["y"], inputs["w0"]
+    w, v = rng.standard_normal(d).astype(np.float32), rng.standard_normal(n).astype(np.float32)
+
+    def results(shift: int) -> tuple[list, set]:
+        before = set(client._pipelines)
+        Xd = xp.reshape(on(np.concatenate([np.ones(shift, np.float32), X.ravel()]))[shift:], (n, d))
+        assert Xd._offset == shift
+        with xp.capture(device=DEV) as g:
+            got = workloads.logreg(xp, Xd, on(y), on(w0), **kw)
+        g.replay()
+        assert fused(g) == 2
+        out = [bits(Xd @ on(w)), bits(Xd.T @ on(v)), bits(got[0])]
+        made = set(client._pipelines) - before
+        # (the eager passes' keys end with the values a load takes; a fused pass's key is its source)
+        vec = {k[-1] for k in made if k[:2] in (("matvec", "rows"), ("matvec", "cols"))}
+        vec |= {4 if "array<vec4<f32>>" in k[2] else 1 for k in made if k[:2] == ("matvec", "fused")}
+        return out, vec
+
+    client._pipelines.clear()
+    aligned, vec_aligned = results(0)
+    client._pipelines.clear()
+    shifted, vec_shifted = results(1)
+    assert vec_aligned == {4} and vec_shifted == {1}
+    assert aligned == shifted

@@ -65,8 +65,10 @@ CPU_GROUPS = 32
 PARTS_AHEAD = 8
 #: bytes of a row a lane takes together where the row divides into such runs for every lane (float32: columns
 #: 4 gl .. 4 gl + 3, 4 (gl + L) ..., as the CUDA pass): on an H200 (200k x 64 float32, flushing adapter) the fused
-#: logistic regression pass took 41.7 µs against 44.4 with every L-th column from gl (GPU timestamps), and 20%
-#: longer where the runs were read as 16-byte vectors (array<vec4<f32>>) from an aligned X
+#: logistic regression pass took 41.7 µs against 44.4 with every L-th column from gl (GPU timestamps). Where X's
+#: offset is a multiple of a run, a run is one 16-byte vector load (``vector``): the pass 40.2 -> 37.0 µs, the
+#: jitted 50 steps' replay 1982 -> 1840 µs, the same bits (an earlier pass, before rows were handed between
+#: lanes by shuffles, took 20% longer with them)
 RUN_BYTES = 16
 #: the blocks of rows a workgroup takes, at most, on a CPU adapter: its loops stop after
 #: 65535 turns (k_contract's CHUNK)
@@ -90,6 +92,14 @@ def form(client, a: Tensor, v: Tensor, o: Tensor, batch: list, rows: tuple, k: t
     if sai == 1 and sak == N and 0 < N <= MAX_COLS and K >= MIN_ROWS:
         return "cols", K, N
     return None
+
+
+def vector(d: int, xw: WgslType, ex: int) -> int:
+    """Values of X a pass loads at once: a run (``RUN_BYTES``) where the rows divide into runs for every lane
+    and X's element offset ``ex`` is a multiple of one (its binding's offset is: WebGPU aligns those to 256
+    bytes), else 1."""
+    run = RUN_BYTES // xw.dtype.itemsize
+    return run if run > 1 and d % (run * lanes(d)) == 0 and ex % run == 0 else 1
 
 
 def lanes(d: int) -> int:
@@ -118,7 +128,7 @@ def compute_type(client, dtype: dt.DType) -> tuple[WgslType, bool]:
 
 def pass_text(lay: Layout, lib: WgslHelpers, xw: WgslType, c: WgslType, wide: bool, d: int, bx: int,
               bw: int | None = None, row_end=None, value=None, bp: int | None = None, ends: str = "turn",
-              sg: int = 0) -> str:
+              sg: int = 0, vec: int = 1) -> str:
     """The statements of a pass's entry point over the rows of the n x d C-contiguous X (binding ``bx`` of
     ``xw``), its words allocated in ``lay``: n, X's element offset, then w's (with ``bw``), then the partial
     sums' (with ``bp``).
@@ -138,7 +148,7 @@ def pass_text(lay: Layout, lib: WgslHelpers, xw: WgslType, c: WgslType, wide: bo
     workgroup's partial sums, d values at binding bp from its offset + d * workgroup. A row's lanes
     are summed by subgroup shuffles where they are at most ``sg`` (the client's ``subgroup_rows``), else in
     workgroup memory with a barrier per level: the same tree (lane gl adds lane gl + s, s = L/2, ..., 1), so
-    the same bits."""
+    the same bits. ``vec`` > 1 (``vector``): X's binding holds vectors of that many values, a lane's run one load."""
     W = Layout.word
     L = lanes(d)
     D = -(-d // L)
@@ -162,8 +172,11 @@ def pass_text(lay: Layout, lib: WgslHelpers, xw: WgslType, c: WgslType, wide: bo
     def guarded(j: int, line: str) -> str:
         return line if inside[j] is None else f"if ({inside[j]}) {{ {line} }}"
 
-    def load(u: int, j: int) -> str:  # column j of turn u's row into x{u}_{j}
-        return guarded(j, f"x{u}_{j} = ld{bx}(ex + r{u} * {d}u + {col[j]});")
+    def loads(u: int) -> list[str]:  # turn u's row's columns into x{u}_0 ...
+        if vec == 1:
+            return [guarded(j, f"x{u}_{j} = ld{bx}(ex + r{u} * {d}u + {col[j]});") for j in range(D)]
+        return [f"{{ let q_ = ld{bx}((ex + r{u} * {d}u + {col[j]}) / {vec}u); "
+                + " ".join(f"x{u}_{j + k} = q_.{'xyzw'[k]};" for k in range(vec)) + " }" for j in range(0, D, vec)]
 
     def per_row(u: int, ind: str, known: bool, lines) -> list[str]:
         # ``lines(cv)`` (statements over turn u's values converted by cv) for turn u. Wide: one test per row's
@@ -197,7 +210,7 @@ def pass_text(lay: Layout, lib: WgslHelpers, xw: WgslType, c: WgslType, wide: bo
             if reload:
                 # the rows loaded again (from the cache): the block's X values are not held in registers
                 # across the run's steps (libm code beside them left a fused pass at a third of the memory rate)
-                a += [f"      {load(u, j)}\n" for j in range(D)]
+                a += [f"      {x}\n" for x in loads(u)]
             a += per_row(u, "      ", bw is not None, lambda cv: [
                 "      " + guarded(j, f"acc{j} = fma(v_, {cv(f'x{u}_{j}')}, acc{j});") + "\n" for j in range(D)])
             a.append("    }\n")
@@ -226,7 +239,7 @@ def pass_text(lay: Layout, lib: WgslHelpers, xw: WgslType, c: WgslType, wide: bo
         for u in turns:
             t.append(f"    let r{u} = bb + {u * R}u + ti;\n"
                      + "".join(f"    var x{u}_{j} = {lit(xw, 0)};\n" for j in range(D))
-                     + f"    if (r{u} < n) {{\n" + "".join(f"      {load(u, j)}\n" for j in range(D)) + "    }\n")
+                     + f"    if (r{u} < n) {{\n" + "".join(f"      {x}\n" for x in loads(u)) + "    }\n")
         for u in turns if bw is not None else ():
             t.append(f"    var h{u} = {zero};\n")
             t += per_row(u, "    ", False, lambda cv: [
@@ -387,22 +400,23 @@ def run(client, kind: str, n: int, d: int, a: Tensor, v: Tensor, o: Tensor, so: 
     dest = o if kind == "rows" else _temp(client, (G, d), c.dtype)
     (b1, e1), (b2, e2), (b3, e3) = (bind_whole(client, t) for t in (dest, a, v))
     sg = client.subgroup_rows
-    key = ("matvec", kind, a._dtype, d, wide, sg)
+    vec = vector(d, xw, e2)
+    key = ("matvec", kind, a._dtype, d, wide, sg, vec)
     pipe = client.cached_pipeline(key)
     if pipe is None:
         lay = Layout()
         lib = WgslHelpers(client.has_f64)
         if kind == "rows":
             eo_k, so_k = lay.alloc(1), lay.alloc(1)
-            body = pass_text(lay, lib, xw, c, wide, d, 2, bw=3, sg=sg, row_end=lambda h: (
+            body = pass_text(lay, lib, xw, c, wide, d, 2, bw=3, sg=sg, vec=vec, row_end=lambda h: (
                 f"      st1(u32({_i32(eo_k)} + i32(i) * {_i32(so_k)}), {_result(lib, c, wide, ow, h)});\n"))
         else:
             ev_k = lay.alloc(1)
             widen = lib.fn("widen", F32) if wide else None
             vload = f"ld3({Layout.word(ev_k)} + r{{}})"
-            body = pass_text(lay, lib, xw, c, wide, d, 2, bp=1, value=lambda u: (
+            body = pass_text(lay, lib, xw, c, wide, d, 2, bp=1, vec=vec, value=lambda u: (
                 f"{widen}({vload.format(u)})" if wide else cast(vload.format(u), xw, c)))
-        decls = bindings([(wt(dest._dtype), True, False), (xw, False, False), (xw, False, False)])
+        decls = bindings([(wt(dest._dtype), True, False), (xw, False, False, vec), (xw, False, False)])
         source = _entry(lay, decls, lib, c, body)
         pipe = client.pipeline(key, lambda: source, 3, lay.nbytes)
     # (rows: the result's offset and stride, then n, X's offset, w's; cols: v's offset, n, X's, the parts')
@@ -488,9 +502,10 @@ def fused_step(client, rows: PassRecord, recs: list[MapRecord], cols: PassRecord
                 + ("" if z_stored else f"      st4(u32({_i32(ez_k)} + i32(i) * {_i32(sz_k)}), zr);\n") + elements
                 + "".join(text) + f"      {dest} = {vc};\n")
 
+    vec = vector(d, xw, rows.eoffs[1])
     body = pass_text(lay, lib, xw, c, wide, d, 2, bw=3, row_end=row_end, bp=1, ends="block",
-                     value=lambda u: f"shv[{u * (256 // L)}u + ti]", sg=client.subgroup_rows)
-    decls = bindings([(c, True, False), (xw, False, False), (xw, False, False), (xw, True, False)]
+                     value=lambda u: f"shv[{u * (256 // L)}u + ti]", sg=client.subgroup_rows, vec=vec)
+    decls = bindings([(c, True, False), (xw, False, False, vec), (xw, False, False), (xw, True, False)]
                      + [(w, stored, stored) for _, w, stored, *_ in views])
     G = cols.groups
     words = [G * 256, G, 0, 0, rows.eoffs[0], rows.so & _M32]

@@ -53,12 +53,18 @@ class Layout:
         return max(16, (self.n + 3) // 4 * 16)
 
 
-def bindings(tensors: list[tuple[WgslType, bool, bool]]) -> str:
+def bindings(tensors: list[tuple]) -> str:
     """Declarations and accessors of tensor bindings 1..: for each (wt, written, read_back) binding k
-    there is ``ldK(e)`` (unless written without read_back) and ``stK(e, v)`` (when written)."""
+    there is ``ldK(e)`` (unless written without read_back) and ``stK(e, v)`` (when written); a fourth item
+    V > 1 declares a read binding of vectors of V values, ``ldK(e)`` then vector e (elements V e ...)."""
     out = []
-    for k, (w, written, read_back) in enumerate(tensors, start=1):
+    for k, (w, written, read_back, *vec) in enumerate(tensors, start=1):
         name = f"b{k}"
+        if vec and vec[0] > 1:
+            vt = f"vec{vec[0]}<{w.ct}>"
+            out.append(f"@group(0) @binding({k}) var<storage, read_write> {name}: array<{vt}>;\n"
+                       f"fn ld{k}(e: u32) -> {vt} {{ return {name}[e]; }}\n")
+            continue
         out.append(storage_decl(w, name, k, atomic=written))
         if not written or read_back:
             out.append(load_fn(w, f"ld{k}", name, atomic=written))
