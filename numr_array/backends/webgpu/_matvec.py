@@ -62,7 +62,7 @@ TURNS_AHEAD = 2
 GROUPS = 512
 CPU_GROUPS = 32
 #: loads in flight per invocation of the parts' sum (its time is their latency)
-PARTS_AHEAD = 8
+PARTS_AHEAD = 32
 #: bytes of a row a lane takes together where the row divides into such runs for every lane (float32: columns
 #: 4 gl .. 4 gl + 3, 4 (gl + L) ..., as the CUDA pass): on an H200 (200k x 64 float32, flushing adapter) the fused
 #: logistic regression pass took 41.7 µs against 44.4 with every L-th column from gl (GPU timestamps). Where X's
@@ -319,8 +319,9 @@ def parts_text(lay: Layout, lib: WgslHelpers, c: WgslType, ow: WgslType, wide: b
     """The statements of the one-workgroup sum of ``X.T @ v``'s partial sums (G rows of d compute values, binding
     b[1]) into the result (binding b[0], stride so), its words allocated in ``lay``: G, the parts' offset, the
     result's offset and stride. Invocation (r, c) of the first q * d (q = 256 // d) sums rows r, r + q, ... of
-    column c in increasing order, PARTS_AHEAD loads in flight; invocation c < d then the q sums in order; ``sh``: the
-    workgroup array of 256 compute values."""
+    column c in increasing order, PARTS_AHEAD loads in flight (the last fewer than PARTS_AHEAD too, each added
+    where it is a row); invocation c < d then the q sums in order; ``sh``: the workgroup array of 256 compute
+    values."""
     W = Layout.word
     g_k, ep_k, eo_k, so_k = (lay.alloc(1) for _ in range(4))
     q = 256 // d
@@ -332,8 +333,10 @@ def parts_text(lay: Layout, lib: WgslHelpers, c: WgslType, ow: WgslType, wide: b
             + "".join(f"      let a{k} = {ld(f'g + {k * q}u')};\n" for k in range(PARTS_AHEAD))
             + "".join(f"      s = s + a{k};\n" for k in range(PARTS_AHEAD))
             + f"      g = g + {PARTS_AHEAD * q}u;\n    }}\n"
-            f"    loop {{\n      if (g >= {G}) {{ break; }}\n      s = s + {ld('g')};\n      g = g + {q}u;\n    }}\n"
-            f"  }}\n  {sh}[li] = s;\n  workgroupBarrier();\n"
+            + "".join(f"    var t{k} = {lit(c, 0)};\n    if (g + {k * q}u < {G}) {{ t{k} = {ld(f'g + {k * q}u')}; }}\n"
+                      for k in range(PARTS_AHEAD - 1))
+            + "".join(f"    if (g + {k * q}u < {G}) {{ s = s + t{k}; }}\n" for k in range(PARTS_AHEAD - 1))
+            + f"  }}\n  {sh}[li] = s;\n  workgroupBarrier();\n"
             f"  if (li < {d}u) {{\n    var t = {sh}[li];\n"
             f"    for (var k = 1u; k < {q}u; k = k + 1u) {{ t = t + {sh}[k * {d}u + li]; }}\n"
             f"    st{b[0]}(u32(i32({W(eo_k)}) + i32(li) * {_i32(so_k)}), {_result(lib, c, wide, ow, 't')});\n  }}\n")
