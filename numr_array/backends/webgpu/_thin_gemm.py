@@ -41,6 +41,12 @@ SHARED_BYTES = 16384
 #: short. k-means' 16 x 200k x 32 float32 on an H200 (GPU timestamps): with 8, 38.2 µs and 782 parts summed
 #: in two dispatches (9.6 + 5.8); with 16, 39.1 and 391 parts in one (9.4); 32, 64: 56, 69 µs
 TILES_PER_GROUP = 16
+#: the most values of k per tile where the outputs are at least ``WIDE_OUT`` (a workgroup's share of k is still
+#: TILES_PER_GROUP tiles of ``tile``'s, so the bits are the same): on an H200 (GPU timestamps) k-means' 16 x 200k
+#: x 32 float32 took 35.7 µs with 16 against 38.4 with 32, 32 x 200k x 32 65.9 against 78.6; 64 x 100k x 16
+#: (16 already) 159 against 222 with twice the k per workgroup; 8 x 1M x 8, 3 x 1M x 7 slower with 16 than 64
+WIDE_TILE = 16
+WIDE_OUT = 512
 _M32 = 0xFFFFFFFF
 
 
@@ -151,10 +157,11 @@ def partial_products(client, x1: Tensor, x2: Tensor, n: tuple, m: tuple, k: tupl
     """x1 @ x2 (``takes``) as partial products, one per workgroup (G x N x M, the operands' dtype), for the
     caller to sum over the first axis."""
     N, M, K = n[0], m[0], k[0]
-    T = tile(N, M)
-    tiles = -(-K // T)
+    span = tile(N, M)  # a workgroup takes about TILES_PER_GROUP of these
+    T = min(span, WIDE_TILE) if N * M >= WIDE_OUT else span
+    tiles = -(-K // span)
     G = max(1, min(-(-tiles // TILES_PER_GROUP), MAX_GROUPS))
-    KP = -(-tiles // G) * T
+    KP = -(-tiles // G) * span
     G = -(-K // KP)
     parts = _temp(client, (G, N, M), x1._dtype)
     (b1, e1), (b2, e2), (bp, ep) = (bind_whole(client, t) for t in (x1, x2, parts))
