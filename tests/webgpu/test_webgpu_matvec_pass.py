@@ -309,17 +309,17 @@ def test_rows_read_as_vectors_give_the_value_loads_bits(d, flushing):
 def test_partial_sums_added_in_order_whatever_the_loads_in_flight(n, d, monkeypatch):
     """X.T @ v's partial sums (one per workgroup; up to GROUPS here, as on a GPU) are added in increasing
     order by each lane whatever PARTS_AHEAD is (loads in flight; the last fewer than it, guarded): the same
-    bits with 1, 5 and 32, within float32 sums' error of NumPy."""
+    bits with 1, 5, 32 and 128, within float32 sums' error of NumPy."""
     monkeypatch.setattr(_matvec, "CPU_GROUPS", _matvec.GROUPS)
     rng = np.random.default_rng(n)
     X, v = rng.standard_normal((n, d)).astype(np.float32), rng.standard_normal(n).astype(np.float32)
     Xd, vd = on(X), on(v)
     got = {}
-    for ahead in (1, 5, 32):
+    for ahead in (1, 5, 32, 128):
         monkeypatch.setattr(_matvec, "PARTS_AHEAD", ahead)
         client._pipelines.clear()
         got[ahead] = bits(Xd.T @ vd)
-    assert got[1] == got[5] == got[32]
+    assert got[1] == got[5] == got[32] == got[128]
     assert _matvec.grid(n, d, True) > 32 * 256 // d  # (more rows of parts per lane than 32)
     r = host(Xd.T @ vd)
     assert np.all(np.abs(r - X.T.astype(np.float64) @ v) <= 2e-6 * (np.abs(X.T) @ np.abs(v).astype(np.float64)))

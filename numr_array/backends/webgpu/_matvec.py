@@ -61,8 +61,10 @@ PER_LANE = 8
 TURNS_AHEAD = 2
 GROUPS = 512
 CPU_GROUPS = 32
-#: loads in flight per invocation of the parts' sum (its time is their latency)
-PARTS_AHEAD = 32
+#: loads in flight per invocation of the parts' sum, at most (its time is their latency; ``ahead``): a lane's
+#: rows of parts in one turn where a pass of 512 workgroups took X of 64 columns (98 rows; on an H200 the jitted
+#: logistic regression's replay took 1732 µs with 128, 1803 with 32, 1872 with 64, the same bits)
+PARTS_AHEAD = 128
 # Measured on an H200 and not kept (the fused logistic regression step, pass and parts' sum, GPU timestamps; the
 # same bits): the end's column trees four at a time in 8 KiB of workgroup memory (6 barriers, not 48; the pass
 # without its trees saves 2.4 µs a step): 71 against 54 µs a step; the next block's first turns loaded during
@@ -319,14 +321,19 @@ def _result(lib: WgslHelpers, c: WgslType, wide: bool, ow: WgslType, h: str) -> 
     return f"{lib.fn('narrow', F32)}({h})" if wide else cast(h, c, ow)
 
 
-def parts_text(lay: Layout, lib: WgslHelpers, c: WgslType, ow: WgslType, wide: bool, d: int,
+def ahead(G: int, d: int) -> int:
+    """Loads in flight per invocation of the sum of G partial sums of d columns: its rows of them, at most
+    PARTS_AHEAD (fewer where there are fewer: a CPU adapter's compiler takes longer with each)."""
+    return max(1, min(PARTS_AHEAD, -(-G // (256 // d))))
+
+
+def parts_text(lay: Layout, lib: WgslHelpers, c: WgslType, ow: WgslType, wide: bool, d: int, A: int,
                b: tuple[int, int] = (1, 2), sh: str = "sh") -> str:
     """The statements of the one-workgroup sum of ``X.T @ v``'s partial sums (G rows of d compute values, binding
     b[1]) into the result (binding b[0], stride so), its words allocated in ``lay``: G, the parts' offset, the
     result's offset and stride. Invocation (r, c) of the first q * d (q = 256 // d) sums rows r, r + q, ... of
-    column c in increasing order, PARTS_AHEAD loads in flight (the last fewer than PARTS_AHEAD too, each added
-    where it is a row); invocation c < d then the q sums in order; ``sh``: the workgroup array of 256 compute
-    values."""
+    column c in increasing order, ``A`` loads in flight (``ahead``; the last fewer than A too, each added where
+    it is a row); invocation c < d then the q sums in order; ``sh``: the workgroup array of 256 compute values."""
     W = Layout.word
     g_k, ep_k, eo_k, so_k = (lay.alloc(1) for _ in range(4))
     q = 256 // d
@@ -334,13 +341,13 @@ def parts_text(lay: Layout, lib: WgslHelpers, c: WgslType, ow: WgslType, wide: b
     ld = lambda g: f"ld{b[1]}({ep} + ({g}) * {d}u + c_)"
     return (f"  let c_ = li % {d}u;\n  let r_ = li / {d}u;\n  var s = {lit(c, 0)};\n"
             f"  if (r_ < {q}u) {{\n    var g = r_;\n"
-            f"    loop {{\n      if (g + {(PARTS_AHEAD - 1) * q}u >= {G}) {{ break; }}\n"
-            + "".join(f"      let a{k} = {ld(f'g + {k * q}u')};\n" for k in range(PARTS_AHEAD))
-            + "".join(f"      s = s + a{k};\n" for k in range(PARTS_AHEAD))
-            + f"      g = g + {PARTS_AHEAD * q}u;\n    }}\n"
+            f"    loop {{\n      if (g + {(A - 1) * q}u >= {G}) {{ break; }}\n"
+            + "".join(f"      let a{k} = {ld(f'g + {k * q}u')};\n" for k in range(A))
+            + "".join(f"      s = s + a{k};\n" for k in range(A))
+            + f"      g = g + {A * q}u;\n    }}\n"
             + "".join(f"    var t{k} = {lit(c, 0)};\n    if (g + {k * q}u < {G}) {{ t{k} = {ld(f'g + {k * q}u')}; }}\n"
-                      for k in range(PARTS_AHEAD - 1))
-            + "".join(f"    if (g + {k * q}u < {G}) {{ s = s + t{k}; }}\n" for k in range(PARTS_AHEAD - 1))
+                      for k in range(A - 1))
+            + "".join(f"    if (g + {k * q}u < {G}) {{ s = s + t{k}; }}\n" for k in range(A - 1))
             + f"  }}\n  {sh}[li] = s;\n  workgroupBarrier();\n"
             f"  if (li < {d}u) {{\n    var t = {sh}[li];\n"
             f"    for (var k = 1u; k < {q}u; k = k + 1u) {{ t = t + {sh}[k * {d}u + li]; }}\n"
@@ -370,17 +377,18 @@ def _sum_partials(client, parts: Tensor, o: Tensor, so: int, c: WgslType, wide: 
     type c), by one workgroup."""
     G, d = parts._shape
     ow = wt(o._dtype)
-    key = ("matvec", "parts", o._dtype, d, wide)
+    A = ahead(G, d)
+    key = ("matvec", "parts", o._dtype, d, wide, A)
     pipe = client.cached_pipeline(key)
     if pipe is None:
         lay = Layout()
         lib = WgslHelpers(client.has_f64)
-        body = parts_text(lay, lib, c, ow, wide, d)
+        body = parts_text(lay, lib, c, ow, wide, d, A)
         source = _entry(lay, bindings([(ow, True, False), (c, False, False)]), lib, c, body)
         pipe = client.pipeline(key, lambda: source, 2, lay.nbytes)
     (b1, e1), (b2, e2) = bind_whole(client, o), bind_whole(client, parts)
     words = [256, 1, 0, 0, G, e2, e1, so & _M32]
-    record = PartsRecord((c, ow, wide, d), words, b1 + b2, (ow, c)) if client.capturing else None
+    record = PartsRecord((c, ow, wide, d, A), words, b1 + b2, (ow, c)) if client.capturing else None
     client.dispatch(pipe, pack_words(words), b1 + b2, (1, 1, 1), record)
 
 
