@@ -27,6 +27,12 @@ product in a register), and the run's value reaches the row's lanes by subgroup 
 where a row's lanes span subgroups). Its bits are
 eager's: the dot product and the accumulation are the same code, the run's bodies each launch's expression
 (``_fused_bodies``).
+
+Measured on an H200 and not kept (the fused logistic regression step, pass and parts' sum, GPU timestamps; the
+same bits): the end's column trees four at a time in 8 KiB of workgroup memory (6 barriers, not 48; the pass
+without its trees saves 2.4 µs a step): 71 against 54 µs a step; the next block's first turns loaded during
+this block's run: 72. Both hold more per workgroup while the block's rows wait in the cache for their second
+read, which may be why.
 """
 
 from __future__ import annotations
@@ -61,15 +67,10 @@ PER_LANE = 8
 TURNS_AHEAD = 2
 GROUPS = 512
 CPU_GROUPS = 32
-#: loads in flight per invocation of the parts' sum, at most (its time is their latency; ``ahead``): a lane's
-#: rows of parts in one turn where a pass of 512 workgroups took X of 64 columns (98 rows; on an H200 the jitted
-#: logistic regression's replay took 1732 µs with 128, 1803 with 32, 1872 with 64, the same bits)
+#: loads in flight per invocation of the parts' sum, at most (its time is their latency; ``ahead``): all of a
+#: lane's rows of parts at once for logistic regression's 391 parts of 64 columns (98 rows; on an H200 its jitted
+#: replay took 1732 µs with 128, 1803 with 32, 1872 with 64, the same bits)
 PARTS_AHEAD = 128
-# Measured on an H200 and not kept (the fused logistic regression step, pass and parts' sum, GPU timestamps; the
-# same bits): the end's column trees four at a time in 8 KiB of workgroup memory (6 barriers, not 48; the pass
-# without its trees saves 2.4 µs a step): 71 against 54 µs a step; the next block's first turns loaded during
-# this block's run: 72. Both hold more per workgroup while the block's rows wait in the cache for their second
-# read, which may be why.
 #: bytes of a row a lane takes together where the row divides into such runs for every lane (float32: columns
 #: 4 gl .. 4 gl + 3, 4 (gl + L) ..., as the CUDA pass): on an H200 (200k x 64 float32, flushing adapter) the fused
 #: logistic regression pass took 41.7 µs against 44.4 with every L-th column from gl (GPU timestamps). Where X's
