@@ -1,10 +1,11 @@
-"""What the WebGPU test modules share: random data, operands in several layouts, and the check that
-kernels read nothing back to the host."""
+"""What the WebGPU test modules share: random data, operands in several layouts, the check that kernels
+read nothing back to the host, and the shaders a test's calls build."""
 
 from __future__ import annotations
 
 import contextlib
 import functools
+from collections import OrderedDict
 
 import numpy as np
 
@@ -92,3 +93,20 @@ def call_without_readback(f, *args, **kwargs):
     """``f(*args, **kwargs)``, asserting that it reads no device data back (results are read later)."""
     with no_readback():
         return f(*args, **kwargs)
+
+
+def record_sources(monkeypatch, client) -> dict:
+    """The WGSL source of every shader ``client`` builds from now on, by pipeline key (its caches of
+    pipelines and map plans emptied for the test, so that each shader is built, and seen, anew)."""
+    sources: dict = {}
+    build = client.pipeline
+
+    def pipeline(key, make_source, nbind, ubytes, **kw):
+        sources[key] = make_source()
+        return build(key, make_source, nbind, ubytes, **kw)
+
+    monkeypatch.setattr(client, "_pipelines", {})
+    monkeypatch.setattr(client, "_captured_keys", OrderedDict())
+    monkeypatch.setattr(client, "map_plans", {})
+    monkeypatch.setattr(client, "pipeline", pipeline)
+    return sources

@@ -8,7 +8,6 @@ from __future__ import annotations
 import gc
 import re
 import weakref
-from collections import OrderedDict
 
 import numpy as np
 import pytest
@@ -26,7 +25,7 @@ if get_runtime("webgpu") is None:
 
 from numr_array.backends.webgpu._client import WebGPUGraph  # noqa: E402
 
-from .helpers import DTYPES, FLOAT  # noqa: E402
+from .helpers import DTYPES, FLOAT, record_sources  # noqa: E402
 
 DEV = "webgpu:0"
 dev = xp._device.parse_device(DEV)
@@ -239,16 +238,7 @@ def test_a_fused_shader_gives_each_launch_operands_it_knows_nothing_of(monkeypat
     ulp off eager while registers were ORed with the word zero-extended: the high half, with the sign
     that abs had cleared, passed through known. Lavapipe replays bit for bit either way, so the shader
     text is checked here."""
-    sources = {}
-    build = client.pipeline
-
-    def pipeline(key, make_source, nbind, ubytes, **kw):
-        sources[key] = make_source()
-        return build(key, make_source, nbind, ubytes, **kw)
-
-    monkeypatch.setattr(client, "_pipelines", {})  # every shader of the chain built (and seen) anew
-    monkeypatch.setattr(client, "_captured_keys", OrderedDict())
-    monkeypatch.setattr(client, "pipeline", pipeline)
+    sources = record_sources(monkeypatch, client)  # every shader of the chain built (and seen) anew
     a = (np.linspace(-2, 2, 64) * (1 + 1j if dtype.kind == "c" else 1)).astype(dtype)
     run = _BARRIER_CHAINS[dtype.kind]
     r, want = replay_and_eager(run, a, np.ones_like(a), a[::-1].copy())

@@ -5,7 +5,6 @@ zeros, infinities and NaN; and a captured chain of them replaying eager's bits."
 
 from __future__ import annotations
 
-from collections import OrderedDict
 
 import numpy as np
 import pytest
@@ -15,7 +14,7 @@ from numr_array import _elementwise as ew
 from numr_array.backends import get_runtime
 
 from ..strategies import to_np
-from .helpers import missing
+from .helpers import missing, record_sources
 
 pytestmark = [pytest.mark.webgpu, pytest.mark.filterwarnings("ignore::RuntimeWarning")]
 if get_runtime("webgpu") is None:
@@ -88,21 +87,11 @@ def test_float32_trigonometry_leaves_out_the_float64_libm(monkeypatch):
     """A float32 sin, cos or tan shader carries the float32 kernels, not the float64 functions (fdlibm's
     sin_f64 and its rempio2 with three-part pi/2), which a fused chain would inline at every step."""
     client = xp._device.parse_device(DEV).client
-    sources = []
-    build = client.pipeline
-
-    def pipeline(key, make_source, nbind, ubytes, **kw):
-        sources.append(make_source())
-        return build(key, make_source, nbind, ubytes, **kw)
-
-    monkeypatch.setattr(client, "_pipelines", {})  # every shader built (and seen) anew
-    monkeypatch.setattr(client, "_captured_keys", OrderedDict())
-    monkeypatch.setattr(client, "map_plans", {})
-    monkeypatch.setattr(client, "pipeline", pipeline)
+    sources = record_sources(monkeypatch, client)  # every shader built (and seen) anew
     x = xp.asarray(np.linspace(-3, 3, 64, dtype=np.float32), device=DEV)
     for f in (ew.sin, ew.cos, ew.tan):
         f(x)
-    src = "\n".join(sources)
+    src = "\n".join(sources.values())
     for fn in ("sin_f32", "cos_f32", "tan_f32", "rempio2f_f32", "rempio2fbig_f32"):
         assert f"fn {fn}(" in src, fn
     for fn in ("sin_f64", "cos_f64", "tan_f64", "rempio2_f64", "ksin_f64", "narrow_f32"):
