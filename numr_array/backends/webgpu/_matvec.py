@@ -44,13 +44,11 @@ from ..._tensor import Tensor
 from ._fused_bodies import MAX_OPERANDS, _M32, _opaque, bodies, run_views
 from ._map_template import MapRecord
 from ._shader import Layout, baked, bindings, butterfly, pack_words
-from ._types import F32_NORMAL_GAPS, WGSL_TYPES, WgslType, cast, f32_normal_gap, lit, wt
+from ._types import F32, F32_NORMAL_GAPS, F64, WgslType, cast, f32_normal_gap, lit, wt
 from ._views import bind_whole, whole_words
 from ._wgsl_helpers import WgslHelpers
 from .k_reduce import _i32, _temp
 
-F32 = WGSL_TYPES[dt.float32]
-F64 = WGSL_TYPES[dt.float64]
 
 #: the widest X taken (a lane holds its columns of a block's rows in registers)
 MAX_COLS = 128

@@ -42,14 +42,13 @@ from ..._tensor import Tensor, contiguous_strides
 from ._wgsl_helpers import WgslHelpers
 from ._map_template import MapCodegen, run_map
 from ._shader import Layout, MAX_GROUPS, bindings, butterfly, pack_words
-from ._types import COMPUTE, WgslType, WGSL_TYPES, cast, lit, load_fn, storage_decl, store_fn, wt
+from ._types import COMPUTE, F32, F64, WgslType, WGSL_TYPES, cast, lit, load_fn, storage_decl, store_fn, wt
 from ._views import bind_whole, collapse, overlap
 from .k_reduce import _i32, _temp, reduce
 from . import _matvec, _thin_gemm
 
 I32 = WGSL_TYPES[dt.int32]
 U32 = WGSL_TYPES[dt.uint32]
-F32 = WGSL_TYPES[dt.float32]
 _M32 = 0xFFFFFFFF
 PAD = 4  # extra elements per k-row of x1's tile in workgroup memory: its transposed stores avoid bank conflicts
 
@@ -256,7 +255,7 @@ def rowdot(client, a: Tensor, v: Tensor, o: Tensor, batch: list[tuple[int, int, 
     # converged solver's residual, about 1e-39) stay subnormal as NumPy's instead of becoming 0
     wide = a._dtype == v._dtype == o._dtype and _matvec.compute_type(client, o._dtype)[1]
     if wide:
-        c = WGSL_TYPES[dt.float64]
+        c = F64
     nbatch = math.prod(b[0] for b in batch)
     cpu = _cpu_adapter(client)
     # which direction the invocations of a workgroup run along: each operand that changes along the
