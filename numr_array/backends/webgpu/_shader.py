@@ -61,6 +61,8 @@ def bindings(tensors: list[tuple]) -> str:
     for k, (w, written, read_back, *vec) in enumerate(tensors, start=1):
         name = f"b{k}"
         if vec and vec[0] > 1:
+            if written:
+                raise ValueError(f"bindings: binding {k} of vectors of {vec[0]} values is written (they are read-only)")
             vt = f"vec{vec[0]}<{w.ct}>"
             out.append(f"@group(0) @binding({k}) var<storage, read_write> {name}: array<{vt}>;\n"
                        f"fn ld{k}(e: u32) -> {vt} {{ return {name}[e]; }}\n")
