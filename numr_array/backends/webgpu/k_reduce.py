@@ -515,9 +515,9 @@ def _build(client, key, kind, variant, ow: WgslType, acc: WgslType, unroll: bool
 
         def elements(fresh: bool) -> str:
             # every element of the invocation's outputs into their states, from r, in the order of eager's bits:
-            # four elements' loads in flight where x is positional, then one at a time (8 or 16 at a time: the
-            # same bits, k-means' argmin over 16 on an H200 no faster, 12.9 -> 14.9 µs with 16). ``fresh``: every fold
-            # written now, for the pass xs.fast names (walk's was written before a fast pass began)
+            # four elements' loads in flight where x is positional, then one at a time (8 or 16 at a time give the
+            # same bits and were no faster on an H200: k-means' replay 826 and 832 against 826 µs). ``fresh``:
+            # every fold written now, for the pass xs.fast names (walk's was written before a fast pass began)
             t = ""
             if xs.positional:
                 t += (f"  loop {{\n    if (r + 3u >= {W(k_k)}) {{ break; }}\n"
