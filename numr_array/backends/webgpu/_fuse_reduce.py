@@ -36,6 +36,7 @@ import math
 from typing import TYPE_CHECKING, NamedTuple
 
 from ..._tensor import contiguous_strides
+from . import _fuse_distances
 from ._fused_bodies import _M32, _opaque, bodies
 from ._map_template import MapRecord
 from ._shader import Layout, groups, pack_words
@@ -340,7 +341,11 @@ def per(p: Plan) -> int:
 
 
 def fused_step(client: WebGPUClient, p: Plan) -> tuple:
-    """The graph step of the reduction evaluating the run (the run leaves the graph)."""
+    """The graph step of the reduction evaluating the run (the run leaves the graph); squared distances by
+    their own kernel (_fuse_distances)."""
+    dp = _fuse_distances.plan(p)
+    if dp is not None:
+        return _fuse_distances.fused_step(client, dp)
     red = p.red
     xs = _Evaluated(p)
     pipe = _build(client, None, red.kind, red.variant, wt(red.odtype), red.acc, red.unroll, False, None, xs)

@@ -1,0 +1,160 @@
+"""Squared distances between rows, fused: ``sum((A[:, None, :] - B[None, :, :]) ** 2, axis=-1)`` in float32.
+
+_fuse_reduce fuses that reduction with the difference and the square into one dispatch, but its template
+computes each difference's address and tests each square for the range where ``x * x`` is not fsquare's
+value (``_FAST_SQUARE``): about 14 integer operations an element, which bound k-means' distances (200k x 16
+x 32 float32) to 71 µs on an H200. Here, where the run is exactly a subtraction of two operands and the
+square of its result, summed in float32 along a contiguous last axis in the thread variant's order, an
+invocation computes PER distances of one row of A: the row's values read as vectors of four and kept in
+registers, B's rows (all of them, staged in workgroup memory by the workgroup) read as vectors of four.
+41.7 µs on the H200 at 8 a row (49.5 at 16, 66.9 at 4; GPU timestamps).
+
+The same bits as eager. The test is made on the inputs, not on each difference: where every element of
+A's row and of B is 0 or has a magnitude in [2^-40, 2^62), a difference is 0 or at least 2^-63 (the
+difference of two such floats is a multiple of the smaller one's last place) and below 2^63, so its square
+is a normal float, its sum with others of them too: the hardware's subtraction, multiplication and
+addition then give eager's values (no subnormal to flush, no NaN payload, no overflow). An invocation
+whose row or B fails that sums its outputs with the run's own bodies (fsquare), as _fuse_reduce does.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, NamedTuple
+
+from ... import _dtypes as dt
+from ._fused_bodies import _opaque, bodies
+from ._shader import Layout, baked, bindings, groups, pack_words
+from ._types import F32
+from ._wgsl_helpers import WgslHelpers
+
+if TYPE_CHECKING:
+    from ._client import WebGPUClient
+    from ._fuse_reduce import Plan
+
+#: distances an invocation computes (the most that divides B's rows)
+PER = 8
+#: magnitudes whose differences square exactly on the hardware: [2^-40, 2^62) (bits), and 0
+_LOW, _SPAN = 0x2B800000, 0x5E800000 - 0x2B800000
+#: the fast path's square of a vector of four differences ``d`` (tests put an adapter's flushing in its place)
+_SQUARE = "d * d"
+
+
+class Distances(NamedTuple):
+    """A fused reduction (_fuse_reduce.Plan) that is squared distances between the rows of leaf ``a`` and
+    those of the staged leaf ``b``."""
+    p: "Plan"
+    a: int       # A's leaf index
+    b: int       # B's leaf index (staged)
+    per: int
+
+
+def _is(rec, name: str) -> bool:
+    return rec.key[0] == name
+
+
+def plan(p: "Plan") -> Distances | None:
+    """``p`` as squared distances, or None where it is not exactly that (see the module's docstring) or its
+    operands do not read as vectors of four (A's row start and stride, B's row stride and the row length
+    multiples of four)."""
+    red = p.red
+    if (red.kind != "sum" or red.variant != "thread" or red.odtype != dt.float32 or red.acc.ct != "f32"
+            or red.x[3] != dt.float32 or len(p.run) != 2 or p.out != (1, 0) or len(p.leaves) != 2
+            or len(p.kshape) != 2 or len(p.rshape) != 1):
+        return None
+    sub, sq = p.run
+    if not (_is(sub, "subtract") and sub.key[1] == dt.float32 and sub.nout == 1 and len(sub.views) == 3
+            and all(x is not None and x[0] == "t" for x in sub.desc)):
+        return None
+    if not (sq.key[:2] == ("pow", (dt.float32, "square")) and sq.nout == 1 and len(sq.views) == 2
+            and sq.views[1] == sub.views[0]):
+        return None
+    d = p.rshape[0]
+    if d % 4 or any(rs != (1,) for rs in p.rstrides):
+        return None
+    ka, kb = p.kstrides[0], p.kstrides[1]
+    if ka[1] == 0 and kb[0] == 0:
+        a, b = 0, 1
+    elif kb[1] == 0 and ka[0] == 0:
+        a, b = 1, 0
+    else:
+        return None
+    if b not in p.staged or p.kstrides[b][1] % 4 or p.kstrides[a][0] % 4 or p.leaves[a][2] % 4 \
+            or (p.leaves[b][2] - p.staged[b][0]) % 4:
+        return None
+    k = p.kshape[1]
+    per = next(q for q in (PER, 4, 2, 1) if k % q == 0)
+    return Distances(p, a, b, per)
+
+
+def fused_step(client: WebGPUClient, dp: Distances) -> tuple:
+    """The graph step computing the distances (the run and the reduction leave the graph)."""
+    p = dp.p
+    red = p.red
+    (n, k), (d,) = p.kshape, p.rshape
+    Q = d // 4
+    lay = Layout()
+    W = Layout.word
+    lib = WgslHelpers(client.has_f64)
+    # bindings: o, then the leaves in _fuse_reduce's order (2 + leaf index); A as vectors of four
+    tensors = [(F32, True, False)] + [(F32, False, False, 4) if i == dp.a else (F32, False, False)
+                                      for i in range(2)]
+    ba, bb = 2 + dp.a, 2 + dp.b
+    ea, sa = p.leaves[dp.a][2], p.kstrides[dp.a][0]
+    eb, sb = p.leaves[dp.b][2], p.kstrides[dp.b][1]
+    lo, span = p.staged[dp.b]
+    nv = -(-span // 4)
+    # the exact path: the run's bodies (fsquare), reading A's row and B's staged rows
+    binding = {u: 2 + i for i, (u, _, _) in enumerate(p.leaves)}
+    text, regs, tail = bodies(p.run, {(0, 0), (1, 0)}, lay, lib, binding, loader="lx")
+    value = regs[p.run[1].views[0]]
+    nsalt = sum(1 + len(rec.desc) for rec in p.run)
+    exact = (f"fn lx{ba}(e: u32) -> f32 {{ return b{ba}[e >> 2u][e & 3u]; }}\n"
+             f"fn lx{bb}(e: u32) -> f32 {{ let q = e - {lo}u; return sc[q >> 2u][q & 3u]; }}\n"
+             f"fn elem(e{ba}: u32, e{bb}: u32) -> f32 {{\n" + "".join(text)
+             + f"  return {_opaque('f32', value, nsalt)};\n}}\n")
+    # the fast path: a difference (A - B or B - A: the same square), its square opaque (no contraction into
+    # an FMA: eager stores it), summed
+    zero = f"vec4<u32>({W(2)} * {2 * nsalt + 3}u)"
+    x = [f"x{q}" for q in range(Q)]
+    fast = [f"    let cb = u32({eb - lo} + i32(j) * {sb}) >> 2u;\n    var acc = f32(-0.0);\n"]
+    for q in range(Q):
+        fast.append(f"    {{ let d = {x[q]} - sc[cb + {q}u]; let s = bitcast<vec4<f32>>(bitcast<vec4<u32>>({_SQUARE}) ^ {zero});"
+                    " acc = acc + s.x; acc = acc + s.y; acc = acc + s.z; acc = acc + s.w; }\n")
+    checks = "".join(
+        f"  {{ let a = bitcast<vec4<u32>>({x[q]}) & vec4<u32>(0x7fffffffu);"
+        f" xm = max(xm, select(a - vec4<u32>({_LOW}u), vec4<u32>(0u), a == vec4<u32>(0u))); }}\n" for q in range(Q))
+    ko0, ko1 = p.ko
+    groups_per_row = k // dp.per
+    main = (
+        f"var<workgroup> sc: array<vec4<f32>, {nv}>;\n"
+        "var<workgroup> bad_: atomic<u32>;\n"
+        "@compute @workgroup_size(256)\n"
+        "fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) li: u32) {\n"
+        # (workgroup memory is not zeroed for us)
+        "  if (li == 0u) { atomicStore(&bad_, 0u); }\n  workgroupBarrier();\n"
+        f"  for (var t = li; t < {span}u; t = t + 256u) {{\n"
+        f"    let v = ld{bb}({lo}u + t); sc[t >> 2u][t & 3u] = v;\n"
+        "    let a = bitcast<u32>(v) & 0x7fffffffu;\n"
+        f"    if (a != 0u && a - {_LOW}u >= {_SPAN}u) {{ atomicOr(&bad_, 1u); }}\n  }}\n"
+        "  workgroupBarrier();\n  let bad = atomicLoad(&bad_);\n"
+        f"  let inv = (wid.y * {W(1)} + wid.x) * 256u + li;\n  if (inv >= {W(0)}) {{ return; }}\n"
+        f"  let row = inv / {groups_per_row}u;\n  let j0 = (inv % {groups_per_row}u) * {dp.per}u;\n"
+        f"  let ea = u32({ea} + i32(row) * {sa});\n  let ob = {red.head[6]} + i32(row) * {ko0};\n"
+        + "".join(f"  let {x[q]} = b{ba}[(ea >> 2u) + {q}u];\n" for q in range(Q))
+        + "  var xm = vec4<u32>(0u);\n" + checks
+        + f"  if (bad != 0u || max(max(xm.x, xm.y), max(xm.z, xm.w)) >= {_SPAN}u) {{\n"
+        f"    for (var j = j0; j < j0 + {dp.per}u; j = j + 1u) {{\n      var acc = f32(-0.0);\n"
+        f"      for (var r = 0u; r < {d}u; r = r + 1u) {{ acc = acc + elem(ea + r, u32({eb} + i32(j) * {sb}) + r); }}\n"
+        f"      st1(u32(ob + i32(j) * {ko1}), acc);\n    }}\n    return;\n  }}\n"
+        f"  for (var j = j0; j < j0 + {dp.per}u; j = j + 1u) {{\n" + "".join(fast)
+        + f"    st1(u32(ob + i32(j) * {ko1}), acc);\n  }}\n}}\n")
+    ninv = n * groups_per_row
+    grid = groups(ninv)
+    # the frame's words, then the bodies' scalars (kept as uniforms: their values would fold)
+    assert lay.n == 4 + len(tail)
+    words = [ninv, grid[0], 0, 0] + tail
+    src = lay.block() + bindings(tensors) + lib.source() + exact + main
+    src = baked(src, words, range(4, len(words)))
+    pipe = client.pipeline(("fused-distances", src), lambda: src, len(tensors), lay.nbytes, captured=True)
+    binds = tuple(red.o_binds) + tuple(x for _, triple, _ in p.leaves for x in triple)
+    return client.encode_recorded(pipe, pack_words(words), binds, grid)

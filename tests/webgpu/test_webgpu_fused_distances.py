@@ -1,0 +1,172 @@
+"""Squared distances between rows, ``sum((A[:, None, :] - B[None, :, :]) ** 2, axis=-1)`` in float32, captured:
+one dispatch of their own kernel (_fuse_distances), whose replay equals eager bit for bit, its fast path (the
+hardware's square) taken only where every input is 0 or of a magnitude in [2^-40, 2^62)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, strategies as st
+
+import numr_array as xp
+from numr_array.backends import get_runtime
+
+pytestmark = pytest.mark.webgpu
+if get_runtime("webgpu") is None:
+    pytest.skip("no WebGPU adapter (wgpu missing or no adapter found)", allow_module_level=True)
+
+from numr_array.backends.webgpu import _fuse_distances  # noqa: E402
+
+from .helpers import DEV, bits, on  # noqa: E402
+
+
+def distances(X, C):
+    return xp.sum((X[:, None, :] - C[None, :, :]) ** 2, axis=-1)
+
+
+def captured(monkeypatch, run, *args):
+    """``run(*args)`` captured: (the graph, its outputs, the distances kernels' outputs per invocation)."""
+    pers = []
+    real = _fuse_distances.fused_step
+    monkeypatch.setattr(_fuse_distances, "fused_step", lambda client, dp: pers.append(dp.per) or real(client, dp))
+    with xp.capture(device=DEV) as g:
+        got = run(*args)
+    return g, got, pers
+
+
+def data(*shape, seed=1):
+    return np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
+
+
+@pytest.mark.parametrize("k, d, per", [(16, 32, 8), (12, 8, 4), (6, 4, 2), (5, 12, 1), (8, 24, 8)])
+@pytest.mark.parametrize("form", ["X - C", "C - X", "X a slice at 4", "C every other column", "C backwards"])
+def test_distances_are_one_dispatch_of_their_kernel_with_eager_s_bits(k, d, per, form, monkeypatch):
+    """Eight distances an invocation where B's rows divide into eights (else four, two, one); either operand
+    first; A's rows starting at a multiple of four elements of its memory; B's rows strided or reversed.
+    A replay on new data equals eager."""
+    n = 257  # a partial last workgroup
+    Xh, Ch = data(n, d + 4), data(k, 2 * d, seed=2)
+    X, C = on(Xh), on(Ch)
+    run = {
+        "X - C": lambda X, C: distances(X[:, :d], C[:, :d]),
+        "C - X": lambda X, C: xp.sum((C[None, :, :d] - X[:, None, :d]) ** 2, axis=-1),
+        "X a slice at 4": lambda X, C: distances(X[:, 4:], C[:, :d]),
+        "C every other column": lambda X, C: distances(X[:, :d], C[:, ::2]),
+        "C backwards": lambda X, C: distances(X[:, :d], xp.flip(C[:, :d], axis=0)),
+    }[form]
+    g, got, pers = captured(monkeypatch, run, X, C)
+    want_vector = form != "C every other column"  # B's rows must be contiguous along the summed axis
+    assert pers == ([per] if want_vector else [])
+    assert len(g._graph.steps) == 1
+    X[...] = on(data(n, d + 4, seed=3))
+    C[...] = on(data(k, 2 * d, seed=4) * 3)
+    g.replay()
+    assert bits(got) == bits(run(X, C))
+
+
+@pytest.mark.parametrize("form", ["X at an odd offset", "rows of 30", "float64", "a product, not a difference"])
+def test_what_does_not_read_as_vectors_of_four_takes_the_general_fused_reduction(form, monkeypatch):
+    dt = np.float64 if form == "float64" else np.float32
+    X, C = on(data(100, 33).astype(dt)), on(data(8, 32, seed=2).astype(dt))
+    run = {
+        "X at an odd offset": lambda X, C: distances(X[:, 1:], C),
+        "rows of 30": lambda X, C: distances(X[:, :30], C[:, :30]),
+        "float64": lambda X, C: distances(X[:, :32], C),
+        "a product, not a difference": lambda X, C: xp.sum((X[:, None, :32] * C[None]) ** 2, axis=-1),
+    }[form]
+    if form == "float64" and not xp.__array_namespace_info__().capabilities().get("float64", True):
+        pytest.skip("the adapter has no float64")  # (lavapipe and the H200 have it)
+    g, got, pers = captured(monkeypatch, run, X, C)
+    assert pers == []
+    assert len(g._graph.steps) == (3 if form == "float64" else 1)  # (float64 squares are not fused)
+    X[...] = on(data(100, 33, seed=3).astype(dt))
+    g.replay()
+    assert bits(got) == bits(run(X, C))
+
+
+def test_an_invocation_with_an_input_out_of_range_sums_exactly(monkeypatch):
+    """The fast square made to give 1e30 (plus the square, which that rounds away: a constant's sums the
+    compiler may fold otherwise): rows of X whose values are all in range keep that (the fast path ran for
+    them), rows with a value below 2^-40, at or above 2^62, infinite or NaN equal eager (they took the exact
+    path); a value of C out of range sends every row to the exact path."""
+    monkeypatch.setattr(_fuse_distances, "_SQUARE", "(d * d + vec4<f32>(1e30))")
+    n, k, d = 64, 8, 8
+    X, C = on(np.zeros((n, d), np.float32)), on(np.zeros((k, d), np.float32))
+    g, got, pers = captured(monkeypatch, distances, X, C)
+    assert pers == [8]
+    x, c = data(n, d), data(k, d, seed=2)
+    odd = {3: 1e-13, 17: np.nan, 40: 2.0 ** 62, 41: -np.inf, 50: 1e-45}
+    for row, v in odd.items():
+        x[row, 5] = v
+    x[60, :] = 0.0  # zeros are in range
+    X[...], C[...] = on(x), on(c)
+    g.replay()
+    fast, want = got.to_device("cpu").numpy(), distances(X, C).to_device("cpu").numpy()
+    garbage = np.float32(0)
+    for _ in range(d):
+        garbage = np.float32(garbage + np.float32(1e30))
+    for row in range(n):
+        if row in odd:
+            assert want[row].tobytes() == fast[row].tobytes()
+        else:
+            assert (fast[row] == garbage).all()
+    c[2, 7] = 2.0 ** -41
+    C[...] = on(c)
+    g.replay()
+    assert bits(got) == bits(distances(X, C))
+
+
+# an adapter that flushes float32 subnormal products and returns one NaN (NVIDIA's), for the fast path's square
+_FLUSHING = ("select(select(d * d, vec4<f32>(0.0), (bitcast<vec4<u32>>(d * d) & vec4<u32>(0x7fffffffu))"
+             " < vec4<u32>(0x00800000u)), bitcast<vec4<f32>>(vec4<u32>(0x7fffffffu)),"
+             " (bitcast<vec4<u32>>(d * d) & vec4<u32>(0x7fffffffu)) > vec4<u32>(0x7f800000u))")
+_EDGES = [0.0, -0.0, 1e-20, -3e-21, 1e-25, 2.0 ** -75, -(2.0 ** -63), 1.08e-19, 1e-40, np.inf, -np.inf, np.nan,
+          1.0, -2.5, 1e20, 3e38, 2.0 ** -40, -(2.0 ** -40), np.nextafter(np.float32(2.0 ** -40), np.float32(0)),
+          2.0 ** 62, np.nextafter(np.float32(2.0 ** 62), np.float32(0)), 1.5 * 2.0 ** -40]
+
+
+def _flushing(monkeypatch, x: np.ndarray, c: np.ndarray):
+    """The distances of x's rows to c's, captured with the fast square as a flushing adapter gives it and
+    replayed: (replay, eager)."""
+    monkeypatch.setattr(_fuse_distances, "_SQUARE", _FLUSHING)
+    X, C = on(np.zeros_like(x)), on(np.zeros_like(c))
+    g, got, pers = captured(monkeypatch, distances, X, C)
+    assert len(pers) == 1
+    X[...], C[...] = on(x), on(c)
+    g.replay()
+    return got, distances(X, C)
+
+
+@pytest.mark.parametrize("where", ["X", "C"])
+@pytest.mark.parametrize("fill", [0.0, 1.0, 2.0 ** -40])
+def test_each_edge_value_takes_the_right_path(where, fill, monkeypatch):
+    """One value of _EDGES per row of X (or of C), the rest ``fill``, against the other operand's rows of
+    ``fill`` and of values near it: differences in (2^-75, 2^-63), whose squares a flushing adapter loses, come
+    only from values out of range, which take the exact path."""
+    m = len(_EDGES)
+    x = np.full((m, 8), fill, np.float32)
+    x[:, 3] = np.array(_EDGES, np.float32)
+    other = np.full((4, 8), fill, np.float32)
+    other[1] = np.nextafter(other[1], np.float32(1))
+    other[2] = -other[2]
+    other[3, ::2] = 2.0 ** -39
+    got, want = _flushing(monkeypatch, x, other) if where == "X" else _flushing(monkeypatch, other, x)
+    assert bits(got) == bits(want)
+
+
+@given(st.integers(2, 40), st.integers(2, 20), st.sampled_from([4, 8, 12, 16]),
+       st.lists(st.sampled_from(_EDGES) | st.floats(-1e3, 1e3, width=32)
+                | st.floats(2.0 ** -45, 2.0 ** -35, width=32), min_size=1, max_size=40),
+       st.randoms(use_true_random=False))
+def test_distances_on_a_flushing_adapter_give_eager_s_bits(n, k, d, values, rnd):
+    """Any values in X and C, the fast square as a flushing adapter gives it: the replay equals eager (lavapipe
+    keeps subnormals and NaN payloads: a fast square where the inputs allow a subnormal one would differ)."""
+    x = np.array([rnd.choice(values) for _ in range(n * d)], np.float32).reshape(n, d)
+    c = np.array([rnd.choice(values) for _ in range(k * d)], np.float32).reshape(k, d)
+    # one NaN payload per example (as in test_webgpu_fused_reductions: which one a sum carries is the compiler's)
+    for a in (x, c):
+        nan = np.isnan(a)
+        a[nan] = np.float32(np.nan)
+    with pytest.MonkeyPatch.context() as mp:
+        got, want = _flushing(mp, x, c)
+    assert bits(got) == bits(want)
