@@ -28,7 +28,8 @@ def captured(monkeypatch, run, *args):
     """``run(*args)`` captured: (the graph, its outputs, the distances kernels' outputs per invocation)."""
     pers = []
     real = _fuse_distances.fused_step
-    monkeypatch.setattr(_fuse_distances, "fused_step", lambda client, dp: pers.append(dp.per) or real(client, dp))
+    monkeypatch.setattr(_fuse_distances, "fused_step",
+                        lambda client, dp, *arg: pers.append(dp.per) or real(client, dp, *arg))
     with xp.capture(device=DEV) as g:
         got = run(*args)
     return g, got, pers
@@ -170,3 +171,74 @@ def test_distances_on_a_flushing_adapter_give_eager_s_bits(n, k, d, values, rnd)
     with pytest.MonkeyPatch.context() as mp:
         got, want = _flushing(mp, x, c)
     assert bits(got) == bits(want)
+
+
+def kinds(g) -> list[str]:
+    from benchmarks.webgpu_dispatch_profile import kind_of
+    client = xp._device.parse_device(DEV).client
+    return [kind_of(client, step[0]) for step in g._graph.steps]
+
+
+@pytest.mark.parametrize("kind", ["argmin", "argmax"])
+def test_an_argmin_of_the_distances_is_computed_with_them(kind, monkeypatch):
+    """``argmin(distances, axis=1)`` where nothing else reads the distances: one dispatch, an invocation per
+    row, the distances never stored. Rows with ties (the lower centre wins), a NaN (the first NaN wins),
+    infinities, a distance of 0 and subnormal distances (the exact path, for that row, then for every row where
+    a centre is out of range) give eager's indices."""
+    n, k, d = 300, 16, 8
+    X, C = on(np.zeros((n, d), np.float32)), on(np.zeros((k, d), np.float32))
+    run = lambda X, C: getattr(xp, kind)(distances(X, C), axis=1)  # noqa: E731
+    g, got, pers = captured(monkeypatch, run, X, C)
+    assert kinds(g) == ["fused-distances"]
+    rng = np.random.default_rng(7)
+    x, c = rng.integers(-2, 3, (n, d)).astype(np.float32), rng.integers(-2, 3, (k, d)).astype(np.float32)
+    c[6] = c[9]  # two centres alike: ties in every row
+    x[10, 2], x[11, 0], x[12, 5] = np.nan, np.inf, -np.inf
+    x[13] = c[5]  # a distance of 0
+    x[14, :], c[3, :] = 1e-20, 0.0  # subnormal squares, summed
+    for bad_centre in (False, True):
+        if bad_centre:
+            c[0, 0] = 1e-20
+        X[...], C[...] = on(x), on(c)
+        g.replay()
+        assert bits(got) == bits(run(X, C))
+        assert got.to_device("cpu").numpy()[10] == 0  # every distance of row 10 NaN: the first wins
+
+
+def test_the_kmeans_program_replays_without_its_argmin_steps(monkeypatch):
+    """k-means' argmin reads the distances alone, which the next iteration's one-hot mask overwrites (its
+    memory given again by the capture's arena): each iteration's argmin leaves the graph."""
+    from benchmarks import workloads
+    X, C0 = on(data(2000, 8)), on(data(4, 8, seed=2))
+    ids = on(np.arange(4, dtype=np.int32))
+    run = lambda X, C0: workloads.kmeans(xp, X, C0, ids, iters=3)  # noqa: E731
+    g, got, pers = captured(monkeypatch, run, X, C0)
+    ks = kinds(g)
+    assert ks.count("fused-distances") == 3 and not any("argmin" in kk for kk in ks)
+    X[...] = on(data(2000, 8, seed=5))
+    g.replay()
+    (want,) = run(X, C0)
+    assert bits(got[0]) == bits(want)
+
+
+@pytest.mark.parametrize("reader", ["returned", "read again", "overwritten in part"])
+def test_distances_read_after_their_argmin_are_stored(reader, monkeypatch):
+    """The distances returned, read again after the argmin, or only partly overwritten before a read: the
+    argmin stays a dispatch of its own, every result eager's."""
+    X, C = on(data(300, 8)), on(data(16, 8, seed=2))
+
+    def run(X, C):
+        D = distances(X, C)
+        i = xp.argmin(D, axis=1)
+        if reader == "returned":
+            return i, D
+        if reader == "read again":
+            return i, xp.min(D, axis=1)
+        D[:, :8] = 0.0
+        return i, xp.sum(D, axis=1)
+    g, got, pers = captured(monkeypatch, run, X, C)
+    assert "fused-distances" in kinds(g) and any("argmin" in kk for kk in kinds(g))
+    X[...] = on(data(300, 8, seed=3))
+    g.replay()
+    for a, b in zip(got, run(X, C)):
+        assert bits(a) == bits(b)

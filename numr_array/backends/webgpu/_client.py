@@ -432,7 +432,7 @@ class WebGPUClient(Client):
         self._upool = UniformPool(wdevice)
         self._eager_pool = self._upool
         self._steps: list | None = None
-        self._records: list = []  # per captured step, its MapRecord, ReduceRecord or None, for the fusion pass
+        self._records: list = []  # per captured step, its record for the fusion pass (MapRecord, ReduceRecord...) or None
         self._bound: list = []  # per captured step, its (WBuf, byte offset, byte size) bindings (fusion pass)
         self._whole: dict = {}  # captured step -> the words it writes whole without reading (fusion pass)
         self._unheld: set = set()  # serials of the capture arena's blocks no tensor holds at its end

@@ -38,8 +38,8 @@ from ._map_template import MapRecord, coord_lines, element_lines
 from ._views import element_span
 from ._shader import Layout, baked, bindings, map_entry, map_groups, pack_words
 from ._fused_bodies import _M32, _view, bodies, run_views
-from . import _fuse_reduce, _fuse_small, _matvec
-from .k_reduce import ReduceRecord
+from . import _fuse_distances, _fuse_reduce, _fuse_small, _matvec
+from .k_reduce import ArgRecord, ReduceRecord
 
 if TYPE_CHECKING:
     from ._client import WebGPUClient
@@ -165,7 +165,8 @@ def fuse(client: WebGPUClient, steps: list, records: list, bound: list | None = 
     it writes whole without reading (the dispatch's ``whole``). With ``bound`` and ``unheld``, a merged launch
     drops the stores that nothing reads again (_dead_stores), and a reduction whose operand is what the run
     before it stored, when nothing else reads what that run stores, evaluates the run in place of its loads
-    (_fuse_reduce): the run leaves the graph."""
+    (_fuse_reduce): the run leaves the graph; where that reduction is squared distances (_fuse_distances) and an
+    argmin or argmax of them their one reader, one step computes both."""
     limit = min(client.max_storage_per_stage, 24)
     groups: list[tuple[int, list[MapRecord] | None]] = []  # (first step, the run's records or None)
     run: list[MapRecord] = []  # the records of the open run, recast over one iteration space
@@ -220,11 +221,25 @@ def fuse(client: WebGPUClient, steps: list, records: list, bound: list | None = 
             for gi in alive:
                 del plans[gi]
     passes = _passes(groups, records, limit, dead)
+    # a fused reduction that is squared distances, followed by an argmin or argmax of them that is their one
+    # reader: one step computing both, the distances never stored
+    folds: dict = {}
+    for gi, p in plans.items():
+        dp = _fuse_distances.plan(p)
+        k = groups[gi + 1][0] if gi + 1 < len(groups) else None
+        if dp is None or k is None or groups[gi + 1][1] is not None or type(records[k]) is not ArgRecord \
+                or not _fuse_distances.takes(dp, records[k]):
+            continue
+        buf, off, size = p.red.o_binds
+        if _unread_after(k, buf.serial, off >> 2, (off + size + 3) >> 2, records, bound, unheld, writes or {}):
+            folds[gi] = (dp, records[k])
     items: list[tuple] = []  # (what _fuse_small may join or None, the step or a function making it)
     for gi, (k, recs) in enumerate(groups):
-        if gi + 1 in plans or gi - 1 in passes or gi - 2 in passes:  # in the step of a group before it
+        if gi + 1 in plans or gi - 1 in passes or gi - 2 in passes or gi - 1 in folds:  # in an earlier group's step
             continue
-        if gi in passes:
+        if gi in folds:
+            items.append((None, functools.partial(_fuse_distances.fused_step, client, *folds[gi])))
+        elif gi in passes:
             items.append((None, functools.partial(_matvec.fused_step, client, *passes[gi])))
         elif gi in plans:
             items.append((None, functools.partial(_fuse_reduce.fused_step, client, plans[gi])))
@@ -236,6 +251,43 @@ def fuse(client: WebGPUClient, steps: list, records: list, bound: list | None = 
             gone = frozenset(dead.get(gi, ()))
             items.append((_fuse_small.MapPhase(recs, gone), functools.partial(_merged, client, recs, gone)))
     return _fuse_small.join(client, items, limit)
+
+
+def _unread_after(k: int, serial: int, a: int, b: int, records: list, bound: list, unheld, writes: dict) -> bool:
+    """Whether nothing reads words a to b (exclusive) of memory ``serial`` after step ``k``: later steps write
+    them whole before any reads them (a map launch its outputs that reach every element of their span; any
+    other step the words in ``writes``, through its one binding that reaches them), or none reads them and no
+    tensor holds that memory after the capture (``unheld``). A map launch reads its inputs' words; any other
+    step all it binds."""
+    live = [(a, b)]
+    for j in range(k + 1, len(records)):
+        rec = records[j]
+        if type(rec) is MapRecord:
+            for i in range(len(rec.views)):
+                v = _view(rec, i)
+                if v[0] != serial:
+                    continue
+                lo, hi = _words(v, rec.dims)
+                if i >= rec.nout and _hits(live, lo, hi):
+                    return False
+            for i in range(rec.nout):
+                v = _view(rec, i)
+                if v[0] == serial and _dense(v[2], rec.dims):
+                    lo, hi = element_span(v[1], v[2], rec.dims)
+                    live = _kill(live, (lo * v[3].itemsize + 3) >> 2, (hi + 1) * v[3].itemsize >> 2)
+        else:
+            touch = [(off >> 2, (off + size + 3) >> 2) for buf, off, size in bound[j] if buf.serial == serial]
+            if not any(_hits(live, x, y) for x, y in touch):
+                continue
+            # what it reaches of them, all inside the words it writes whole without reading
+            w = writes.get(j)
+            if w is None or w[0] != serial or any(lx < y and x < ly and not (w[1] <= max(lx, x) and min(ly, y) <= w[2])
+                                                  for x, y in touch for lx, ly in live):
+                return False
+            live = _kill(live, w[1], w[2])
+        if not live:
+            return True
+    return serial in unheld
 
 
 def _passes(groups: list, records: list, limit: int, dead: dict) -> dict[int, tuple]:

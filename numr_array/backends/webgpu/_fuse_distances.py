@@ -24,8 +24,9 @@ from typing import TYPE_CHECKING, NamedTuple
 from ... import _dtypes as dt
 from ._fused_bodies import _opaque, bodies
 from ._shader import Layout, baked, bindings, groups, pack_words
-from ._types import F32
+from ._types import F32, cast, wt
 from ._wgsl_helpers import WgslHelpers
+from .k_reduce import U32, ArgRecord, _arg_source, _identity
 
 if TYPE_CHECKING:
     from ._client import WebGPUClient
@@ -86,8 +87,11 @@ def plan(p: "Plan") -> Distances | None:
     return Distances(p, a, b, per)
 
 
-def fused_step(client: WebGPUClient, dp: Distances) -> tuple:
-    """The graph step computing the distances (the run and the reduction leave the graph)."""
+def fused_step(client: WebGPUClient, dp: Distances, arg: ArgRecord | None = None) -> tuple:
+    """The graph step computing the distances (the run and the reduction leave the graph); with ``arg``, the
+    argmin or argmax along B's rows that reads them (_fuse.fuse found them read by nothing else), which it
+    then stores instead: an invocation per row, the pairs (distance, centre) combined as that pass combines
+    them (whose result does not depend on the order)."""
     p = dp.p
     red = p.red
     (n, k), (d,) = p.kshape, p.rshape
@@ -95,9 +99,9 @@ def fused_step(client: WebGPUClient, dp: Distances) -> tuple:
     lay = Layout()
     W = Layout.word
     lib = WgslHelpers(client.has_f64)
+    ow = F32 if arg is None else wt(arg.odtype)
     # bindings: o, then the leaves in _fuse_reduce's order (2 + leaf index); A as vectors of four
-    tensors = [(F32, True, False)] + [(F32, False, False, 4) if i == dp.a else (F32, False, False)
-                                      for i in range(2)]
+    tensors = [(ow, True, False)] + [(F32, False, False, 4) if i == dp.a else (F32, False, False) for i in range(2)]
     ba, bb = 2 + dp.a, 2 + dp.b
     ea, sa = p.leaves[dp.a][2], p.kstrides[dp.a][0]
     eb, sb = p.leaves[dp.b][2], p.kstrides[dp.b][1]
@@ -116,15 +120,24 @@ def fused_step(client: WebGPUClient, dp: Distances) -> tuple:
     # an FMA: eager stores it), summed
     zero = f"vec4<u32>({W(2)} * {2 * nsalt + 3}u)"
     x = [f"x{q}" for q in range(Q)]
-    fast = [f"    let cb = u32({eb - lo} + i32(j) * {sb}) >> 2u;\n    var acc = f32(-0.0);\n"]
+    fast = [f"      let cb = u32({eb - lo} + i32(j) * {sb}) >> 2u;\n      var acc = f32(-0.0);\n"]
     for q in range(Q):
-        fast.append(f"    {{ let d = {x[q]} - sc[cb + {q}u]; let s = bitcast<vec4<f32>>(bitcast<vec4<u32>>({_SQUARE}) ^ {zero});"
-                    " acc = acc + s.x; acc = acc + s.y; acc = acc + s.z; acc = acc + s.w; }\n")
+        fast.append(f"      {{ let d = {x[q]} - sc[cb + {q}u]; let s = bitcast<vec4<f32>>(bitcast<vec4<u32>>({_SQUARE})"
+                    f" ^ {zero}); acc = acc + s.x; acc = acc + s.y; acc = acc + s.z; acc = acc + s.w; }}\n")
     checks = "".join(
         f"  {{ let a = bitcast<vec4<u32>>({x[q]}) & vec4<u32>(0x7fffffffu);"
         f" xm = max(xm, select(a - vec4<u32>({_LOW}u), vec4<u32>(0u), a == vec4<u32>(0u))); }}\n" for q in range(Q))
-    ko0, ko1 = p.ko
-    groups_per_row = k // dp.per
+    if arg is None:
+        per, oe, ko0 = dp.per, red.head[6], p.ko[0]
+        fold = lambda v: f"      st1(u32(ob + i32(j) * {p.ko[1]}), {v});\n"  # noqa: E731
+        first, last, helpers = "", "", ""
+    else:
+        per, oe, ko0 = k, arg.oe, arg.ko[0]
+        fold = lambda v: f"      st = comb_ap(st, AP({v}, j));\n"  # noqa: E731
+        first = f"  var st = {_identity(arg.kind, F32, lib)};\n"
+        last = f"  st1(u32(ob), {cast(f'st.i + {arg.base}u', U32, ow)});\n"
+        helpers = _arg_source(arg.kind, F32, lib)
+    groups_per_row = k // per
     main = (
         f"var<workgroup> sc: array<vec4<f32>, {nv}>;\n"
         "var<workgroup> bad_: atomic<u32>;\n"
@@ -138,23 +151,36 @@ def fused_step(client: WebGPUClient, dp: Distances) -> tuple:
         f"    if (a != 0u && a - {_LOW}u >= {_SPAN}u) {{ atomicOr(&bad_, 1u); }}\n  }}\n"
         "  workgroupBarrier();\n  let bad = atomicLoad(&bad_);\n"
         f"  let inv = (wid.y * {W(1)} + wid.x) * 256u + li;\n  if (inv >= {W(0)}) {{ return; }}\n"
-        f"  let row = inv / {groups_per_row}u;\n  let j0 = (inv % {groups_per_row}u) * {dp.per}u;\n"
-        f"  let ea = u32({ea} + i32(row) * {sa});\n  let ob = {red.head[6]} + i32(row) * {ko0};\n"
+        f"  let row = inv / {groups_per_row}u;\n  let j0 = (inv % {groups_per_row}u) * {per}u;\n"
+        f"  let ea = u32({ea} + i32(row) * {sa});\n  let ob = {oe} + i32(row) * {ko0};\n"
         + "".join(f"  let {x[q]} = b{ba}[(ea >> 2u) + {q}u];\n" for q in range(Q))
-        + "  var xm = vec4<u32>(0u);\n" + checks
+        + "  var xm = vec4<u32>(0u);\n" + checks + first
         + f"  if (bad != 0u || max(max(xm.x, xm.y), max(xm.z, xm.w)) >= {_SPAN}u) {{\n"
-        f"    for (var j = j0; j < j0 + {dp.per}u; j = j + 1u) {{\n      var acc = f32(-0.0);\n"
-        f"      for (var r = 0u; r < {d}u; r = r + 1u) {{ acc = acc + elem(ea + r, u32({eb} + i32(j) * {sb}) + r); }}\n"
-        f"      st1(u32(ob + i32(j) * {ko1}), acc);\n    }}\n    return;\n  }}\n"
-        f"  for (var j = j0; j < j0 + {dp.per}u; j = j + 1u) {{\n" + "".join(fast)
-        + f"    st1(u32(ob + i32(j) * {ko1}), acc);\n  }}\n}}\n")
+        # (the state as its bits, as the reduction template's: an f32 carried from one element to the next lost
+        # subnormals on an H200)
+        f"    for (var j = j0; j < j0 + {per}u; j = j + 1u) {{\n      var acc = bitcast<u32>(f32(-0.0));\n"
+        f"      for (var r = 0u; r < {d}u; r = r + 1u) {{\n"
+        f"        acc = bitcast<u32>(bitcast<f32>(acc) + elem(ea + r, u32({eb} + i32(j) * {sb}) + r));\n      }}\n"
+        + fold("bitcast<f32>(acc)") + "    }\n  } else {\n"
+        f"    for (var j = j0; j < j0 + {per}u; j = j + 1u) {{\n" + "".join(fast) + fold("acc") + "    }\n  }\n"
+        + last + "}\n")
     ninv = n * groups_per_row
     grid = groups(ninv)
     # the frame's words, then the bodies' scalars (kept as uniforms: their values would fold)
     assert lay.n == 4 + len(tail)
     words = [ninv, grid[0], 0, 0] + tail
-    src = lay.block() + bindings(tensors) + lib.source() + exact + main
+    src = lay.block() + bindings(tensors) + lib.source() + helpers + exact + main
     src = baked(src, words, range(4, len(words)))
     pipe = client.pipeline(("fused-distances", src), lambda: src, len(tensors), lay.nbytes, captured=True)
-    binds = tuple(red.o_binds) + tuple(x for _, triple, _ in p.leaves for x in triple)
+    o_binds = red.o_binds if arg is None else arg.o_binds
+    binds = tuple(o_binds) + tuple(x for _, triple, _ in p.leaves for x in triple)
     return client.encode_recorded(pipe, pack_words(words), binds, grid)
+
+
+def takes(dp: Distances, arg: ArgRecord) -> bool:
+    """Whether ``arg`` is an argmin or argmax along B's rows of exactly the distances ``dp`` stores."""
+    red = dp.p.red
+    buf, off, _ = red.o_binds
+    n, k = dp.p.kshape
+    return (arg.x[0] == buf.serial and arg.x[1] == off // 4 + red.head[6] and arg.x[3] == dt.float32
+            and arg.kshape == (n,) and arg.rshape == (k,) and arg.x[2] == tuple(dp.p.ko))

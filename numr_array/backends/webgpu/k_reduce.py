@@ -291,6 +291,21 @@ class ReduceRecord(NamedTuple):
     grid: tuple
 
 
+class ArgRecord(NamedTuple):
+    """A captured argmax/argmin pass with neither index nor value tensors (positions counted from ``base``), as
+    the fusion pass reads it to compute it where its x is computed (_fuse_distances). Holds no tensor."""
+    kind: str
+    variant: str
+    x: tuple            # x's view over kshape + rshape: (memory serial, element offset, strides, dtype)
+    odtype: dt.DType
+    kshape: tuple
+    ko: tuple           # o's strides over kshape
+    rshape: tuple
+    o_binds: tuple      # (WBuf, byte offset, byte size) of o's window
+    oe: int             # o's element offset in its window
+    base: int
+
+
 def _launch(client, kind, variant, x, o, mean, acc, kshape, kx, ko, km, rshape, rx, M, K, parts, opart,
             arg) -> tuple:
     """Dispatch one pass; (pipeline, uniform bytes, o's and x's window offsets and sizes, grid): the plan of a
@@ -339,6 +354,9 @@ def _launch(client, kind, variant, x, o, mean, acc, kshape, kx, ko, km, rshape, 
         record = ReduceRecord(kind, variant, (x._buf.handle.serial, x._offset, tuple(kx) + tuple(rx), x._dtype),
                               o._dtype, acc, tuple(kshape), tuple(ko), tuple(rshape), nr == 1, (o._buf.handle, ob, os_),
                               head, (gx, gy, 1))
+    elif client.capturing and not has_mean and arg.index is None and arg.value is None and parts == 1:
+        record = ArgRecord(kind, variant, (x._buf.handle.serial, x._offset, tuple(kx) + tuple(rx), x._dtype),
+                           o._dtype, tuple(kshape), tuple(ko), tuple(rshape), (o._buf.handle, ob, os_), oe, arg.base)
     # (o's elements each written once, none read: where they are all of a C-contiguous o, its words whole)
     whole = whole_words(o) if o._strides == contiguous_strides(o._shape) and math.prod(o._shape) == M * parts \
         else None
