@@ -205,16 +205,17 @@ def test_an_argmin_of_the_distances_is_computed_with_them(kind, monkeypatch):
         assert got.to_device("cpu").numpy()[10] == 0  # every distance of row 10 NaN: the first wins
 
 
-def test_the_kmeans_program_replays_without_its_argmin_steps(monkeypatch):
+def test_the_kmeans_program_replays_without_its_argmin_and_mask_steps(monkeypatch):
     """k-means' argmin reads the distances alone, which the next iteration's one-hot mask overwrites (its
-    memory given again by the capture's arena): each iteration's argmin leaves the graph."""
+    memory given again by the capture's arena): each iteration's argmin leaves the graph, and the one-hot mask
+    after it (the index compared with each centre's, cast to float32) with it."""
     from benchmarks import workloads
     X, C0 = on(data(2000, 8)), on(data(4, 8, seed=2))
     ids = on(np.arange(4, dtype=np.int32))
     run = lambda X, C0: workloads.kmeans(xp, X, C0, ids, iters=3)  # noqa: E731
     g, got, pers = captured(monkeypatch, run, X, C0)
     ks = kinds(g)
-    assert ks.count("fused-distances") == 3 and not any("argmin" in kk for kk in ks)
+    assert ks.count("fused-distances") == 3 and not any("argmin" in kk or kk == "fused" for kk in ks)
     X[...] = on(data(2000, 8, seed=5))
     g.replay()
     (want,) = run(X, C0)
@@ -242,3 +243,51 @@ def test_distances_read_after_their_argmin_are_stored(reader, monkeypatch):
     g.replay()
     for a, b in zip(got, run(X, C)):
         assert bits(a) == bits(b)
+
+
+@pytest.mark.parametrize("form", ["one-hot", "one-hot and index", "mask kept", "weights where the index"])
+def test_a_map_of_the_index_after_the_argmin_is_computed_with_it(form, monkeypatch):
+    """A map run over (rows, centres) right after the argmin, reading the index as each row's: evaluated by
+    the distances' invocations, the index from a register (and still stored); its live stores kept (a bool
+    mask returned), the replay eager's bits."""
+    ids = on(np.arange(16, dtype=np.int32))
+    w = on(data(16, seed=9))
+
+    def run(X, C):
+        i = xp.argmin(distances(X, C), axis=1)
+        mask = i[:, None] == ids[None, :]
+        onehot = xp.astype(mask, xp.float32)
+        return {"one-hot": (onehot,), "one-hot and index": (onehot, i), "mask kept": (onehot, mask),
+                "weights where the index": (xp.where(mask, w[None, :], 0.5),)}[form]
+    X, C = on(data(300, 8)), on(data(16, 8, seed=2))
+    g, got, pers = captured(monkeypatch, run, X, C)
+    assert kinds(g) == ["fused-distances"]
+    X[...], C[...] = on(data(300, 8, seed=3)), on(data(16, 8, seed=4))
+    g.replay()
+    for a, b in zip(got, run(X, C)):
+        assert bits(a) == bits(b)
+
+
+@pytest.mark.parametrize("form", ["index shifted", "into the centres", "index of another row"])
+def test_a_map_the_invocations_cannot_compute_stays_a_dispatch(form, monkeypatch):
+    """A run reading the index otherwise than as its row's, or writing what the distances read (the memory
+    of the centres, which each workgroup stages as it starts): left a dispatch of its own, the replay eager's
+    bits."""
+    ids = on(np.arange(16, dtype=np.int32))
+
+    def run(X, C):
+        i = xp.argmin(distances(X, C[:16, :8]), axis=1)
+        if form == "index shifted":
+            return (xp.astype(i[1:, None] == ids[None, :], xp.float32),)
+        if form == "into the centres":
+            return (xp.multiply(xp.astype(i[:, None] == ids[None, :], xp.float32), 2.0, out=C),)
+        return (xp.astype(xp.flip(i)[:, None] == ids[None, :], xp.float32),)
+    X, C = on(data(300, 8)), on(data(300, 16, seed=2))
+    g, got, pers = captured(monkeypatch, run, X, C)
+    assert kinds(g)[0] == "fused-distances" and len(kinds(g)) >= 2
+    X[...], C[...] = on(data(300, 8, seed=3)), on(data(300, 16, seed=4))
+    g.replay()
+    got = tuple(bits(a) for a in got)  # (C, written by the replay, is reset for eager)
+    C[...] = on(data(300, 16, seed=4))
+    for a, b in zip(got, run(X, C)):
+        assert a == bits(b)

@@ -153,7 +153,7 @@ def test_overlapping_views_of_a_written_buffer_still_split_the_run():
 
 
 # dispatches per iteration of the workloads' replays (fill, the first products, ... aside)
-@pytest.mark.parametrize("name, per_iter, extra", [("heat", 1, 0), ("cg", 5, 2), ("kmeans", 6, 0),
+@pytest.mark.parametrize("name, per_iter, extra", [("heat", 1, 0), ("cg", 5, 2), ("kmeans", 5, 0),
                                                    ("logreg", 4, 0)])
 def test_workload_replays_run_the_expected_dispatches_and_equal_eager(name, per_iter, extra):
     program = next(p for p in workloads.PROGRAMS if p.name == name)

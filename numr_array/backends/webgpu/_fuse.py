@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING
 
 from ._wgsl_helpers import WgslHelpers
 from ._map_template import MapRecord, coord_lines, element_lines
-from ._views import element_span
+from ._views import element_span, view_words
 from ._shader import Layout, baked, bindings, map_entry, map_groups, pack_words
 from ._fused_bodies import _M32, _view, bodies, run_views
 from . import _fuse_distances, _fuse_reduce, _fuse_small, _matvec
@@ -108,18 +108,10 @@ def _recast(rec: MapRecord, dims: tuple) -> MapRecord:
     return rec._replace(dims=dims, strides=strides, views=views, bcast=bcast)
 
 
-def _words(v: tuple, dims: tuple) -> tuple[int, int]:
-    """The 32-bit words [lo, hi) of its buffer that view ``v`` reaches over ``dims`` (whole words: packed
-    8- and 16-bit elements of one word are not told apart)."""
-    lo, hi = element_span(v[1], v[2], dims)
-    isz = v[3].itemsize
-    return lo * isz >> 2, ((hi + 1) * isz + 3) >> 2
-
-
 def _clash(u: tuple, v: tuple, dims: tuple) -> bool:
     """Whether two views of one buffer reach a common word."""
-    a0, a1 = _words(u, dims)
-    b0, b1 = _words(v, dims)
+    a0, a1 = view_words(u, dims)
+    b0, b1 = view_words(v, dims)
     return a0 < b1 and b0 < a1
 
 
@@ -222,7 +214,7 @@ def fuse(client: WebGPUClient, steps: list, records: list, bound: list | None = 
                 del plans[gi]
     passes = _passes(groups, records, limit, dead)
     # a fused reduction that is squared distances, followed by an argmin or argmax of them that is their one
-    # reader: one step computing both, the distances never stored
+    # reader: one step computing both, the distances never stored (and the map run after, where it can)
     folds: dict = {}
     for gi, p in plans.items():
         dp = _fuse_distances.plan(p)
@@ -233,9 +225,14 @@ def fuse(client: WebGPUClient, steps: list, records: list, bound: list | None = 
         buf, off, size = p.red.o_binds
         if _unread_after(k, buf.serial, off >> 2, (off + size + 3) >> 2, records, bound, unheld, writes or {}):
             folds[gi] = (dp, records[k])
+            # and the map run right after it, where it reads the index as each row's (a one-hot mask)
+            run = groups[gi + 2][1] if gi + 2 < len(groups) else None
+            if run is not None and _fuse_distances.epilogue(dp, records[k], run, limit):
+                folds[gi] += (run, frozenset(dead.get(gi + 2, ())))
     items: list[tuple] = []  # (what _fuse_small may join or None, the step or a function making it)
     for gi, (k, recs) in enumerate(groups):
-        if gi + 1 in plans or gi - 1 in passes or gi - 2 in passes or gi - 1 in folds:  # in an earlier group's step
+        if gi + 1 in plans or gi - 1 in passes or gi - 2 in passes or gi - 1 in folds \
+                or len(folds.get(gi - 2, ())) > 2:  # in an earlier group's step
             continue
         if gi in folds:
             items.append((None, functools.partial(_fuse_distances.fused_step, client, *folds[gi])))
@@ -267,7 +264,7 @@ def _unread_after(k: int, serial: int, a: int, b: int, records: list, bound: lis
                 v = _view(rec, i)
                 if v[0] != serial:
                     continue
-                lo, hi = _words(v, rec.dims)
+                lo, hi = view_words(v, rec.dims)
                 if i >= rec.nout and _hits(live, lo, hi):
                     return False
             for i in range(rec.nout):
@@ -387,7 +384,7 @@ def _dead_stores(groups: list, bound: list, unheld, single: set | frozenset = fr
             dims = rec.dims
             for j in range(rec.nout):
                 v = rec.views[j]
-                a, b = _words(v, dims)
+                a, b = view_words(v, dims)
                 w = get(v[0])
                 if merged and not _hits(w, a, b):
                     mine.add((ri, j))
@@ -398,7 +395,7 @@ def _dead_stores(groups: list, bound: list, unheld, single: set | frozenset = fr
             for i in range(rec.nout, len(rec.views)):
                 if i not in in_reg[ri]:
                     v = rec.views[i]
-                    _read(get(v[0]), *_words(v, dims))
+                    _read(get(v[0]), *view_words(v, dims))
         if mine:
             dead[gi] = mine
     return dead

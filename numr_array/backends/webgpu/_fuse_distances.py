@@ -22,9 +22,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, NamedTuple
 
 from ... import _dtypes as dt
-from ._fused_bodies import _opaque, bodies
+from ._fused_bodies import _opaque, bodies, run_views
 from ._shader import Layout, baked, bindings, groups, pack_words
 from ._types import F32, cast, wt
+from ._views import view_words
 from ._wgsl_helpers import WgslHelpers
 from .k_reduce import U32, ArgRecord, _arg_source, _identity
 
@@ -87,11 +88,14 @@ def plan(p: "Plan") -> Distances | None:
     return Distances(p, a, b, per)
 
 
-def fused_step(client: WebGPUClient, dp: Distances, arg: ArgRecord | None = None) -> tuple:
+def fused_step(client: WebGPUClient, dp: Distances, arg: ArgRecord | None = None, epi: list | None = None,
+               gone: frozenset = frozenset()) -> tuple:
     """The graph step computing the distances (the run and the reduction leave the graph); with ``arg``, the
     argmin or argmax along B's rows that reads them (_fuse.fuse found them read by nothing else), which it
     then stores instead: an invocation per row, the pairs (distance, centre) combined as that pass combines
-    them (whose result does not depend on the order)."""
+    them (whose result does not depend on the order). ``epi``: a map run over (rows, B's rows) after that
+    (``epilogue``), evaluated by each invocation for its row, the index from its register; ``gone``: the run's
+    stores nothing reads."""
     p = dp.p
     red = p.red
     (n, k), (d,) = p.kshape, p.rshape
@@ -138,6 +142,18 @@ def fused_step(client: WebGPUClient, dp: Distances, arg: ArgRecord | None = None
         last = f"  st1(u32(ob), {cast(f'st.i + {arg.base}u', U32, ow)});\n"
         helpers = _arg_source(arg.kind, F32, lib)
     groups_per_row = k // per
+    if epi:
+        # the run's operands and stores at bindings 4.., its reads of the index from the register ix
+        views = [row for row in run_views(epi, gone) if row[0] != _index_view(arg)]
+        binding = {row[0]: 4 + i for i, row in enumerate(views)}
+        tensors += [(w, stored, stored) for _, w, stored, *_ in views]
+        etext, _, etail = bodies(epi, gone, lay, lib, binding, regs={_index_view(arg): "ix"})
+        tail += etail
+        last += (f"  let ix = {cast(f'st.i + {arg.base}u', U32, ow)};\n"
+                 f"  for (var j = 0u; j < {k}u; j = j + 1u) {{\n"
+                 + "".join(f"    let e{b} = u32({eoff} + i32(row) * {st[0]} + i32(j) * {st[1]});\n"
+                           for (_, _, _, _, eoff, st), b in zip(views, binding.values()))
+                 + "".join(etext) + "  }\n")
     main = (
         f"var<workgroup> sc: array<vec4<f32>, {nv}>;\n"
         "var<workgroup> bad_: atomic<u32>;\n"
@@ -174,6 +190,8 @@ def fused_step(client: WebGPUClient, dp: Distances, arg: ArgRecord | None = None
     pipe = client.pipeline(("fused-distances", src), lambda: src, len(tensors), lay.nbytes, captured=True)
     o_binds = red.o_binds if arg is None else arg.o_binds
     binds = tuple(o_binds) + tuple(x for _, triple, _ in p.leaves for x in triple)
+    if epi:
+        binds += tuple(x for row in views for x in row[3])
     return client.encode_recorded(pipe, pack_words(words), binds, grid)
 
 
@@ -184,3 +202,30 @@ def takes(dp: Distances, arg: ArgRecord) -> bool:
     n, k = dp.p.kshape
     return (arg.x[0] == buf.serial and arg.x[1] == off // 4 + red.head[6] and arg.x[3] == dt.float32
             and arg.kshape == (n,) and arg.rshape == (k,) and arg.x[2] == tuple(dp.p.ko))
+
+
+def _index_view(arg: ArgRecord) -> tuple:
+    """The argmin's output as a map launch's view of it over (rows, B's rows): each row's index for all."""
+    buf, off, _ = arg.o_binds
+    return (buf.serial, off // arg.odtype.itemsize + arg.oe, (arg.ko[0], 0), arg.odtype)
+
+
+def epilogue(dp: Distances, arg: ArgRecord, run: list, limit: int) -> bool:
+    """Whether the map ``run`` (over rows x B's rows) can be evaluated by the invocations of the distances and
+    their argmin: it reads the index only as each row's for all of B's rows, and what it stores is nothing
+    the kernel reads (A, B, the index) nor more than ``limit`` bindings in all."""
+    n, k = dp.p.kshape
+    iv = _index_view(arg)
+    if any(rec.dims != (n, k) or rec.bcast for rec in run):
+        return False
+    reads = {v for rec in run for v in rec.views[rec.nout:]}
+    if any(v[0] == iv[0] and v != iv for v in reads):
+        return False
+    ours = [(iv[0], view_words(iv, (n, k)))] + [(b[0].serial, (b[1] >> 2, (b[1] + b[2] + 3) >> 2))
+                                            for _, b, _ in dp.p.leaves]
+    for rec in run:
+        for v in rec.views[:rec.nout]:
+            lo, hi = view_words(v, (n, k))
+            if any(v[0] == s and lo < b and a < hi for s, (a, b) in ours):
+                return False
+    return 3 + len({v for rec in run for v in rec.views}) <= limit

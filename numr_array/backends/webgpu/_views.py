@@ -37,6 +37,14 @@ def window(client: WebGPUClient, t: Tensor) -> tuple[int, int, int]:
     return b0, max(16, ((hi + 1) * isz - b0 + 3) & ~3), t._offset - b0 // isz
 
 
+def view_words(v: tuple, dims: tuple) -> tuple[int, int]:
+    """The 32-bit words [lo, hi) of its buffer that view ``v`` reaches over ``dims`` (whole words: packed
+    8- and 16-bit elements of one word are not told apart)."""
+    lo, hi = element_span(v[1], v[2], dims)
+    isz = v[3].itemsize
+    return lo * isz >> 2, ((hi + 1) * isz + 3) >> 2
+
+
 def whole_words(t: Tensor) -> tuple[int, int, int]:
     """(memory serial, first word, end word) of the 32-bit words wholly inside the C-contiguous ``t``'s
     elements: what a kernel that writes every element of ``t`` and reads none writes whole (a dispatch's
