@@ -180,12 +180,14 @@ def kinds(g) -> list[str]:
 
 
 @pytest.mark.parametrize("kind", ["argmin", "argmax"])
-def test_an_argmin_of_the_distances_is_computed_with_them(kind, monkeypatch):
+@pytest.mark.parametrize("k", [16, 32, 12])
+def test_an_argmin_of_the_distances_is_computed_with_them(kind, k, monkeypatch):
     """``argmin(distances, axis=1)`` where nothing else reads the distances: one dispatch, an invocation per
-    row, the distances never stored. Rows with ties (the lower centre wins), a NaN (the first NaN wins),
+    row (or two, four: eight centres each, their states combined; twelve centres: one), the distances never
+    stored. Rows with ties (the lower centre wins), a NaN (the first NaN wins),
     infinities, a distance of 0 and subnormal distances (the exact path, for that row, then for every row where
     a centre is out of range) give eager's indices."""
-    n, k, d = 300, 16, 8
+    n, d = 300, 8
     X, C = on(np.zeros((n, d), np.float32)), on(np.zeros((k, d), np.float32))
     run = lambda X, C: getattr(xp, kind)(distances(X, C), axis=1)  # noqa: E731
     g, got, pers = captured(monkeypatch, run, X, C)
