@@ -149,3 +149,19 @@ def test_a_captured_reduction_over_the_leading_axis_fuses_in_the_columns_variant
     g.replay()
     assert to_np(got).tobytes() == to_np(xp.sum(a * b, axis=0)).tobytes()
     np.testing.assert_allclose(to_np(got), (to_np(a).astype(np.float64) * to_np(b)).sum(0), rtol=1e-5, atol=1e-4)
+
+
+@pytest.mark.parametrize("shape, axis", [((200_000, 16), 0), ((391, 512), 0), ((8, 300_000), 1), ((64, 100_000), 1)])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_the_walking_variants_loads_ahead_keep_the_order_of_their_sums(shape, axis, dtype, monkeypatch):
+    """The group and columns variants issue WALK_AHEAD iterations' four loads together, folding each four in
+    as one iteration at a time does: sums, products, maxima and means (k-means' counts over 200k rows, a thin
+    product's 391 partial sums, long rows) come out with the same bits for 1, 2 and 4 iterations ahead."""
+    a = np.random.default_rng(7).standard_normal(shape).astype(dtype)
+    x = xp.asarray(a, device=DEV)
+    got = {}
+    for ahead in (1, 2, 4):
+        monkeypatch.setattr(k_reduce, "WALK_AHEAD", ahead)
+        got[ahead] = [np.asarray(to_np(f(x, axis=axis))).tobytes() for f in (xp.sum, xp.prod, xp.max, xp.mean)]
+    assert got[1] == got[2] == got[4]
+    np.testing.assert_allclose(to_np(xp.sum(x, axis=axis)), a.sum(axis=axis), rtol=1e-4, atol=1e-2)
