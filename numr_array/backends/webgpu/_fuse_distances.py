@@ -6,14 +6,21 @@ value (``_FAST_SQUARE``): about 14 integer operations an element, which bound k-
 x 32 float32) to 71 µs on an H200. Here, where the run is exactly a subtraction of two operands and the
 square of its result, summed in float32 along a contiguous last axis in the thread variant's order, an
 invocation computes PER distances of one row of A: the row's values read as vectors of four and kept in
-registers, B's rows (all of them, staged in workgroup memory by the workgroup) read as vectors of four.
-41.7 µs on the H200 at 8 a row (49.5 at 16, 66.9 at 4; GPU timestamps).
+registers, B's rows (all of them, staged in workgroup memory by the workgroup) read as vectors of four:
+41.4 µs on the H200 (GPU timestamps; hand-written forms of it took 41.7 at 8 distances an invocation, 49.5 at
+16, 66.9 at 4). With the argmin after them (an invocation per row) 33.0 µs, the distances never stored and
+the argmin's own dispatch (12.9) gone; with k-means' one-hot map too 38.8, against 10.1 for its dispatch.
+Measured and not kept (k-means, the H200): 2 or 4 rows an invocation, each of B's vectors read once for them
+(34.3, 49.9 against 33.2); two or four of B's rows interleaved (32.5, 33.4 against 32.9); workgroups of 128
+or 64 (34.3, 35.4); two invocations a row, their argmin states combined in workgroup memory (39.1 against
+38.8); the one-hot map stored by each invocation for its row (54.4). Neither the exact path's code (39.1
+without it) nor the loads of A (38.7 with every row read from 8 cached ones) is what bounds it.
 
 The same bits as eager. The test is made on the inputs, not on each difference: where every element of
 A's row and of B is 0 or has a magnitude in [2^-40, 2^62), a difference is 0 or at least 2^-63 (the
 difference of two such floats is a multiple of the smaller one's last place) and below 2^63, so its square
-is a normal float, its sum with others of them too: the hardware's subtraction, multiplication and
-addition then give eager's values (no subnormal to flush, no NaN payload, no overflow). An invocation
+is a normal float and no sum of them is subnormal or NaN: the hardware's subtraction, multiplication and
+addition then give eager's values (no subnormal to flush, no NaN payload). An invocation
 whose row or B fails that sums its outputs with the run's own bodies (fsquare), as _fuse_reduce does.
 """
 
@@ -50,10 +57,6 @@ class Distances(NamedTuple):
     per: int
 
 
-def _is(rec, name: str) -> bool:
-    return rec.key[0] == name
-
-
 def plan(p: "Plan") -> Distances | None:
     """``p`` as squared distances, or None where it is not exactly that (see the module's docstring) or its
     operands do not read as vectors of four (A's row start and stride, B's row stride and the row length
@@ -64,7 +67,7 @@ def plan(p: "Plan") -> Distances | None:
             or len(p.kshape) != 2 or len(p.rshape) != 1):
         return None
     sub, sq = p.run
-    if not (_is(sub, "subtract") and sub.key[1] == dt.float32 and sub.nout == 1 and len(sub.views) == 3
+    if not (sub.key[0] == "subtract" and sub.key[1] == dt.float32 and sub.nout == 1 and len(sub.views) == 3
             and all(x is not None and x[0] == "t" for x in sub.desc)):
         return None
     if not (sq.key[:2] == ("pow", (dt.float32, "square")) and sq.nout == 1 and len(sq.views) == 2

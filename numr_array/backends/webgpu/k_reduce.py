@@ -591,10 +591,11 @@ def _build(client, key, kind, variant, ow: WgslType, acc: WgslType, unroll: bool
             # (first WALK_AHEAD such iterations at a time, their loads issued together, each four folded in
             # as the loop below folds them: the same order)
             A = 4 * WALK_AHEAD
+            w = [f"w{k}" for k in range(A)]
             src.append(f"  loop {{\n    if (r + {A - 1}u * step >= {W(k_k)}) {{ break; }}\n"
                        + "".join(f"    let w{k} = {val(xs.at(f'r + {k}u * step'), f'(r + {k}u * step)')};\n"
                                  for k in range(A))
-                       + "".join(f"    {fold('acc', comb(comb(f'w{k}', f'w{k + 1}'), comb(f'w{k + 2}', f'w{k + 3}')))}\n"
+                       + "".join(f"    {fold('acc', comb(comb(w[k], w[k + 1]), comb(w[k + 2], w[k + 3])))}\n"
                                  for k in range(0, A, 4))
                        + f"    r = r + {A}u * step;\n  }}\n")
             v = [val(xs.at(f"r + {k}u * step"), f"(r + {k}u * step)") for k in range(4)]
