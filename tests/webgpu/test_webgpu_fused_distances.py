@@ -25,7 +25,7 @@ def distances(X, C):
 
 
 def captured(monkeypatch, run, *args):
-    """``run(*args)`` captured: (the graph, its outputs, the distances kernels' outputs per invocation)."""
+    """``run(*args)`` captured: (the graph, its outputs, per distances kernel built its distances an invocation)."""
     pers = []
     real = _fuse_distances.fused_step
     monkeypatch.setattr(_fuse_distances, "fused_step",
