@@ -183,27 +183,3 @@ def test_the_jit_replays_programs():
     f(A, on(data_["b"]))
     b2 = data_["b"][::-1].copy()
     assert bits(f(A, on(b2))[0]) == bits(program.run(xp, A, on(b2), **params)[0])
-
-
-def grids(g) -> list:
-    """The workgroup counts of the graph's one-workgroup-per-column or one-workgroup programs."""
-    mine = {id(p) for k, p in client._pipelines.items() if k[0] == "small"}
-    return [step[3] for step in g._graph.steps if id(step[0]) in mine]
-
-
-@pytest.mark.parametrize("d", [64, 16, 100])
-@pytest.mark.parametrize("form", ["update", "sum read reversed"])
-def test_a_parts_sum_and_an_update_by_element_take_a_workgroup_per_column(d, form):
-    """Logistic regression's step after its pass: the sum of the pass's partial sums of X.T @ v, then
-    ``w - scale * g``, reading g element by element: a program of d workgroups, each summing its column in the
-    one workgroup's order, then updating its element; where the update reads g otherwise (reversed), one
-    workgroup. The replay on new data equals eager's bits."""
-    n = 5000
-    X, y, w = on(data((n, d))), on((data(n, seed=1) > 0).astype(np.float32)), on(data(d, seed=2) * 0.1)
-
-    def step(X, y, w):
-        p = 1.0 / (1.0 + xp.exp(-(X @ w)))
-        g = X.T @ (p - y)
-        return w - 0.01 * (g if form == "update" else xp.flip(g))
-    g = check(step, [X, y, w], [data((n, d), seed=3), (data(n, seed=4) > 0).astype(np.float32), data(d, seed=5)])
-    assert grids(g) == [(d, 1, 1) if form == "update" else (1, 1, 1)]

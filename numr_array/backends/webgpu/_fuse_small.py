@@ -23,7 +23,6 @@ from ._fused_bodies import _M32, bodies, run_views
 from ._libm import FUNCTIONS as TRANSCENDENTAL
 from ._map_template import coord_lines
 from ._shader import Layout, baked, bindings, pack_words
-from ._views import view_words
 from ._wgsl_helpers import WgslHelpers
 from ._matvec import PartsRecord
 from .k_contract import RowdotRecord
@@ -174,7 +173,6 @@ def _program(client: WebGPUClient, group: list[tuple], binds: _Bindings) -> tupl
     numbers in ``binds``, its run_views or None) each."""
     lay = Layout()
     lib = WgslHelpers(client.has_f64)
-    d = _columns(group)
     words = [1, 1, 0, 0]
     scalars: set[int] = set()  # (the words of scalar operands)
     shared = []
@@ -183,49 +181,22 @@ def _program(client: WebGPUClient, group: list[tuple], binds: _Bindings) -> tupl
         if type(phase) in WHOLE:
             sh = f"sh{k}"
             shared.append(f"var<workgroup> {sh}: array<{phase.ct}, 256>;\n")
-            body = phase.text(lay, lib, slots, sh, column=True) if d else phase.text(lay, lib, slots, sh)
+            body = phase.text(lay, lib, slots, sh)
             words += phase.words[4:]
         else:
             fns, body, ns = _map_text(phase, views, slots, lay, lib, words, f"p{k}")
             scalars.update(range(len(words) - ns, len(words)))
             shared.append(fns)
-            if d:  # element wid.x, by the invocation that summed its column
-                body = "  if (li == 0u) {\n" + body.replace("var i0 = li;", "var i0 = wid.x;", 1) + "  }\n"
         if text:  # what the phases before stored, visible to this one's invocations
             text.append("  storageBarrier();\n  workgroupBarrier();\n")
         text.append("  {\n" + body + "  }\n")
     decls = bindings([(w, written, written) for w, written, _ in binds.slots])
     source = (lay.block() + decls + lib.source() + "".join(shared) + "@compute @workgroup_size(256)\n"
-              "fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) li: u32) {\n"
-              + "".join(text) + "}\n")
+              "fn main(@builtin(local_invocation_index) li: u32) {\n" + "".join(text) + "}\n")
     source = baked(source, words, scalars)
     pipe = client.pipeline(("small", source), lambda: source, len(binds.slots), lay.nbytes, captured=True)
     flat = tuple(x for _, _, triple in binds.slots for x in triple)
-    return client.encode_recorded(pipe, pack_words(words), flat, (d or 1, 1, 1))
-
-
-def _columns(group: list[tuple]) -> int:
-    """d where ``group`` is the sum of a pass's partial sums (d columns) then one map run over d elements that
-    reads the sum only element by element and writes nothing the sum reads (a logistic regression's update of
-    w): then a workgroup per column can run it (the sum of its column, then its element of the run), the sum
-    no longer one workgroup's loads of all the partial sums; else 0."""
-    if len(group) != 2 or type(group[0][0]) is not PartsRecord or type(group[1][0]) is not MapPhase:
-        return 0
-    parts, run = group[0][0], group[1][0].run
-    d = parts.args[3]
-    (obuf, ooff, osize), (pbuf, poff, psize) = parts.binds[:3], parts.binds[3:]
-    ow = parts.bound[0]
-    out = (obuf.serial, ooff // ow.dtype.itemsize + parts.words[6], (parts.words[7],), ow.dtype)
-    if any(rec.dims != (d,) or rec.bcast for rec in run):
-        return 0
-    for rec in run:
-        for i, v in enumerate(rec.views):
-            lo, hi = view_words(v, rec.dims)
-            if v[0] == pbuf.serial and lo < (poff + psize + 3) >> 2 and poff >> 2 < hi:
-                return 0  # (the partial sums, which every workgroup reads)
-            if v[0] == obuf.serial and v != out and lo < (ooff + osize + 3) >> 2 and ooff >> 2 < hi:
-                return 0  # (the sum, other than element by element)
-    return d
+    return client.encode_recorded(pipe, pack_words(words), flat, (1, 1, 1))
 
 
 def join(client: WebGPUClient, items: list[tuple], limit: int) -> list:

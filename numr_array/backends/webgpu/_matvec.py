@@ -327,25 +327,18 @@ def ahead(G: int, d: int) -> int:
 
 
 def parts_text(lay: Layout, lib: WgslHelpers, c: WgslType, ow: WgslType, wide: bool, d: int, A: int,
-               b: tuple[int, int] = (1, 2), sh: str = "sh", column: bool = False) -> str:
+               b: tuple[int, int] = (1, 2), sh: str = "sh") -> str:
     """The statements of the one-workgroup sum of ``X.T @ v``'s partial sums (G rows of d compute values, binding
     b[1]) into the result (binding b[0], stride so), its words allocated in ``lay``: G, the parts' offset, the
     result's offset and stride. Invocation (r, c) of the first q * d (q = 256 // d) sums rows r, r + q, ... of
     column c in increasing order, ``A`` loads in flight (``ahead``; the last fewer than A too, each added where
-    it is a row); invocation c < d then the q sums in order; ``sh``: the workgroup array of 256 compute values.
-    ``column``: the sum of column ``wid.x`` alone, by invocations r = 0 .. q - 1 of the workgroup and invocation 0
-    (the same values added in the same order), for a program of a workgroup per column (_fuse_small)."""
+    it is a row); invocation c < d then the q sums in order; ``sh``: the workgroup array of 256 compute values."""
     W = Layout.word
     g_k, ep_k, eo_k, so_k = (lay.alloc(1) for _ in range(4))
     q = 256 // d
     G, ep = W(g_k), W(ep_k)
     ld = lambda g: f"ld{b[1]}({ep} + ({g}) * {d}u + c_)"
-    if column:
-        head, c_, me, slot = "  let c_ = wid.x;\n  let r_ = li;\n", "c_", "li == 0u", lambda k: f"{k}u" if k == 0 else k
-    else:
-        head, c_, me, slot = f"  let c_ = li % {d}u;\n  let r_ = li / {d}u;\n", "li", f"li < {d}u", \
-            lambda k: "li" if k == 0 else f"{k} * {d}u + li"
-    return (head + f"  var s = {lit(c, 0)};\n"
+    return (f"  let c_ = li % {d}u;\n  let r_ = li / {d}u;\n  var s = {lit(c, 0)};\n"
             f"  if (r_ < {q}u) {{\n    var g = r_;\n"
             f"    loop {{\n      if (g + {(A - 1) * q}u >= {G}) {{ break; }}\n"
             + "".join(f"      let a{k} = {ld(f'g + {k * q}u')};\n" for k in range(A))
@@ -355,9 +348,9 @@ def parts_text(lay: Layout, lib: WgslHelpers, c: WgslType, ow: WgslType, wide: b
                       for k in range(A - 1))
             + "".join(f"    if (g + {k * q}u < {G}) {{ s = s + t{k}; }}\n" for k in range(A - 1))
             + f"  }}\n  {sh}[li] = s;\n  workgroupBarrier();\n"
-            f"  if ({me}) {{\n    var t = {sh}[{slot(0)}];\n"
-            f"    for (var k = 1u; k < {q}u; k = k + 1u) {{ t = t + {sh}[{slot('k')}]; }}\n"
-            f"    st{b[0]}(u32(i32({W(eo_k)}) + i32({c_}) * {_i32(so_k)}), {_result(lib, c, wide, ow, 't')});\n  }}\n")
+            f"  if (li < {d}u) {{\n    var t = {sh}[li];\n"
+            f"    for (var k = 1u; k < {q}u; k = k + 1u) {{ t = t + {sh}[k * {d}u + li]; }}\n"
+            f"    st{b[0]}(u32(i32({W(eo_k)}) + i32(li) * {_i32(so_k)}), {_result(lib, c, wide, ow, 't')});\n  }}\n")
 
 
 class PartsRecord(NamedTuple):
@@ -373,9 +366,9 @@ class PartsRecord(NamedTuple):
         """The compute type of the phase's workgroup array."""
         return self.args[0].ct
 
-    def text(self, lay: Layout, lib: WgslHelpers, slots: list[int], sh: str, column: bool = False) -> str:
-        """The phase's statements, its tensors at bindings ``slots`` (``column``: parts_text's)."""
-        return parts_text(lay, lib, *self.args, b=tuple(slots), sh=sh, column=column)
+    def text(self, lay: Layout, lib: WgslHelpers, slots: list[int], sh: str) -> str:
+        """The phase's statements, its tensors at bindings ``slots``."""
+        return parts_text(lay, lib, *self.args, b=tuple(slots), sh=sh)
 
 
 def _sum_partials(client, parts: Tensor, o: Tensor, so: int, c: WgslType, wide: bool) -> None:
