@@ -213,29 +213,35 @@ def fuse(client: WebGPUClient, steps: list, records: list, bound: list | None = 
             for gi in alive:
                 del plans[gi]
     passes = _passes(groups, records, limit, dead)
-    # a fused reduction that is squared distances, followed by an argmin or argmax of them that is their one
-    # reader: one step computing both, the distances never stored (and the map run after, where it can)
-    folds: dict = {}
+    # a fused reduction that is squared distances has its own kernel; followed by an argmin or argmax of them
+    # that is their one reader, one step computing both, the distances never stored (and the map run after,
+    # where it can)
+    distances: dict = {}  # group of a fused reduction -> _fuse_distances.fused_step's arguments
+    taken: set = set()  # the groups after one of those that its step computes too
     for gi, p in plans.items():
         dp = _fuse_distances.plan(p)
+        if dp is None:
+            continue
+        distances[gi] = (dp,)
         k = groups[gi + 1][0] if gi + 1 < len(groups) else None
-        if dp is None or k is None or groups[gi + 1][1] is not None or type(records[k]) is not ArgRecord \
+        if k is None or groups[gi + 1][1] is not None or type(records[k]) is not ArgRecord \
                 or not _fuse_distances.takes(dp, records[k]):
             continue
         buf, off, size = p.red.o_binds
         if _unread_after(k, buf.serial, off >> 2, (off + size + 3) >> 2, records, bound, unheld, writes or {}):
-            folds[gi] = (dp, records[k])
+            distances[gi] += (records[k],)
+            taken.add(gi + 1)
             # and the map run right after it, where it reads the index as each row's (a one-hot mask)
             run = groups[gi + 2][1] if gi + 2 < len(groups) else None
             if run is not None and _fuse_distances.epilogue(dp, records[k], run, limit):
-                folds[gi] += (run, frozenset(dead.get(gi + 2, ())))
+                distances[gi] += (run, frozenset(dead.get(gi + 2, ())))
+                taken.add(gi + 2)
     items: list[tuple] = []  # (what _fuse_small may join or None, the step or a function making it)
     for gi, (k, recs) in enumerate(groups):
-        if gi + 1 in plans or gi - 1 in passes or gi - 2 in passes or gi - 1 in folds \
-                or len(folds.get(gi - 2, ())) > 2:  # in an earlier group's step
+        if gi + 1 in plans or gi - 1 in passes or gi - 2 in passes or gi in taken:  # in an earlier group's step
             continue
-        if gi in folds:
-            items.append((None, functools.partial(_fuse_distances.fused_step, client, *folds[gi])))
+        if gi in distances:
+            items.append((None, functools.partial(_fuse_distances.fused_step, client, *distances[gi])))
         elif gi in passes:
             items.append((None, functools.partial(_matvec.fused_step, client, *passes[gi])))
         elif gi in plans:
@@ -269,9 +275,8 @@ def _unread_after(k: int, serial: int, a: int, b: int, records: list, bound: lis
                     return False
             for i in range(rec.nout):
                 v = _view(rec, i)
-                if v[0] == serial and _dense(v[2], rec.dims):
-                    lo, hi = element_span(v[1], v[2], rec.dims)
-                    live = _kill(live, (lo * v[3].itemsize + 3) >> 2, (hi + 1) * v[3].itemsize >> 2)
+                if v[0] == serial:
+                    live = _kill(live, *_written_words(v, rec.dims))
         else:
             touch = [(off >> 2, (off + size + 3) >> 2) for buf, off, size in bound[j] if buf.serial == serial]
             if not any(_hits(live, x, y) for x, y in touch):
@@ -331,6 +336,16 @@ def _kill(live: list, a: int, b: int) -> list:
     return out
 
 
+def _written_words(v: tuple, dims: tuple) -> tuple[int, int]:
+    """The words a store through view ``v`` over ``dims`` writes whole: those wholly inside its span where it
+    reaches every element of it, else none (an empty range)."""
+    if not _dense(v[2], dims):
+        return 0, 0
+    lo, hi = element_span(v[1], v[2], dims)
+    isz = v[3].itemsize
+    return (lo * isz + 3) >> 2, (hi + 1) * isz >> 2
+
+
 def _dense(strides: tuple, dims: tuple) -> bool:
     """Whether a view reaches every element between its lowest and highest."""
     expect = 1
@@ -388,10 +403,7 @@ def _dead_stores(groups: list, bound: list, unheld, single: set | frozenset = fr
                 w = get(v[0])
                 if merged and not _hits(w, a, b):
                     mine.add((ri, j))
-                if _dense(v[2], dims):  # every word wholly inside what it writes is written here
-                    lo, hi = element_span(v[1], v[2], dims)
-                    isz = v[3].itemsize
-                    live[v[0]] = _kill(w, (lo * isz + 3) >> 2, (hi + 1) * isz >> 2)
+                live[v[0]] = _kill(w, *_written_words(v, dims))
             for i in range(rec.nout, len(rec.views)):
                 if i not in in_reg[ri]:
                     v = rec.views[i]

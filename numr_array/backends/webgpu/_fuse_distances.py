@@ -29,6 +29,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, NamedTuple
 
 from ... import _dtypes as dt
+from ._fuse_reduce import evaluate, salts
 from ._fused_bodies import _opaque, bodies, run_views
 from ._shader import Layout, baked, bindings, groups, pack_words
 from ._types import F32, cast, wt
@@ -46,6 +47,12 @@ PER = 8
 _LOW, _SPAN = 0x2B800000, 0x5E800000 - 0x2B800000
 #: the fast path's square of a vector of four differences ``d`` (tests put an adapter's flushing in its place)
 _SQUARE = "d * d"
+
+
+def _beyond(a: str, t: str) -> str:
+    """Of the magnitudes' bits ``a`` (WGSL type ``t``, u32 or a vector of them): how far past the start of the
+    range each is, _SPAN or more where out of it (0 for a zero)."""
+    return f"select({a} - {t}({_LOW}u), {t}(0u), {a} == {t}(0u))"
 
 
 class Distances(NamedTuple):
@@ -116,24 +123,20 @@ def fused_step(client: WebGPUClient, dp: Distances, arg: ArgRecord | None = None
     nv = -(-span // 4)
     # the exact path: the run's bodies (fsquare), reading A's row and B's staged rows
     binding = {u: 2 + i for i, (u, _, _) in enumerate(p.leaves)}
-    text, regs, tail = bodies(p.run, {(0, 0), (1, 0)}, lay, lib, binding, loader="lx")
-    value = regs[p.run[1].views[0]]
-    nsalt = sum(1 + len(rec.desc) for rec in p.run)
+    text, tail = evaluate(p, lay, lib, binding)
     exact = (f"fn lx{ba}(e: u32) -> f32 {{ return b{ba}[e >> 2u][e & 3u]; }}\n"
              f"fn lx{bb}(e: u32) -> f32 {{ let q = e - {lo}u; return sc[q >> 2u][q & 3u]; }}\n"
-             f"fn elem(e{ba}: u32, e{bb}: u32) -> f32 {{\n" + "".join(text)
-             + f"  return {_opaque('f32', value, nsalt)};\n}}\n")
+             f"fn elem(e{ba}: u32, e{bb}: u32) -> f32 {{\n" + text + "}\n")
     # the fast path: a difference (A - B or B - A: the same square), its square opaque (no contraction into
     # an FMA: eager stores it), summed
-    zero = f"vec4<u32>({W(2)} * {2 * nsalt + 3}u)"
+    square = _opaque("vec4<f32>", _SQUARE, salts(p.run) + 1)
     x = [f"x{q}" for q in range(Q)]
     fast = [f"      let cb = u32({eb - lo} + i32(j) * {sb}) >> 2u;\n      var acc = f32(-0.0);\n"]
     for q in range(Q):
-        fast.append(f"      {{ let d = {x[q]} - sc[cb + {q}u]; let s = bitcast<vec4<f32>>(bitcast<vec4<u32>>({_SQUARE})"
-                    f" ^ {zero}); acc = acc + s.x; acc = acc + s.y; acc = acc + s.z; acc = acc + s.w; }}\n")
-    checks = "".join(
-        f"  {{ let a = bitcast<vec4<u32>>({x[q]}) & vec4<u32>(0x7fffffffu);"
-        f" xm = max(xm, select(a - vec4<u32>({_LOW}u), vec4<u32>(0u), a == vec4<u32>(0u))); }}\n" for q in range(Q))
+        fast.append(f"      {{ let d = {x[q]} - sc[cb + {q}u]; let s = {square};"
+                    " acc = acc + s.x; acc = acc + s.y; acc = acc + s.z; acc = acc + s.w; }\n")
+    checks = "".join(f"  {{ let a = bitcast<vec4<u32>>({x[q]}) & vec4<u32>(0x7fffffffu);"
+                     f" xm = max(xm, {_beyond('a', 'vec4<u32>')}); }}\n" for q in range(Q))
     if arg is None:
         per, oe, ko0 = dp.per, red.head[6], p.ko[0]
         fold = lambda v: f"      st1(u32(ob + i32(j) * {p.ko[1]}), {v});\n"  # noqa: E731
@@ -173,7 +176,7 @@ def fused_step(client: WebGPUClient, dp: Distances, arg: ArgRecord | None = None
         f"  for (var t = li; t < {span}u; t = t + 256u) {{\n"
         f"    let v = ld{bb}({lo}u + t); sc[t >> 2u][t & 3u] = v;\n"
         "    let a = bitcast<u32>(v) & 0x7fffffffu;\n"
-        f"    if (a != 0u && a - {_LOW}u >= {_SPAN}u) {{ atomicOr(&bad_, 1u); }}\n  }}\n"
+        f"    if ({_beyond('a', 'u32')} >= {_SPAN}u) {{ atomicOr(&bad_, 1u); }}\n  }}\n"
         "  workgroupBarrier();\n  let bad = atomicLoad(&bad_);\n"
         f"  let r0 = (wid.y * {W(1)} + wid.x) * 256u;\n  let inv = r0 + li;\n"
         # (with an argmin, the invocations past the end wait at the barriers)

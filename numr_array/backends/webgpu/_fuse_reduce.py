@@ -36,7 +36,6 @@ import math
 from typing import TYPE_CHECKING, NamedTuple
 
 from ..._tensor import contiguous_strides
-from . import _fuse_distances
 from ._fused_bodies import _M32, _opaque, bodies
 from ._map_template import MapRecord
 from ._shader import Layout, groups, pack_words
@@ -249,8 +248,7 @@ class _Evaluated:
         self.rs = lay.alloc(self.nr)
         self.lo = {i: lay.alloc(1) for i in p.staged}
         binding = {u: 2 + k for k, (u, _, _) in enumerate(p.leaves)}
-        dead = {(ri, j) for ri, rec in enumerate(p.run) for j in range(rec.nout)}
-        text, regs, self.tail = bodies(p.run, dead, lay, lib, binding, loader="lx")
+        text, self.tail = evaluate(p, lay, lib, binding)
         W = Layout.word
         # the loads of the leaves: staged ones from workgroup memory (element q after the lowest at q + q / 32)
         loads = []
@@ -275,11 +273,7 @@ class _Evaluated:
                             + "".join(f" x{b} = x{b} + c * {_i32(rk + d)};"
                                       for b, (_, _, rk) in zip(binding.values(), self.words)) + " }\n")
             head += [f"  let e{b} = u32(x{b});\n" for b in binding.values()]
-        ri, j = p.out
-        value = regs[p.run[ri].views[j]]
-        # the value the reduction combines, opaque as a load (salts past the bodies' operands')
-        nsalt = sum(1 + len(rec.desc) for rec in p.run)
-        elem = "".join(head) + "".join(text) + f"  return {_opaque(self.xw.ct, value, nsalt)};\n}}\n"
+        elem = "".join(head) + text + "}\n"
         self.fn = "".join(loads) + elem
         square = lib.fn("fsquare", F32) if lib.uses("fsquare", F32) else None
         self.deferred = p.red.variant == "thread" and square is not None
@@ -329,6 +323,22 @@ class _Evaluated:
                                      for k, ks in enumerate(self.p.kstrides)) + ")"
 
 
+def salts(run: list[MapRecord]) -> int:
+    """The salts (``_opaque``'s) the bodies of ``run`` take: a value made opaque after them takes this one on."""
+    return sum(1 + len(rec.desc) for rec in run)
+
+
+def evaluate(p: Plan, lay: Layout, lib, binding: dict) -> tuple[str, list]:
+    """The statements evaluating ``p``'s run at one element, its leaves loaded as ``lx{b}(e{b})`` (``b =
+    binding[view]``, the ``e{b}`` declared before) and nothing stored, ending in the return of the value x
+    would hold there, opaque as a load; and the run's uniform words (its scalars, allocated in ``lay``)."""
+    dead = {(ri, j) for ri, rec in enumerate(p.run) for j in range(rec.nout)}
+    text, regs, tail = bodies(p.run, dead, lay, lib, binding, loader="lx")
+    ri, j = p.out
+    value = regs[p.run[ri].views[j]]
+    return "".join(text) + f"  return {_opaque(wt(p.red.x[3]).ct, value, salts(p.run))};\n", tail
+
+
 def per(p: Plan) -> int:
     """Outputs per invocation (consecutive along the last kept dimension) of the one-invocation-per-output
     variant: PER where some leaf is the same for all of them (loaded once for them; k-means' X for 4
@@ -341,11 +351,7 @@ def per(p: Plan) -> int:
 
 
 def fused_step(client: WebGPUClient, p: Plan) -> tuple:
-    """The graph step of the reduction evaluating the run (the run leaves the graph); squared distances by
-    their own kernel (_fuse_distances)."""
-    dp = _fuse_distances.plan(p)
-    if dp is not None:
-        return _fuse_distances.fused_step(client, dp)
+    """The graph step of the reduction evaluating the run (the run leaves the graph)."""
     red = p.red
     xs = _Evaluated(p)
     pipe = _build(client, None, red.kind, red.variant, wt(red.odtype), red.acc, red.unroll, False, None, xs)

@@ -41,6 +41,8 @@ def _opaque(ct: str, v: str, salt: int) -> str:
     if ct.startswith("vec2"):
         r = ct[5:-1]
         return f"{ct}({_opaque(r, v + '.x', salt)}, {_opaque(r, v + '.y', salt)})"
+    if ct in ("vec4<f32>", "vec4<u32>", "vec4<i32>"):
+        return f"bitcast<{ct}>(bitcast<vec4<u32>>({v}) ^ vec4<u32>({z}))"
     z64 = f"((u64({z}) << 32u) | u64({z}))"
     bits = {"u32": ("u32", z), "i32": ("u32", z), "f32": ("u32", z), "u64": ("u64", z64),
             "i64": ("u64", z64), "f64": ("u64", z64)}

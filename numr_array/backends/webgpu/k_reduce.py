@@ -299,7 +299,6 @@ class ArgRecord(NamedTuple):
     """A captured argmax/argmin pass with neither index nor value tensors (positions counted from ``base``), as
     the fusion pass reads it to compute it where its x is computed (_fuse_distances). Holds no tensor."""
     kind: str
-    variant: str
     x: tuple            # x's view over kshape + rshape: (memory serial, element offset, strides, dtype)
     odtype: dt.DType
     kshape: tuple
@@ -359,7 +358,7 @@ def _launch(client, kind, variant, x, o, mean, acc, kshape, kx, ko, km, rshape, 
                               o._dtype, acc, tuple(kshape), tuple(ko), tuple(rshape), nr == 1, (o._buf.handle, ob, os_),
                               head, (gx, gy, 1))
     elif client.capturing and not has_mean and arg.index is None and arg.value is None and parts == 1:
-        record = ArgRecord(kind, variant, (x._buf.handle.serial, x._offset, tuple(kx) + tuple(rx), x._dtype),
+        record = ArgRecord(kind, (x._buf.handle.serial, x._offset, tuple(kx) + tuple(rx), x._dtype),
                            o._dtype, tuple(kshape), tuple(ko), tuple(rshape), (o._buf.handle, ob, os_), oe, arg.base)
     # (o's elements each written once, none read: where they are all of a C-contiguous o, its words whole)
     whole = whole_words(o) if o._strides == contiguous_strides(o._shape) and math.prod(o._shape) == M * parts \
@@ -589,19 +588,15 @@ def _build(client, key, kind, variant, ow: WgslType, acc: WgslType, unroll: bool
                    f"  if (!live) {{ r = {W(k_k)}; }}\n")
         if unroll:  # four independent loads in flight per iteration: memory-level parallelism
             # (first WALK_AHEAD such iterations at a time, their loads issued together, each four folded in
-            # as the loop below folds them: the same order)
-            A = 4 * WALK_AHEAD
-            w = [f"w{k}" for k in range(A)]
-            src.append(f"  loop {{\n    if (r + {A - 1}u * step >= {W(k_k)}) {{ break; }}\n"
-                       + "".join(f"    let w{k} = {val(xs.at(f'r + {k}u * step'), f'(r + {k}u * step)')};\n"
-                                 for k in range(A))
-                       + "".join(f"    {fold('acc', comb(comb(w[k], w[k + 1]), comb(w[k + 2], w[k + 3])))}\n"
-                                 for k in range(0, A, 4))
-                       + f"    r = r + {A}u * step;\n  }}\n")
-            v = [val(xs.at(f"r + {k}u * step"), f"(r + {k}u * step)") for k in range(4)]
-            src.append(f"  loop {{\n    if (r + 3u * step >= {W(k_k)}) {{ break; }}\n"
-                       f"    {fold('acc', comb(comb(v[0], v[1]), comb(v[2], v[3])))}\n"
-                       "    r = r + 4u * step;\n  }\n")
+            # as one iteration folds them: the same order)
+            for A in sorted({4 * WALK_AHEAD, 4}, reverse=True):
+                w = [f"w{k}" for k in range(A)]
+                src.append(f"  loop {{\n    if (r + {A - 1}u * step >= {W(k_k)}) {{ break; }}\n"
+                           + "".join(f"    let w{k} = {val(xs.at(f'r + {k}u * step'), f'(r + {k}u * step)')};\n"
+                                     for k in range(A))
+                           + "".join(f"    {fold('acc', comb(comb(w[k], w[k + 1]), comb(w[k + 2], w[k + 3])))}\n"
+                                     for k in range(0, A, 4))
+                           + f"    r = r + {A}u * step;\n  }}\n")
         src.append(f"  for (; r < {W(k_k)}; r = r + step) {{\n")
         src += walk
         src.append(f"  }}\n  sh[li] = {'acc' if tree == bits else tput('acc')};\n  workgroupBarrier();\n"
