@@ -419,3 +419,108 @@ def test_lanes_summed_by_subgroup_shuffles_give_the_workgroup_trees_bits(monkeyp
         k[0] == "rowdot" and k[-1] == client.subgroup_rows for k in client._pipelines)
     monkeypatch.setattr(client, "subgroup_rows", 0)
     assert results() == shuffled
+
+
+def _zeros_and_ones(case: str, rng, K: int, N: int, M: int) -> tuple[np.ndarray, np.ndarray]:
+    """x1 (N x K, as onehot.T) and x2 (K x M) for a thin product whose x1 is (mostly) zeros and ones."""
+    lab = rng.integers(0, N, K)
+    a = (lab[:, None] == np.arange(N)[None, :]).astype(np.float32)  # one one per row of k (k-means)
+    b = rng.standard_normal((K, M)).astype(np.float32)
+    if case == "random zeros and ones":
+        a = (rng.random((K, N)) < 0.3).astype(np.float32)
+    elif case == "rows of k without a one":
+        a[100:2500] = 0
+    elif case == "infinity in a row without a one":
+        a[100:2500] = 0
+        b[150, M - 1] = np.inf
+    elif case == "infinity where a one is":
+        b[77, 1] = np.inf
+    elif case == "NaN":
+        b[4000, 0] = np.nan
+    elif case == "a value neither 0 nor 1":
+        a[5, lab[5]] = 0.5
+    elif case == "negative zeros":
+        a[a == 0] = -0.0
+    elif case == "all ones":
+        a[:] = 1
+    elif case == "all zeros":
+        a[:] = 0
+    elif case == "a sum that is a negative subnormal":  # -0 where an adapter flushes it, then a positive term
+        a[:3] = 0
+        a[0, 0] = a[1, 0] = a[2, 1] = 1
+        b[0, :], b[1, :], b[2, :] = 1.5e-38, -1.6e-38, 1.0
+    return np.ascontiguousarray(a.T), b
+
+
+ONES_CASES = ["one-hot", "random zeros and ones", "rows of k without a one", "infinity in a row without a one",
+              "infinity where a one is", "NaN", "a value neither 0 nor 1", "negative zeros", "all ones", "all zeros",
+              "a sum that is a negative subnormal"]
+#: the cases where x1's ones alone cannot give the tiles' bits (a value of x1 not 0 or 1, one of x2 not finite)
+ONES_FALL_BACK = {"infinity in a row without a one", "infinity where a one is", "NaN", "a value neither 0 nor 1"}
+
+
+@pytest.mark.parametrize("case", ONES_CASES)
+@pytest.mark.parametrize("N, K, M", [(16, 20_000, 32), (8, 9_000, 8), (3, 5_001, 7)])
+def test_a_thin_product_of_zeros_and_ones_gives_the_tiles_bits(case, N, K, M, monkeypatch):
+    """_thin_gemm.ONES: where x1 holds only zeros and ones, each output adds x2's rows at its row's ones (the
+    same fma(1, x, acc) in the same order); its bits are the tiles' (ONES = 0) in every case, over parts of one
+    mask chunk (16 x 32: 512 values of k a part) or two (8 x 8: 1024), k not a multiple of either."""
+    from numr_array.backends.webgpu import _thin_gemm
+    a, b = _zeros_and_ones(case, np.random.default_rng(N + K), K, N, M)
+    x1, x2 = xp.matrix_transpose(dev(np.ascontiguousarray(a.T))), dev(b)
+    results = {}
+    for ones in (0, 8, 3):
+        monkeypatch.setattr(_thin_gemm, "ONES", ones)
+        results[ones] = to_np(x1 @ x2).tobytes()
+    assert results[8] == results[0] == results[3]
+    if case not in ONES_FALL_BACK:
+        close(np.frombuffer(results[8], np.float32).reshape(N, M), a @ b, np.float32, K)
+
+
+@pytest.mark.parametrize("case", ONES_CASES)
+def test_a_thin_product_takes_its_tiles_exactly_where_the_ones_cannot_give_their_bits(case, monkeypatch):
+    """With the tiles taken out of the pass (their branch never taken), the ones alone give the tiles' bits
+    in every case but those that must fall back (so each path is the one that ran)."""
+    from numr_array.backends.webgpu import _thin_gemm
+    client = xp._device.parse_device(DEV).client
+    N, K, M = 16, 20_000, 32
+    a, b = _zeros_and_ones(case, np.random.default_rng(7), K, N, M)
+    x1, x2 = xp.matrix_transpose(dev(np.ascontiguousarray(a.T))), dev(b)
+    monkeypatch.setattr(_thin_gemm, "ONES", 0)
+    tiles = to_np(x1 @ x2).tobytes()
+    monkeypatch.setattr(_thin_gemm, "ONES", 8)
+    build = client.pipeline
+
+    def without_tiles(key, make, *args, **kw):
+        if isinstance(key, tuple) and key[0] == "thin-gemm" and key[-1]:
+            src = make()
+            assert src.count("if (dense_) {") == 1
+            return build(key + ("no tiles",), lambda: src.replace("if (dense_) {", "if (dense_ && false) {"), *args, **kw)
+        return build(key, make, *args, **kw)
+
+    monkeypatch.setattr(client, "pipeline", without_tiles)
+    for key in [k for k in client._pipelines if isinstance(k, tuple) and k[0] == "thin-gemm"]:
+        client._pipelines.pop(key)  # (built again, through without_tiles)
+    ones_only = to_np(x1 @ x2).tobytes()
+    assert (ones_only == tiles) == (case not in ONES_FALL_BACK)
+
+
+def test_captured_k_means_with_the_ones_replays_as_eager():
+    """benchmarks/workloads.py's k-means (20k x 8 points, 16 centres: its onehot.T @ X a thin pass with the
+    ones' path) captured and replayed on new data: eager's bits."""
+    from benchmarks import workloads
+    client = xp._device.parse_device(DEV).client
+    host, kw = workloads.make_kmeans(np.random.default_rng(3), 20_000, 8, 16, 2)
+    args = {k: xp.asarray(v, device=DEV) for k, v in host.items()}
+    with xp.capture(DEV) as g:
+        got = workloads.kmeans(xp, **args, **kw)
+    ones = {id(p) for k, p in client._pipelines.items() if isinstance(k, tuple) and k[0] == "thin-gemm" and k[-1]}
+    assert sum(id(step[0]) in ones for step in g._graph.steps) == 2
+    host2, _ = workloads.make_kmeans(np.random.default_rng(4), 20_000, 8, 16, 2)
+    for k, v in host2.items():
+        args[k][...] = xp.asarray(v, device=DEV)
+    g.replay()
+    replayed = [to_np(t).tobytes() for t in got]
+    for k, v in host2.items():
+        args[k][...] = xp.asarray(v, device=DEV)
+    assert replayed == [to_np(t).tobytes() for t in workloads.kmeans(xp, **args, **kw)]
