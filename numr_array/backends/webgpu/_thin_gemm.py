@@ -24,9 +24,9 @@ zero terms leave its sum as it is and its ones add x2's values: each output adds
 the same ``fma(1, x, acc)`` in the same order, and the tiles recompute the part only where that could differ
 (``_ones_text``: another value in x1, a value of x2 that is not finite, a sum of -0). The same bits (a test
 compares every case with the tiles alone). On an H200 (k-means' 16 x 200k x 32 in its graph, GPU timestamps)
-36.4 -> 30.9 µs, k-means' replay 545 -> 527 µs: the folds take about half of it (the masks alone 15 µs), as an
-output's chain is its centre's rows in the part, so the largest cluster bounds the workgroup; four or sixteen
-ones a turn instead of eight: 33.0, 55.6 µs.
+36.7 -> 30.8 µs, k-means' replay 600 -> 577 µs: the folds take about half of it (the kernel with the masks but
+no folds 15 µs), as an output's fold is its centre's rows in the part one after the other, so the largest
+cluster bounds the workgroup; four or sixteen ones a turn instead of eight: 33.0, 55.6 µs.
 """
 
 from __future__ import annotations
