@@ -441,6 +441,8 @@ def _zeros_and_ones(case: str, rng, K: int, N: int, M: int) -> tuple[np.ndarray,
         a[5, lab[5]] = 0.5
     elif case == "negative zeros":
         a[a == 0] = -0.0
+    elif case == "two ones per row of k":  # (as many ones as a chunk lists, ONES_LIST)
+        a[np.arange(K), (lab + 1) % N] = 1
     elif case == "all ones":
         a[:] = 1
     elif case == "all zeros":
@@ -452,11 +454,13 @@ def _zeros_and_ones(case: str, rng, K: int, N: int, M: int) -> tuple[np.ndarray,
     return np.ascontiguousarray(a.T), b
 
 
-ONES_CASES = ["one-hot", "random zeros and ones", "rows of k without a one", "infinity in a row without a one",
-              "infinity where a one is", "NaN", "a value neither 0 nor 1", "negative zeros", "all ones", "all zeros",
-              "a sum that is a negative subnormal"]
-#: the cases where x1's ones alone cannot give the tiles' bits (a value of x1 not 0 or 1, one of x2 not finite)
-ONES_FALL_BACK = {"infinity in a row without a one", "infinity where a one is", "NaN", "a value neither 0 nor 1"}
+ONES_CASES = ["one-hot", "two ones per row of k", "random zeros and ones", "rows of k without a one",
+              "infinity in a row without a one", "infinity where a one is", "NaN", "a value neither 0 nor 1",
+              "negative zeros", "all ones", "all zeros", "a sum that is a negative subnormal"]
+#: the cases where x1's ones alone do not give the tiles' bits (a value of x1 not 0 or 1, one of x2 not
+#: finite) or are more than a chunk lists (16 rows of x1: 30% ones, all ones)
+ONES_FALL_BACK = {"infinity in a row without a one", "infinity where a one is", "NaN", "a value neither 0 nor 1",
+                  "random zeros and ones", "all ones"}
 
 
 @pytest.mark.parametrize("case", ONES_CASES)
@@ -480,7 +484,8 @@ def test_a_thin_product_of_zeros_and_ones_gives_the_tiles_bits(case, N, K, M, mo
 @pytest.mark.parametrize("case", ONES_CASES)
 def test_a_thin_product_takes_its_tiles_exactly_where_the_ones_cannot_give_their_bits(case, monkeypatch):
     """With the tiles taken out of the pass (their branch never taken), the ones alone give the tiles' bits
-    in every case but those that must fall back (so each path is the one that ran)."""
+    in every case but those that must fall back (so each path is the one that ran): two ones in each row of k
+    fill a chunk's list exactly (ONES_LIST), thirty percent of 16 rows overflow it."""
     from numr_array.backends.webgpu import _thin_gemm
     client = xp._device.parse_device(DEV).client
     N, K, M = 16, 20_000, 32

@@ -23,10 +23,12 @@ Where x1 is float32 and holds only zeros and ones in a workgroup's part (k-means
 zero terms leave its sum as it is and its ones add x2's values: each output adds x2's rows at its row's ones,
 the same ``fma(1, x, acc)`` in the same order, and the tiles recompute the part only where that could differ
 (``_ones_text``: another value in x1, a value of x2 that is not finite, a sum of -0). The same bits (a test
-compares every case with the tiles alone). On an H200 (k-means' 16 x 200k x 32 in its graph, GPU timestamps)
-36.7 -> 30.8 µs, k-means' replay 600 -> 577 µs: the folds take about half of it (the kernel with the masks but
-no folds 15 µs), as an output's fold is its centre's rows in the part one after the other, so the largest
-cluster bounds the workgroup; four or sixteen ones a turn instead of eight: 33.0, 55.6 µs.
+compares every case with the tiles alone). The chunk's ones are listed first, row after row (prefix sums of
+the mask words' counts), so that each output's fold reads its k from a list, eight loads of x2 a turn. On an
+H200 (k-means' 16 x 200k x 32 in its graph, GPU timestamps) 36.7 -> 24.6 µs, k-means' replay 671 -> 621 µs;
+each output walking its row's mask words instead of a list: 31.4 µs (four or sixteen ones a turn: 33.0, 55.6).
+An output's fold is its centre's rows in the part one after the other: the largest cluster bounds the
+workgroup.
 """
 
 from __future__ import annotations
@@ -59,7 +61,9 @@ WIDE_OUT = 512
 #: values of k whose ones of x1 a float32 pass notes at a time (``_ones_text``: a mask word per 32), and the
 #: most rows of x1 it takes (its masks in workgroup memory, a word per row and 32 values of k)
 ONES_CHUNK = 512
-ONES_ROWS = 64
+ONES_ROWS = 32
+#: the most ones of x1 a chunk lists (more: the tiles)
+ONES_LIST = 1024
 #: whether float32 passes add x2's rows at x1's ones only where x1 is all zeros and ones (``_ones_text``),
 #: and how many of an output's ones they take a turn (their loads issued together); 0: never
 ONES = 8
@@ -94,10 +98,11 @@ def _ones_text(N: int, M: int, Q: int) -> str:
     where x2[k, j] is finite and acc is not -0 (acc starts at +0; IEEE sums give -0 only from -0 + -0, and an
     adapter that flushes subnormals may give it for a negative subnormal sum). So the same bits as the tiles,
     unless x1 holds another value, a value of x2 in the part is not finite, or an acc is -0 after a step:
-    then ``dense_`` is true and the tiles recompute the part. x1's ones are noted ONES_CHUNK values of k at a
-    time as a mask word per row and 32 values of k (``mk``), each output folding its row's words, four ones'
-    loads of x2 issued together (a warp's lanes share a row of x1 where M >= 32: one mask between them).
-    Rows of the chunk with no one in x1 are read too, for their finiteness."""
+    then ``dense_`` is true and the tiles recompute the part, as they do where a chunk has more than ONES_LIST
+    ones. x1's ones are noted ONES_CHUNK values of k at a time as a mask word per row and 32 values of k
+    (``mk``), listed row after row (``ol_``, each row's first in ``rs_``), and each output folds its row's
+    list, ONES loads of x2 issued together (a warp's lanes share a row of x1 where M >= 32). Rows of the chunk
+    with no one in x1 are read too, for their finiteness."""
     W = ONES_CHUNK // 32
     t = ["  if (li == 0u) { atomicStore(&fl_, 0u); }\n  workgroupBarrier();\n  var bad_ = false;\n  var c0 = kb;\n"
          f"  loop {{\n    if (c0 >= ke) {{ break; }}\n    let cn = min(c0 + {ONES_CHUNK}u, ke);\n"
@@ -109,19 +114,35 @@ def _ones_text(N: int, M: int, Q: int) -> str:
                  f" word = word | select(0u, {1 << b}u, v == 1.0); bad_ = bad_ || !(v == 0.0 || v == 1.0); }}\n")
     t.append(f"      mk[j * {W}u + w] = word;\n    }}\n    workgroupBarrier();\n")
     finite = lambda v: f"(bitcast<u32>({v}) & 0x7fffffffu) < 0x7f800000u"
-    # the outputs' folds side by side, each ONES ones a turn (across its row's mask words): their loads
-    # issued together
+    # the chunk's ones as a list, row after row, each row's in increasing k (ol_: k in the chunk; rs_: each
+    # row's first), from the counts' prefix sums over the mask words (sc_), each invocation listing its words'
+    E = -(-N * W // 256)
+    t.append("    var cnt_ = 0u;\n" + "".join(
+        f"    {{ let s = li * {E}u + {e}u; if (s < {N * W}u) {{ cnt_ = cnt_ + countOneBits(mk[s]); }} }}\n"
+        for e in range(E)) + "    sc_[li] = cnt_;\n    workgroupBarrier();\n")
+    d = 1
+    while d < 256:
+        t.append(f"    {{ var a_ = sc_[li]; if (li >= {d}u) {{ a_ = a_ + sc_[li - {d}u]; }}"
+                 " workgroupBarrier(); sc_[li] = a_; workgroupBarrier(); }\n")
+        d *= 2
+    t.append("    var pos_ = sc_[li] - cnt_;\n" + "".join(
+        f"    {{ let s = li * {E}u + {e}u;\n      if (s < {N * W}u) {{\n"
+        f"        if (s % {W}u == 0u) {{ rs_[s / {W}u] = pos_; }}\n"
+        f"        var m = mk[s];\n        let kw = (s % {W}u) * 32u;\n"
+        f"        loop {{ if (m == 0u) {{ break; }} if (pos_ < {ONES_LIST}u) {{ ol_[pos_] = kw + firstTrailingBit(m); }}"
+        " pos_ = pos_ + 1u; m = m & (m - 1u); }\n      }\n    }\n" for e in range(E))
+        + f"    if (li == 0u) {{ rs_[{N}u] = sc_[255u]; }}\n    bad_ = bad_ || sc_[255u] > {ONES_LIST}u;\n"
+        "    workgroupBarrier();\n")
+    # the outputs' folds side by side, each ONES ones a turn: their loads issued together
     t += [f"    let o{q} = min(li + {256 * q}u, {N * M - 1}u);\n    let on{q} = li + {256 * q}u < {N * M}u;\n"
-          f"    let mb{q} = (o{q} / {M}u) * {W}u;\n    let oj{q} = i32(o{q} % {M}u) * sm2;\n"
-          f"    var w{q} = 0u;\n    var m{q} = select(0u, mk[mb{q}], on{q});\n" for q in range(Q)]
-    t.append("    loop {\n")
+          f"    let oi{q} = o{q} / {M}u;\n    let oj{q} = i32(o{q} % {M}u) * sm2;\n"
+          f"    var t{q} = select(0u, rs_[oi{q}], on{q});\n"
+          f"    let te{q} = select(0u, min(rs_[oi{q} + 1u], {ONES_LIST}u), on{q});\n" for q in range(Q)]
+    t.append("    loop {\n      if (" + " && ".join(f"t{q} >= te{q}" for q in range(Q)) + ") { break; }\n")
     for q in range(Q):
         for u in range(ONES):
-            t.append(f"      loop {{ if (m{q} != 0u || w{q} + 1u >= {W}u) {{ break; }} w{q} = w{q} + 1u;"
-                     f" m{q} = select(0u, mk[mb{q} + w{q}], on{q}); }}\n"
-                     f"      let v{q}_{u} = m{q} != 0u;\n"
-                     f"      let k{q}_{u} = select(c0, c0 + w{q} * 32u + firstTrailingBit(m{q}), v{q}_{u});\n"
-                     f"      m{q} = m{q} & (m{q} - 1u);\n")
+            t.append(f"      let v{q}_{u} = t{q} + {u}u < te{q};\n"
+                     f"      let k{q}_{u} = c0 + select(0u, ol_[min(t{q} + {u}u, {ONES_LIST - 1}u)], v{q}_{u});\n")
     for q in range(Q):
         for u in range(ONES):
             t.append(f"      let y{q}_{u} = ld3(u32(e2 + i32(k{q}_{u}) * sk2 + oj{q}));\n")
@@ -129,7 +150,7 @@ def _ones_text(N: int, M: int, Q: int) -> str:
         for u in range(ONES):
             t.append(f"      if (v{q}_{u}) {{ acc{q} = fma(1.0, y{q}_{u}, acc{q});"
                      f" bad_ = bad_ || !({finite(f'y{q}_{u}')}) || bitcast<u32>(acc{q}) == 0x80000000u; }}\n")
-    t.append("      if (!(" + " || ".join(f"v{q}_{ONES - 1}" for q in range(Q)) + ")) { break; }\n    }\n")
+    t.append("".join(f"      t{q} = t{q} + {ONES}u;\n" for q in range(Q)) + "    }\n")
     t.append(f"    if (li < {W}u) {{\n      var cov = 0u;\n"
              f"      for (var j = 0u; j < {N}u; j = j + 1u) {{ cov = cov | mk[j * {W}u + li]; }}\n"
              "      let k0 = c0 + li * 32u;\n      var unc = ~cov;\n"
@@ -161,13 +182,14 @@ def _build(client, key, ow: WgslType, N: int, M: int, T: int, k_major1: bool, k_
     V = min(16 // ow.dtype.itemsize, T)
     R = T // V
     sparse = ones(ow, N)
-    mask_bytes = N * ONES_CHUNK // 8 + 8 if sparse else 0
+    mask_bytes = N * ONES_CHUNK // 8 + 4 * (ONES_LIST + 256 + N + 3) if sparse else 0
     RB = R + 1 if ((N + M) * T + M * V) * ow.dtype.itemsize + mask_bytes <= SHARED_BYTES else R
     vt = f"vec{V}<{ow.ct}>" if V > 1 else ow.ct
     src = [lay.block(), bindings([(ow, True, False), (ow, False, False), (ow, False, False)]),
            f"var<workgroup> As: array<{vt}, {N * R}>;\nvar<workgroup> Bs: array<{vt}, {M * RB}>;\n"
            + (f"var<workgroup> mk: array<u32, {N * ONES_CHUNK // 32}>;\nvar<workgroup> fl_: atomic<u32>;\n"
-              "var<workgroup> flp_: u32;\n" if sparse else "")
+              f"var<workgroup> flp_: u32;\nvar<workgroup> ol_: array<u32, {ONES_LIST}>;\n"
+              f"var<workgroup> sc_: array<u32, 256>;\nvar<workgroup> rs_: array<u32, {N + 1}>;\n" if sparse else "")
            + "@compute @workgroup_size(256)\n"
            "fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) li: u32) {\n"
            f"  let g = wid.y * {W(1)} + wid.x;\n  if (g >= {W(0)}) {{ return; }}\n"
