@@ -28,7 +28,9 @@ the mask words' counts), so that each output's fold reads its k from a list, eig
 H200 (k-means' 16 x 200k x 32 in its graph, GPU timestamps) 36.7 -> 24.6 µs, k-means' replay 671 -> 621 µs;
 each output walking its row's mask words instead of a list: 31.4 µs (four or sixteen ones a turn: 33.0, 55.6).
 An output's fold is its centre's rows in the part one after the other: the largest cluster bounds the
-workgroup.
+workgroup. A float32 x1 of other values pays for the masks' loads before the tiles (the listing and the
+folds skipped since, not measured on the H200; on lavapipe 16 x 50k x 32 took 71-78 ms against 64-68 with
+the tiles alone, and with a one-hot x1 38-41 against 66).
 """
 
 from __future__ import annotations
@@ -99,45 +101,70 @@ def _ones_text(N: int, M: int, Q: int) -> str:
     adapter that flushes subnormals may give it for a negative subnormal sum). So the same bits as the tiles,
     unless x1 holds another value, a value of x2 in the part is not finite, or an acc is -0 after a step:
     then ``dense_`` is true and the tiles recompute the part, as they do where a chunk has more than ONES_LIST
-    ones. x1's ones are noted ONES_CHUNK values of k at a time as a mask word per row and 32 values of k
-    (``mk``), listed row after row (``ol_``, each row's first in ``rs_``), and each output folds its row's
-    list, ONES loads of x2 issued together (a warp's lanes share a row of x1 where M >= 32). Rows of the chunk
-    with no one in x1 are read too, for their finiteness."""
+    ones. ONES_CHUNK values of k at a time: x1's ones as mask words (``_masks``; where x1 holds another value,
+    the chunks stop there), listed row after row (``_listing``), each output's row's list folded
+    (``_folds``), the rows of x2 no output read checked (``_unread``)."""
+    return ("  if (li == 0u) { atomicStore(&fl_, 0u); }\n  workgroupBarrier();\n  var bad_ = false;\n  var c0 = kb;\n"
+            f"  loop {{\n    if (c0 >= ke) {{ break; }}\n    let cn = min(c0 + {ONES_CHUNK}u, ke);\n"
+            + _masks(N) + _listing(N) + _folds(M, Q, N * M) + _unread(N, M)
+            + "    workgroupBarrier();\n    c0 = cn;\n  }\n"
+            "  if (bad_) { atomicOr(&fl_, 1u); }\n  workgroupBarrier();\n"
+            "  if (li == 0u) { flp_ = atomicLoad(&fl_); }\n  let dense_ = workgroupUniformLoad(&flp_) != 0u;\n")
+
+
+def _finite(v: str) -> str:
+    return f"(bitcast<u32>({v}) & 0x7fffffffu) < 0x7f800000u"
+
+
+def _masks(N: int) -> str:
+    """The chunk's ones of x1 as mask words (``mk``, row j's word w: k = c0 + 32 w + bit), 32 values of k per
+    invocation and word; where a value is neither 0 nor 1 the workgroup leaves the chunks (the tiles run)."""
     W = ONES_CHUNK // 32
-    t = ["  if (li == 0u) { atomicStore(&fl_, 0u); }\n  workgroupBarrier();\n  var bad_ = false;\n  var c0 = kb;\n"
-         f"  loop {{\n    if (c0 >= ke) {{ break; }}\n    let cn = min(c0 + {ONES_CHUNK}u, ke);\n"
-         f"    for (var s = li; s < {N * W}u; s = s + 256u) {{\n      let j = s % {N}u;\n      let w = s / {N}u;\n"
+    t = [f"    for (var s = li; s < {N * W}u; s = s + 256u) {{\n      let j = s % {N}u;\n      let w = s / {N}u;\n"
          "      var word = 0u;\n"]
-    for b in range(32):
+    for b in range(32):  # (every load issued: past cn, the chunk's last row, unused)
         t.append(f"      {{ let k = c0 + w * 32u + {b}u;"
                  f" let v = select(0.0, ld2(u32(e1 + i32(j) * sn1 + i32(min(k, cn - 1u)) * sk1)), k < cn);"
                  f" word = word | select(0u, {1 << b}u, v == 1.0); bad_ = bad_ || !(v == 0.0 || v == 1.0); }}\n")
-    t.append(f"      mk[j * {W}u + w] = word;\n    }}\n    workgroupBarrier();\n")
-    finite = lambda v: f"(bitcast<u32>({v}) & 0x7fffffffu) < 0x7f800000u"
-    # the chunk's ones as a list, row after row, each row's in increasing k (ol_: k in the chunk; rs_: each
-    # row's first), from the counts' prefix sums over the mask words (sc_), each invocation listing its words'
+    t.append(f"      mk[j * {W}u + w] = word;\n    }}\n    if (bad_) {{ atomicOr(&fl_, 1u); }}\n    workgroupBarrier();\n"
+             "    if (li == 0u) { flp_ = atomicLoad(&fl_); }\n    if (workgroupUniformLoad(&flp_) != 0u) { break; }\n")
+    return "".join(t)
+
+
+def _listing(N: int) -> str:
+    """The chunk's ones listed row after row, each row's in increasing k (``ol_``: k - c0; ``rs_``: each row's
+    first, and the count): each invocation lists its E consecutive mask words' ones from the prefix sum of the
+    words' counts (``sc_``, an inclusive scan); past ONES_LIST ones, the tiles run."""
+    W = ONES_CHUNK // 32
     E = -(-N * W // 256)
-    t.append("    var cnt_ = 0u;\n" + "".join(
-        f"    {{ let s = li * {E}u + {e}u; if (s < {N * W}u) {{ cnt_ = cnt_ + countOneBits(mk[s]); }} }}\n"
-        for e in range(E)) + "    sc_[li] = cnt_;\n    workgroupBarrier();\n")
+    t = ["    var cnt_ = 0u;\n"]
+    t += [f"    {{ let s = li * {E}u + {e}u; if (s < {N * W}u) {{ cnt_ = cnt_ + countOneBits(mk[s]); }} }}\n"
+          for e in range(E)]
+    t.append("    sc_[li] = cnt_;\n    workgroupBarrier();\n")
     d = 1
     while d < 256:
         t.append(f"    {{ var a_ = sc_[li]; if (li >= {d}u) {{ a_ = a_ + sc_[li - {d}u]; }}"
                  " workgroupBarrier(); sc_[li] = a_; workgroupBarrier(); }\n")
         d *= 2
-    t.append("    var pos_ = sc_[li] - cnt_;\n" + "".join(
-        f"    {{ let s = li * {E}u + {e}u;\n      if (s < {N * W}u) {{\n"
-        f"        if (s % {W}u == 0u) {{ rs_[s / {W}u] = pos_; }}\n"
-        f"        var m = mk[s];\n        let kw = (s % {W}u) * 32u;\n"
-        f"        loop {{ if (m == 0u) {{ break; }} if (pos_ < {ONES_LIST}u) {{ ol_[pos_] = kw + firstTrailingBit(m); }}"
-        " pos_ = pos_ + 1u; m = m & (m - 1u); }\n      }\n    }\n" for e in range(E))
-        + f"    if (li == 0u) {{ rs_[{N}u] = sc_[255u]; }}\n    bad_ = bad_ || sc_[255u] > {ONES_LIST}u;\n"
-        "    workgroupBarrier();\n")
-    # the outputs' folds side by side, each ONES ones a turn: their loads issued together
-    t += [f"    let o{q} = min(li + {256 * q}u, {N * M - 1}u);\n    let on{q} = li + {256 * q}u < {N * M}u;\n"
-          f"    let oi{q} = o{q} / {M}u;\n    let oj{q} = i32(o{q} % {M}u) * sm2;\n"
-          f"    var t{q} = select(0u, rs_[oi{q}], on{q});\n"
-          f"    let te{q} = select(0u, min(rs_[oi{q} + 1u], {ONES_LIST}u), on{q});\n" for q in range(Q)]
+    t.append("    var pos_ = sc_[li] - cnt_;\n")
+    t += [f"    {{ let s = li * {E}u + {e}u;\n      if (s < {N * W}u) {{\n"
+          f"        if (s % {W}u == 0u) {{ rs_[s / {W}u] = pos_; }}\n"
+          f"        var m = mk[s];\n        let kw = (s % {W}u) * 32u;\n"
+          f"        loop {{ if (m == 0u) {{ break; }} if (pos_ < {ONES_LIST}u) {{ ol_[pos_] = kw + firstTrailingBit(m); }}"
+          " pos_ = pos_ + 1u; m = m & (m - 1u); }\n      }\n    }\n" for e in range(E)]
+    t.append(f"    if (li == 0u) {{ rs_[{N}u] = sc_[255u]; }}\n    bad_ = bad_ || sc_[255u] > {ONES_LIST}u;\n"
+             "    workgroupBarrier();\n")
+    return "".join(t)
+
+
+def _folds(M: int, Q: int, NM: int) -> str:
+    """Each of the invocation's Q outputs (li + 256 q: row oi of x1, column of x2) adds x2's values at its row's
+    listed ones, ONES a turn side by side (their loads issued together, then the multiply-adds in order); a
+    value of x2 that is not finite, or a sum of -0, sends the part to the tiles."""
+    t = [f"    let o{q} = min(li + {256 * q}u, {NM - 1}u);\n    let on{q} = li + {256 * q}u < {NM}u;\n"
+         f"    let oi{q} = o{q} / {M}u;\n    let oj{q} = i32(o{q} % {M}u) * sm2;\n"
+         f"    var t{q} = select(0u, rs_[oi{q}], on{q});\n"
+         f"    let te{q} = select(0u, min(rs_[oi{q} + 1u], {ONES_LIST}u), on{q});\n" for q in range(Q)]
     t.append("    loop {\n      if (" + " && ".join(f"t{q} >= te{q}" for q in range(Q)) + ") { break; }\n")
     for q in range(Q):
         for u in range(ONES):
@@ -149,20 +176,24 @@ def _ones_text(N: int, M: int, Q: int) -> str:
     for q in range(Q):
         for u in range(ONES):
             t.append(f"      if (v{q}_{u}) {{ acc{q} = fma(1.0, y{q}_{u}, acc{q});"
-                     f" bad_ = bad_ || !({finite(f'y{q}_{u}')}) || bitcast<u32>(acc{q}) == 0x80000000u; }}\n")
+                     f" bad_ = bad_ || !({_finite(f'y{q}_{u}')}) || bitcast<u32>(acc{q}) == 0x80000000u; }}\n")
     t.append("".join(f"      t{q} = t{q} + {ONES}u;\n" for q in range(Q)) + "    }\n")
-    t.append(f"    if (li < {W}u) {{\n      var cov = 0u;\n"
-             f"      for (var j = 0u; j < {N}u; j = j + 1u) {{ cov = cov | mk[j * {W}u + li]; }}\n"
-             "      let k0 = c0 + li * 32u;\n      var unc = ~cov;\n"
-             "      if (k0 >= cn) { unc = 0u; } else if (cn - k0 < 32u) { unc = unc & ((1u << (cn - k0)) - 1u); }\n"
-             "      loop {\n        if (unc == 0u) { break; }\n        let k = k0 + firstTrailingBit(unc);\n"
-             "        unc = unc & (unc - 1u);\n"
-             f"        for (var c = 0u; c < {M}u; c = c + 1u) {{\n"
-             f"          let y = ld3(u32(e2 + i32(k) * sk2 + i32(c) * sm2));\n          bad_ = bad_ || !({finite('y')});\n"
-             "        }\n      }\n    }\n    workgroupBarrier();\n    c0 = cn;\n  }\n"
-             "  if (bad_) { atomicOr(&fl_, 1u); }\n  workgroupBarrier();\n"
-             "  if (li == 0u) { flp_ = atomicLoad(&fl_); }\n  let dense_ = workgroupUniformLoad(&flp_) != 0u;\n")
     return "".join(t)
+
+
+def _unread(N: int, M: int) -> str:
+    """The rows of x2 in the chunk where x1 has no one (no fold read them): a value that is not finite there
+    sends the part to the tiles (0 * it is NaN)."""
+    W = ONES_CHUNK // 32
+    return (f"    if (li < {W}u) {{\n      var cov = 0u;\n"
+            f"      for (var j = 0u; j < {N}u; j = j + 1u) {{ cov = cov | mk[j * {W}u + li]; }}\n"
+            "      let k0 = c0 + li * 32u;\n      var unc = ~cov;\n"
+            "      if (k0 >= cn) { unc = 0u; } else if (cn - k0 < 32u) { unc = unc & ((1u << (cn - k0)) - 1u); }\n"
+            "      loop {\n        if (unc == 0u) { break; }\n        let k = k0 + firstTrailingBit(unc);\n"
+            "        unc = unc & (unc - 1u);\n"
+            f"        for (var c = 0u; c < {M}u; c = c + 1u) {{\n"
+            f"          let y = ld3(u32(e2 + i32(k) * sk2 + i32(c) * sm2));\n          bad_ = bad_ || !({_finite('y')});\n"
+            "        }\n      }\n    }\n")
 
 
 def _build(client, key, ow: WgslType, N: int, M: int, T: int, k_major1: bool, k_major2: bool):
