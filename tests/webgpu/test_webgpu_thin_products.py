@@ -422,7 +422,8 @@ def test_lanes_summed_by_subgroup_shuffles_give_the_workgroup_trees_bits(monkeyp
 
 
 def _zeros_and_ones(case: str, rng, K: int, N: int, M: int) -> tuple[np.ndarray, np.ndarray]:
-    """x1 (N x K, as onehot.T) and x2 (K x M) for a thin product whose x1 is (mostly) zeros and ones."""
+    """x1.T (K x N, as k-means' one-hot mask) and x2 (K x M) for a thin product whose x1 is (mostly) zeros and
+    ones."""
     lab = rng.integers(0, N, K)
     a = (lab[:, None] == np.arange(N)[None, :]).astype(np.float32)  # one one per row of k (k-means)
     b = rng.standard_normal((K, M)).astype(np.float32)
@@ -451,7 +452,7 @@ def _zeros_and_ones(case: str, rng, K: int, N: int, M: int) -> tuple[np.ndarray,
         a[:3] = 0
         a[0, 0] = a[1, 0] = a[2, 1] = 1
         b[0, :], b[1, :], b[2, :] = 1.5e-38, -1.6e-38, 1.0
-    return np.ascontiguousarray(a.T), b
+    return a, b
 
 
 ONES_CASES = ["one-hot", "two ones per row of k", "random zeros and ones", "rows of k without a one",
@@ -471,14 +472,14 @@ def test_a_thin_product_of_zeros_and_ones_gives_the_tiles_bits(case, N, K, M, mo
     mask chunk (16 x 32: 512 values of k a part) or two (8 x 8: 1024), k not a multiple of either."""
     from numr_array.backends.webgpu import _thin_gemm
     a, b = _zeros_and_ones(case, np.random.default_rng(N + K), K, N, M)
-    x1, x2 = xp.matrix_transpose(dev(np.ascontiguousarray(a.T))), dev(b)
+    x1, x2 = xp.matrix_transpose(dev(a)), dev(b)
     results = {}
     for ones in (0, 8, 3):
         monkeypatch.setattr(_thin_gemm, "ONES", ones)
         results[ones] = to_np(x1 @ x2).tobytes()
     assert results[8] == results[0] == results[3]
     if case not in ONES_FALL_BACK:
-        close(np.frombuffer(results[8], np.float32).reshape(N, M), a @ b, np.float32, K)
+        close(np.frombuffer(results[8], np.float32).reshape(N, M), a.T @ b, np.float32, K)
 
 
 @pytest.mark.parametrize("case", ONES_CASES)
@@ -490,7 +491,7 @@ def test_a_thin_product_takes_its_tiles_exactly_where_the_ones_cannot_give_their
     client = xp._device.parse_device(DEV).client
     N, K, M = 16, 20_000, 32
     a, b = _zeros_and_ones(case, np.random.default_rng(7), K, N, M)
-    x1, x2 = xp.matrix_transpose(dev(np.ascontiguousarray(a.T))), dev(b)
+    x1, x2 = xp.matrix_transpose(dev(a)), dev(b)
     monkeypatch.setattr(_thin_gemm, "ONES", 0)
     tiles = to_np(x1 @ x2).tobytes()
     monkeypatch.setattr(_thin_gemm, "ONES", 8)

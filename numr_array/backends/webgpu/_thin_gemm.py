@@ -63,6 +63,7 @@ WIDE_OUT = 512
 #: values of k whose ones of x1 a float32 pass notes at a time (``_ones_text``: a mask word per 32), and the
 #: most rows of x1 it takes (its masks in workgroup memory, a word per row and 32 values of k)
 ONES_CHUNK = 512
+_WORDS = ONES_CHUNK // 32  # (mask words a row of x1 takes per chunk)
 ONES_ROWS = 32
 #: the most ones of x1 a chunk lists (more: the tiles)
 ONES_LIST = 1024
@@ -107,9 +108,14 @@ def _ones_text(N: int, M: int, Q: int) -> str:
     return ("  if (li == 0u) { atomicStore(&fl_, 0u); }\n  workgroupBarrier();\n  var bad_ = false;\n  var c0 = kb;\n"
             f"  loop {{\n    if (c0 >= ke) {{ break; }}\n    let cn = min(c0 + {ONES_CHUNK}u, ke);\n"
             + _masks(N) + _listing(N) + _folds(M, Q, N * M) + _unread(N, M)
-            + "    workgroupBarrier();\n    c0 = cn;\n  }\n"
-            "  if (bad_) { atomicOr(&fl_, 1u); }\n  workgroupBarrier();\n"
-            "  if (li == 0u) { flp_ = atomicLoad(&fl_); }\n  let dense_ = workgroupUniformLoad(&flp_) != 0u;\n")
+            + "    workgroupBarrier();\n    c0 = cn;\n  }\n" + _vote("  ") + "  let dense_ = workgroupUniformLoad(&flp_) != 0u;\n")
+
+
+def _vote(ind: str) -> str:
+    """Statements leaving in ``flp_`` whether any invocation's ``bad_`` is true (``fl_`` zeroed before), for
+    every invocation to read by workgroupUniformLoad (a value the workgroup's barriers may depend on)."""
+    return (f"{ind}if (bad_) {{ atomicOr(&fl_, 1u); }}\n{ind}workgroupBarrier();\n"
+            f"{ind}if (li == 0u) {{ flp_ = atomicLoad(&fl_); }}\n")
 
 
 def _finite(v: str) -> str:
@@ -119,15 +125,15 @@ def _finite(v: str) -> str:
 def _masks(N: int) -> str:
     """The chunk's ones of x1 as mask words (``mk``, row j's word w: k = c0 + 32 w + bit), 32 values of k per
     invocation and word; where a value is neither 0 nor 1 the workgroup leaves the chunks (the tiles run)."""
-    W = ONES_CHUNK // 32
+    W = _WORDS
     t = [f"    for (var s = li; s < {N * W}u; s = s + 256u) {{\n      let j = s % {N}u;\n      let w = s / {N}u;\n"
          "      var word = 0u;\n"]
     for b in range(32):  # (every load issued: past cn, the chunk's last row, unused)
         t.append(f"      {{ let k = c0 + w * 32u + {b}u;"
                  f" let v = select(0.0, ld2(u32(e1 + i32(j) * sn1 + i32(min(k, cn - 1u)) * sk1)), k < cn);"
                  f" word = word | select(0u, {1 << b}u, v == 1.0); bad_ = bad_ || !(v == 0.0 || v == 1.0); }}\n")
-    t.append(f"      mk[j * {W}u + w] = word;\n    }}\n    if (bad_) {{ atomicOr(&fl_, 1u); }}\n    workgroupBarrier();\n"
-             "    if (li == 0u) { flp_ = atomicLoad(&fl_); }\n    if (workgroupUniformLoad(&flp_) != 0u) { break; }\n")
+    t.append(f"      mk[j * {W}u + w] = word;\n    }}\n" + _vote("    ")
+             + "    if (workgroupUniformLoad(&flp_) != 0u) { break; }\n")
     return "".join(t)
 
 
@@ -135,7 +141,7 @@ def _listing(N: int) -> str:
     """The chunk's ones listed row after row, each row's in increasing k (``ol_``: k - c0; ``rs_``: each row's
     first, and the count): each invocation lists its E consecutive mask words' ones from the prefix sum of the
     words' counts (``sc_``, an inclusive scan); past ONES_LIST ones, the tiles run."""
-    W = ONES_CHUNK // 32
+    W = _WORDS
     E = -(-N * W // 256)
     t = ["    var cnt_ = 0u;\n"]
     t += [f"    {{ let s = li * {E}u + {e}u; if (s < {N * W}u) {{ cnt_ = cnt_ + countOneBits(mk[s]); }} }}\n"
@@ -184,7 +190,7 @@ def _folds(M: int, Q: int, NM: int) -> str:
 def _unread(N: int, M: int) -> str:
     """The rows of x2 in the chunk where x1 has no one (no fold read them): a value that is not finite there
     sends the part to the tiles (0 * it is NaN)."""
-    W = ONES_CHUNK // 32
+    W = _WORDS
     return (f"    if (li < {W}u) {{\n      var cov = 0u;\n"
             f"      for (var j = 0u; j < {N}u; j = j + 1u) {{ cov = cov | mk[j * {W}u + li]; }}\n"
             "      let k0 = c0 + li * 32u;\n      var unc = ~cov;\n"
@@ -218,7 +224,7 @@ def _build(client, key, ow: WgslType, N: int, M: int, T: int, k_major1: bool, k_
     vt = f"vec{V}<{ow.ct}>" if V > 1 else ow.ct
     src = [lay.block(), bindings([(ow, True, False), (ow, False, False), (ow, False, False)]),
            f"var<workgroup> As: array<{vt}, {N * R}>;\nvar<workgroup> Bs: array<{vt}, {M * RB}>;\n"
-           + (f"var<workgroup> mk: array<u32, {N * ONES_CHUNK // 32}>;\nvar<workgroup> fl_: atomic<u32>;\n"
+           + (f"var<workgroup> mk: array<u32, {N * _WORDS}>;\nvar<workgroup> fl_: atomic<u32>;\n"
               f"var<workgroup> flp_: u32;\nvar<workgroup> ol_: array<u32, {ONES_LIST}>;\n"
               f"var<workgroup> sc_: array<u32, 256>;\nvar<workgroup> rs_: array<u32, {N + 1}>;\n" if sparse else "")
            + "@compute @workgroup_size(256)\n"
