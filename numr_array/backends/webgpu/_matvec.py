@@ -67,7 +67,8 @@ GROUPS = 512
 CPU_GROUPS = 32
 #: loads in flight per invocation of the parts' sum, at most (its time is their latency; ``ahead``): all of a
 #: lane's rows of parts at once for logistic regression's 391 parts of 64 columns (98 rows; on an H200 its jitted
-#: replay took 1732 µs with 128, 1803 with 32, 1872 with 64, the same bits)
+#: replay took 1732 µs with 128, 1803 with 32, 1872 with 64, the same bits; in session 23, 1776 with its 98
+#: loads and no loop against 1823-1904 with 8-64 a turn)
 PARTS_AHEAD = 128
 #: bytes of a row a lane takes together where the row divides into such runs for every lane (float32: columns
 #: 4 gl .. 4 gl + 3, 4 (gl + L) ..., as the CUDA pass): on an H200 (200k x 64 float32, flushing adapter) the fused
@@ -321,8 +322,9 @@ def _result(lib: WgslHelpers, c: WgslType, wide: bool, ow: WgslType, h: str) -> 
 
 
 def ahead(G: int, d: int) -> int:
-    """Loads in flight per invocation of the sum of G partial sums of d columns: its rows of them, at most
-    PARTS_AHEAD (fewer where there are fewer: a CPU adapter's compiler takes longer with each)."""
+    """Loads in flight per invocation of the sum of G partial sums of d columns: its rows of them (then one
+    load each, no loop: ``parts_text``), at most PARTS_AHEAD (fewer where there are fewer: a CPU adapter's
+    compiler takes longer with each)."""
     return max(1, min(PARTS_AHEAD, -(-G // (256 // d))))
 
 
@@ -331,23 +333,33 @@ def parts_text(lay: Layout, lib: WgslHelpers, c: WgslType, ow: WgslType, wide: b
     """The statements of the one-workgroup sum of ``X.T @ v``'s partial sums (G rows of d compute values, binding
     b[1]) into the result (binding b[0], stride so), its words allocated in ``lay``: G, the parts' offset, the
     result's offset and stride. Invocation (r, c) of the first q * d (q = 256 // d) sums rows r, r + q, ... of
-    column c in increasing order, ``A`` loads in flight (``ahead``; the last fewer than A too, each added where
-    it is a row); invocation c < d then the q sums in order; ``sh``: the workgroup array of 256 compute values."""
+    column c in increasing order, ``A`` loads in flight (``ahead``), each added where it is a row: all of its
+    rows at once where ``A`` is below PARTS_AHEAD (``ahead`` gave every row a load), else a loop of A loads a
+    turn and the last fewer than A; invocation c < d then the q sums in order; ``sh``: the workgroup array of
+    256 compute values."""
     W = Layout.word
     g_k, ep_k, eo_k, so_k = (lay.alloc(1) for _ in range(4))
     q = 256 // d
     G, ep = W(g_k), W(ep_k)
     ld = lambda g: f"ld{b[1]}({ep} + ({g}) * {d}u + c_)"
-    return (f"  let c_ = li % {d}u;\n  let r_ = li / {d}u;\n  var s = {lit(c, 0)};\n"
-            f"  if (r_ < {q}u) {{\n    var g = r_;\n"
-            f"    loop {{\n      if (g + {(A - 1) * q}u >= {G}) {{ break; }}\n"
-            + "".join(f"      let a{k} = {ld(f'g + {k * q}u')};\n" for k in range(A))
-            + "".join(f"      s = s + a{k};\n" for k in range(A))
-            + f"      g = g + {A * q}u;\n    }}\n"
-            + "".join(f"    var t{k} = {lit(c, 0)};\n    if (g + {k * q}u < {G}) {{ t{k} = {ld(f'g + {k * q}u')}; }}\n"
-                      for k in range(A - 1))
-            + "".join(f"    if (g + {k * q}u < {G}) {{ s = s + t{k}; }}\n" for k in range(A - 1))
-            + f"  }}\n  {sh}[li] = s;\n  workgroupBarrier();\n"
+
+    def last(m: int) -> str:  # the m rows from g, each loaded and added where it is a row
+        return ("".join(f"    var t{k} = {lit(c, 0)};\n    if (g + {k * q}u < {G}) {{ t{k} = {ld(f'g + {k * q}u')}; }}\n"
+                        for k in range(m))
+                + "".join(f"    if (g + {k * q}u < {G}) {{ s = s + t{k}; }}\n" for k in range(m)))
+
+    text = f"  let c_ = li % {d}u;\n  let r_ = li / {d}u;\n  var s = {lit(c, 0)};\n  if (r_ < {q}u) {{\n    var g = r_;\n"
+    if A < PARTS_AHEAD:
+        # (the loop, entered by three of logistic regression's four rows of lanes for their 98 rows where the
+        # last 97 loads served the fourth, took its 50 jitted steps 1950 µs on an H200 against 1776 with every
+        # lane's rows in the last loads)
+        text += last(A)
+    else:
+        text += (f"    loop {{\n      if (g + {(A - 1) * q}u >= {G}) {{ break; }}\n"
+                 + "".join(f"      let a{k} = {ld(f'g + {k * q}u')};\n" for k in range(A))
+                 + "".join(f"      s = s + a{k};\n" for k in range(A))
+                 + f"      g = g + {A * q}u;\n    }}\n" + last(A - 1))
+    return (text + f"  }}\n  {sh}[li] = s;\n  workgroupBarrier();\n"
             f"  if (li < {d}u) {{\n    var t = {sh}[li];\n"
             f"    for (var k = 1u; k < {q}u; k = k + 1u) {{ t = t + {sh}[k * {d}u + li]; }}\n"
             f"    st{b[0]}(u32(i32({W(eo_k)}) + i32(li) * {_i32(so_k)}), {_result(lib, c, wide, ow, 't')});\n  }}\n")
