@@ -17,7 +17,7 @@ if get_runtime("webgpu") is None:
 
 from numr_array.backends.webgpu import _fuse_distances  # noqa: E402
 
-from .helpers import DEV, bits, on  # noqa: E402
+from .helpers import DEV, bits, host, on  # noqa: E402
 
 
 def distances(X, C):
@@ -296,3 +296,81 @@ def test_a_map_the_invocations_cannot_compute_stays_a_dispatch(form, monkeypatch
     C[...] = on(data(300, 16, seed=4))
     for a, b in zip(got, run(X, C)):
         assert a == bits(b)
+
+
+def _kmeans_counts(X, C, ids, reader: str = "none"):
+    """One k-means iteration's one-hot mask, its counts (its sum over the rows) and the centres' sums; ``reader``:
+    what reads the counts besides the division."""
+    i = xp.argmin(distances(X, C), axis=1)
+    onehot = xp.astype(i[:, None] == ids[None, :], xp.float32)
+    counts = xp.sum(onehot, axis=0)
+    out = ()
+    if reader == "right after":  # (a result of another size than the partial counts: see below)
+        out = (counts[:1] * 2.0,)
+    S = onehot.T @ X
+    if reader == "returned":
+        out = (counts,)
+    return (S / (counts + xp.astype(counts == 0, xp.float32))[:, None], onehot) + out
+
+
+@pytest.mark.parametrize("n, k, stages", [(300, 16, 1), (1000, 12, 1), (2000, 4, 1), (3000, 4, 2), (5000, 16, 2),
+                                          (40, 3, 1), (70_000, 16, 2)])
+@pytest.mark.parametrize("reader", ["none", "right after", "returned"])
+def test_the_counts_of_the_one_hot_mask_are_summed_by_the_distances_workgroups(n, k, stages, reader, monkeypatch):
+    """k-means' counts (the sum over the rows of the one-hot mask, a cast of a bool): each workgroup of the
+    distances counts its rows' ones, one workgroup sums those; the columns pass and the sum of its partial
+    sums (``stages``) leave the graph. The counts are eager's values: rows not a multiple of 256, centres not
+    dividing 256, a centre no row picks (its count 0), an id no centre has (a column of zeros), the last row's
+    one in the last column, the counts
+    read right after, returned, or only by the division (their sum then the small program's first phase).
+    (The columns pass's partial sums must be unread after it: a result the capture's arena puts in their
+    memory and returns keeps the reductions, which the reader right after, of another size, does not.)"""
+    X, C = on(data(n, 8, seed=n)), on(data(k, 8, seed=k))
+    idv = np.arange(k, dtype=np.int32)
+    idv[1] = 99  # no row's index: a column of zeros
+    ids = on(idv)
+    with monkeypatch.context() as m:
+        m.setattr(_fuse_distances, "counts", lambda *a: None)
+        before = kinds(captured(m, _kmeans_counts, X, C, ids, reader)[0])
+    g, got, _ = captured(monkeypatch, _kmeans_counts, X, C, ids, reader)
+    ks = kinds(g)
+    assert ks.count("fused-distances") == 1 and len(ks) <= len(before) - stages, (ks, before)
+    for seed in (3, 4):
+        x = data(n, 8, seed=seed)
+        c = data(k, 8, seed=seed + 10)
+        c[0] = 1e3  # a centre far from every row: its count 0
+        x[-1] = c[-1]  # the last row's one in the last column (what a read past the rows would clamp to)
+        X[...], C[...] = on(x), on(c)
+        g.replay()
+        want = _kmeans_counts(X, C, ids, reader)
+        for a, b in zip(got, want):
+            assert bits(a) == bits(b)
+        if reader == "returned":
+            counts = host(want[-1])
+            assert counts[0] == 0 and counts[1] == 0 and counts[-1] >= 1 and counts.sum() <= n
+
+
+@pytest.mark.parametrize("form", ["where 1 or 0", "a cast times 2", "a cast plus 0"])
+def test_sums_that_are_not_counts_of_a_cast_stay_reductions(form, monkeypatch):
+    """A sum over the rows of a run's value that is not a cast of a bool (a where of 1 and 0, a cast doubled, a
+    cast plus 0: the values 0 and 1 but not known to be) stays the reductions' steps. The replay is eager's."""
+    ids = on(np.arange(16, dtype=np.int32))
+    w = on(np.ones(16, np.float32))
+
+    def run(X, C):
+        i = xp.argmin(distances(X, C), axis=1)
+        mask = i[:, None] == ids[None, :]
+        if form == "where 1 or 0":
+            m = xp.where(mask, xp.ones_like(w), 0.0)
+        elif form == "a cast times 2":
+            m = xp.astype(mask, xp.float32) * 2.0
+        else:
+            m = xp.astype(mask, xp.float32) + 0.0
+        return xp.sum(m, axis=0), m
+    X, C = on(data(3000, 8)), on(data(16, 8, seed=2))
+    g, got, _ = captured(monkeypatch, run, X, C)
+    assert any(kk.startswith("reduce sum") for kk in kinds(g))
+    X[...], C[...] = on(data(3000, 8, seed=3)), on(data(16, 8, seed=4))
+    g.replay()
+    for a, b in zip(got, run(X, C)):
+        assert bits(a) == bits(b)

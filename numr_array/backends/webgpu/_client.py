@@ -363,10 +363,13 @@ class WebGPUGraph(Graph):
     """A captured sequence of dispatches, with the uniform buffers their parameters are in and the bind
     groups they use."""
 
-    def __init__(self, client: "WebGPUClient", steps: list, pools: list[UniformPool]):
+    def __init__(self, client: "WebGPUClient", steps: list, pools: list[UniformPool], memory: list = ()):
+        """``memory``: Buffers the fusion pass took for the steps (workgroups' partial results), held as long
+        as the graph can replay."""
         self._client = client
         self.steps = steps
         self._pools = pools
+        self._memory = list(memory)
         direct = client._direct
         #: per step, what the direct encoding calls take, resolved once for every replay: (pipeline, its
         #: wgpu-native handle, the bind group's, the dynamic offset as a C array, the workgroup counts), in
@@ -391,6 +394,7 @@ class WebGPUGraph(Graph):
         self.steps = []
         self.encoded = None
         self._pools = []
+        self._memory = []
 
 
 class WebGPUClient(Client):
@@ -437,6 +441,8 @@ class WebGPUClient(Client):
         self._whole: dict = {}  # captured step -> the words it writes whole without reading (fusion pass)
         self._unheld: set = set()  # serials of the capture arena's blocks no tensor holds at its end
         self._capture_pools: list[UniformPool] = []
+        #: Buffers the fusion pass of the capture in progress took (_fuse: workgroups' partial counts), for its graph
+        self.fusion_memory: list = []
         self._direct = _Direct.load()
         #: seconds a readback polls without blocking before it waits in the driver (NUMR_WEBGPU_SPIN_MS);
         #: none on a CPU adapter, whose device threads a spinning thread would slow down
@@ -874,7 +880,7 @@ class WebGPUClient(Client):
                 steps = (fuse(self, self._steps, self._records, self._bound, self._unheld, self._whole)
                          if self.fusion else self._steps)
                 self.flush()  # also writes the fused launches' parameters into the graph's uniform buffers
-                return WebGPUGraph(self, steps, self._capture_pools)
+                return WebGPUGraph(self, steps, self._capture_pools, self.fusion_memory)
             finally:
                 self._reset_capture()
                 self._lock.release()  # begin_capture's hold
@@ -904,6 +910,7 @@ class WebGPUClient(Client):
         self._whole = {}
         self._unheld = set()
         self._capture_pools = []
+        self.fusion_memory = []
         self._upool = self._eager_pool
 
     @_entry

@@ -218,6 +218,7 @@ def fuse(client: WebGPUClient, steps: list, records: list, bound: list | None = 
     # where it can)
     distances: dict = {}  # group of a fused reduction -> _fuse_distances.fused_step's arguments
     taken: set = set()  # the groups after one of those that its step computes too
+    counted: list = []  # (group of the distances, their Counts, the step summing its parts as (record, step))
     for gi, p in plans.items():
         dp = _fuse_distances.plan(p)
         if dp is None:
@@ -236,16 +237,31 @@ def fuse(client: WebGPUClient, steps: list, records: list, bound: list | None = 
             if run is not None and _fuse_distances.epilogue(dp, records[k], run, limit):
                 distances[gi] += (run, frozenset(dead.get(gi + 2, ())))
                 taken.add(gi + 2)
+                # and the sum over the rows of the run's cast of a bool (k-means' counts) after it
+                found = _counts(client, gi, dp, distances[gi], groups, records, bound, unheld, writes or {}, limit)
+                if found is not None:
+                    count, parts, stages, phase = found
+                    distances[gi] += (count, parts)
+                    taken.update(stages)
+                    counted.append((gi, count, phase))
     items: list[tuple] = []  # (what _fuse_small may join or None, the step or a function making it)
+    covers: list = []  # per item, the groups its step computes (a range), or the window a counts' sum writes
     for gi, (k, recs) in enumerate(groups):
         if gi + 1 in plans or gi - 1 in passes or gi - 2 in passes or gi in taken:  # in an earlier group's step
             continue
+        covers.append(range(gi, gi + 1))
         if gi in distances:
             items.append((None, functools.partial(_fuse_distances.fused_step, client, *distances[gi])))
+            end = gi + 1
+            while end in taken:
+                end += 1
+            covers[-1] = range(gi - 1, end)
         elif gi in passes:
             items.append((None, functools.partial(_matvec.fused_step, client, *passes[gi])))
+            covers[-1] = range(gi, gi + 3)
         elif gi in plans:
             items.append((None, functools.partial(_fuse_reduce.fused_step, client, plans[gi])))
+            covers[-1] = range(gi - 1, gi + 1)
         elif recs is None:
             items.append((records[k] if type(records[k]) in _fuse_small.WHOLE else None, steps[k]))
         elif len(recs) == 1:
@@ -253,7 +269,58 @@ def fuse(client: WebGPUClient, steps: list, records: list, bound: list | None = 
         else:
             gone = frozenset(dead.get(gi, ()))
             items.append((_fuse_small.MapPhase(recs, gone), functools.partial(_merged, client, recs, gone)))
+    for gi, count, phase in counted:
+        # the sum of the partial counts as late as nothing before it binds the sum's memory (an earlier such
+        # sum its window): where it is then the small program's first phase, _fuse_small joins it (k-means:
+        # the division by the counts)
+        at = next(i for i, c in enumerate(covers) if type(c) is range and gi in c) + 1
+        while at < len(items) and not (_overlap(covers[at], count.out) if type(covers[at]) is tuple
+                                       else any(_binds(groups[g], bound, count.out) for g in covers[at])):
+            at += 1
+        items.insert(at, phase)
+        covers.insert(at, count.out)
     return _fuse_small.join(client, items, limit)
+
+
+def _counts(client: WebGPUClient, gi: int, dp, args: tuple, groups: list, records: list, bound: list, unheld,
+            writes: dict, limit: int) -> tuple | None:
+    """Where the one or two reduction steps after the distances of group ``gi`` with their argmin and map run
+    (``args``: fused_step's) sum a cast of a bool the run stores over the rows (_fuse_distances.counts), and
+    nothing reads their partial sums after them: (the Counts, the bind triple of new memory for the workgroups'
+    partial counts, the groups the distances' step then computes, the sum of those as (record, step)); else None."""
+    j = gi + 3
+    rec = lambda g: records[groups[g][0]] if g < len(groups) and groups[g][1] is None else None  # noqa: E731
+    first, second = rec(j), rec(j + 1)
+    if type(first) is not ReduceRecord:
+        return None
+    second = second if type(second) is ReduceRecord else None
+    count = _fuse_distances.counts(dp, args[2], args[3], first, second, limit)
+    if count is None:
+        return None
+    stages = [j] if count.out is first.o_binds else [j, j + 1]
+    if len(stages) == 2:  # (its partial sums: M x parts float32 from element head[6] of its window)
+        buf, off, _ = first.o_binds
+        a = (off >> 2) + first.head[6]
+        if not _unread_after(groups[j + 1][0], buf.serial, a, a + first.head[3] * first.head[4], records, bound,
+                             unheld, writes):
+            return None
+    k = dp.p.kshape[1]
+    nbytes = 4 * k * count.parts
+    memory = client.allocator.allocate_unfrozen(nbytes)
+    client.fusion_memory.append(memory)  # (the graph holds it: its steps bind it)
+    parts = (memory.handle, 0, nbytes)
+    return count, parts, stages, _fuse_distances.counts_step(client, count, k, parts)
+
+
+def _binds(group: tuple, bound: list, window: tuple) -> bool:
+    """Whether a step of ``group`` binds memory of ``window`` (WBuf, byte offset, byte size)."""
+    k, recs = group
+    return any(_overlap(b, window) for j in range(k, k + (len(recs) if recs else 1)) for b in bound[j])
+
+
+def _overlap(a: tuple, b: tuple) -> bool:
+    """Whether two windows (WBuf, byte offset, byte size) share a byte."""
+    return a[0].serial == b[0].serial and a[1] < b[1] + b[2] and b[1] < a[1] + a[2]
 
 
 def _unread_after(k: int, serial: int, a: int, b: int, records: list, bound: list, unheld, writes: dict) -> bool:

@@ -16,6 +16,13 @@ or 64 (34.3, 35.4); two invocations a row, their argmin states combined in workg
 38.8); the one-hot map stored by each invocation for its row (54.4). Neither the exact path's code (39.1
 without it) nor the loads of A (38.7 with every row read from 8 cached ones) is what bounds it.
 
+Where the map run after the argmin stores a float32 cast of a bool (k-means' one-hot mask) and the next
+reduction is its sum over the rows (k-means' counts per centre, a columns pass and the sum of its partial
+sums: 10.0 + 6.8 µs an iteration on the H200), each workgroup counts its rows' ones from what it stored
+(``Counts``) into a partial count per centre, and one workgroup sums those (``counts_step``, a phase
+_fuse_small may join to the small program after it). The sums are of integers below 2^24 in float32, exact
+in any order, so they are eager's values.
+
 The same bits as eager. The test is made on the inputs, not on each difference: where every element of
 A's row and of B is 0 or has a magnitude in [2^-40, 2^62), a difference is 0 or at least 2^-63 (the
 difference of two such floats is a multiple of the smaller one's last place) and below 2^63, so its square
@@ -29,13 +36,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, NamedTuple
 
 from ... import _dtypes as dt
+from . import _matvec
 from ._fuse_reduce import evaluate, salts
 from ._fused_bodies import _opaque, bodies, run_views
 from ._shader import Layout, baked, bindings, groups, pack_words
 from ._types import F32, cast, wt
 from ._views import view_words
 from ._wgsl_helpers import WgslHelpers
-from .k_reduce import U32, ArgRecord, _arg_source, _identity
+from .k_reduce import U32, ArgRecord, ReduceRecord, _arg_source, _identity
 
 if TYPE_CHECKING:
     from ._client import WebGPUClient
@@ -99,13 +107,14 @@ def plan(p: "Plan") -> Distances | None:
 
 
 def fused_step(client: WebGPUClient, dp: Distances, arg: ArgRecord | None = None, epi: list | None = None,
-               gone: frozenset = frozenset()) -> tuple:
+               gone: frozenset = frozenset(), count: Counts | None = None, parts: tuple | None = None) -> tuple:
     """The graph step computing the distances (the run and the reduction leave the graph); with ``arg``, the
     argmin or argmax along B's rows that reads them (_fuse.fuse found them read by nothing else), which it
     then stores instead: an invocation per row, the pairs (distance, centre) combined as that pass combines
     them (whose result does not depend on the order). ``epi``: a map run over (rows, B's rows) after that
     (``epilogue``), evaluated by the workgroup for its rows, the indices from workgroup memory; ``gone``: the
-    run's stores nothing reads."""
+    run's stores nothing reads. ``count``: a sum over the rows of what the run stores, each workgroup's part
+    of it stored into ``parts`` (a bind triple: Counts.parts rows of B's rows float32 values, from its start)."""
     p = dp.p
     red = p.red
     (n, k), (d,) = p.kshape, p.rshape
@@ -166,13 +175,27 @@ def fused_step(client: WebGPUClient, dp: Distances, arg: ArgRecord | None = None
                  + "".join(f"    let e{b} = u32({eoff} + i32(row) * {st[0]} + i32(j) * {st[1]});\n"
                            for (_, _, _, _, eoff, st), b in zip(views, binding.values()))
                  + "".join(etext) + "  }\n")
+    if count is not None:
+        # the workgroup's rows' ones, read back from what it stored (a storage barrier makes its stores visible
+        # to its invocations), counted per centre, then its row of partial counts
+        vrow = next(row for row in views if row[0] == count.view)
+        bc, bp = binding[count.view], len(tensors) + 1
+        tensors.append((F32, True, False))
+        after += (f"  storageBarrier();\n  for (var m = li; m < {256 * k}u; m = m + 256u) {{\n"
+                  f"    let rl = m / {k}u;\n    let j = m % {k}u;\n    let row = r0 + rl;\n"
+                  f"    if (row >= {n}u) {{ break; }}\n"
+                  f"    if (ld{bc}(u32({vrow[4]} + i32(row) * {vrow[5][0]} + i32(j) * {vrow[5][1]})) != 0.0) "
+                  "{ atomicAdd(&cnt_[j], 1u); }\n  }\n  workgroupBarrier();\n"
+                  f"  if (li < {k}u && r0 < {n}u) {{ st{bp}((r0 / 256u) * {k}u + li, f32(atomicLoad(&cnt_[li]))); }}\n")
     main = (
         f"var<workgroup> sc: array<vec4<f32>, {nv}>;\n"
         "var<workgroup> bad_: atomic<u32>;\n" + ("var<workgroup> ixs: array<u32, 256>;\n" if epi else "")
+        + (f"var<workgroup> cnt_: array<atomic<u32>, {k}>;\n" if count else "")
         + "@compute @workgroup_size(256)\n"
         "fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) li: u32) {\n"
         # (workgroup memory is not zeroed for us)
-        "  if (li == 0u) { atomicStore(&bad_, 0u); }\n  workgroupBarrier();\n"
+        "  if (li == 0u) { atomicStore(&bad_, 0u); }\n"
+        + (f"  if (li < {k}u) {{ atomicStore(&cnt_[li], 0u); }}\n" if count else "") + "  workgroupBarrier();\n"
         f"  for (var t = li; t < {span}u; t = t + 256u) {{\n"
         f"    let v = ld{bb}({lo}u + t); sc[t >> 2u][t & 3u] = v;\n"
         "    let a = bitcast<u32>(v) & 0x7fffffffu;\n"
@@ -207,7 +230,15 @@ def fused_step(client: WebGPUClient, dp: Distances, arg: ArgRecord | None = None
     binds = tuple(o_binds) + tuple(x for _, triple, _ in p.leaves for x in triple)
     if epi:
         binds += tuple(x for row in views for x in row[3])
+    if count is not None:
+        binds += parts
     return client.encode_recorded(pipe, pack_words(words), binds, grid)
+
+
+def counts_step(client: WebGPUClient, count: Counts, k: int, parts: tuple) -> tuple:
+    """(its PartsRecord, the graph step): one workgroup summing the partial counts in ``parts`` into the sum's
+    window, in float32 (the integers are exact in any order)."""
+    return _matvec.parts_step(client, parts, count.parts, k, count.out, count.oe, count.so)
 
 
 def takes(dp: Distances, arg: ArgRecord) -> bool:
@@ -217,6 +248,50 @@ def takes(dp: Distances, arg: ArgRecord) -> bool:
     n, k = dp.p.kshape
     return (arg.x[0] == buf.serial and arg.x[1] == off // 4 + red.head[6] and arg.x[3] == dt.float32
             and arg.kshape == (n,) and arg.rshape == (k,) and arg.x[2] == tuple(dp.p.ko))
+
+
+class Counts(NamedTuple):
+    """The sum over the rows of a float32 view the epilogue stores as a cast of a bool (each value 0 or 1),
+    computed by the distances' workgroups (``counts``): the view, and where the sum goes."""
+    view: tuple     # the stored view over (rows, B's rows): (memory serial, element offset, strides, dtype)
+    out: tuple      # (WBuf, byte offset, byte size) of the sum's window
+    oe: int         # its element offset in the window
+    so: int         # its stride
+    parts: int      # the partial counts: one row of B's rows per workgroup of the distances
+
+
+def counts(dp: Distances, run: list, gone: frozenset, first: ReduceRecord, second: ReduceRecord | None,
+           limit: int) -> Counts | None:
+    """The reduction ``first`` (and ``second``, the sum of its partial sums, where it has them) as a Counts of
+    the map ``run`` after the distances' argmin, or None: it must be a float32 sum over the rows of a view the
+    run stores (``gone``: the stores it leaves out) whose last store in the run is a cast of a bool to
+    float32, every row's count below 2^24 (exact in float32), at most 256 of B's rows (a workgroup's counts),
+    the kernel's bindings with the partial counts' at most ``limit``."""
+    n, k = dp.p.kshape
+    if 4 + len({v for rec in run for v in rec.views}) > limit:
+        return None
+    if n >= 1 << 24 or k > 256 or first.kind != "sum" or not first.variant.startswith("columns") \
+            or first.odtype != dt.float32 or first.acc.ct != "f32" or first.kshape != (k,) or first.rshape != (n,):
+        return None
+    serial, off, (sk, sr), xdtype = first.x
+    view = (serial, off, (sr, sk), xdtype)
+    writer = None
+    for ri, rec in enumerate(run):
+        for j in range(rec.nout):
+            if rec.views[j] == view:
+                writer = (ri, j, rec)
+    if writer is None or (writer[0], writer[1]) in gone or xdtype != dt.float32:
+        return None
+    rec = writer[2]
+    if rec.key[0] != "copy" or rec.nout != 1 or list(rec.desc) != [("t", dt.bool_)]:
+        return None
+    last = first if first.head[4] == 1 else second
+    if last is None or last is not first and not (
+            second.kind == "sum" and second.odtype == dt.float32 and second.kshape == (k,)
+            and second.x[0] == first.o_binds[0].serial and second.rshape == (first.head[4],)
+            and second.x[1] == first.o_binds[1] // 4 + first.head[6] and second.x[2] == (first.head[4], 1)):
+        return None
+    return Counts(view, last.o_binds, last.head[6], last.ko[0], -(-n // 256))
 
 
 def _index_view(arg: ArgRecord) -> tuple:

@@ -389,18 +389,38 @@ def _sum_partials(client, parts: Tensor, o: Tensor, so: int, c: WgslType, wide: 
     G, d = parts._shape
     ow = wt(o._dtype)
     A = ahead(G, d)
-    key = ("matvec", "parts", o._dtype, d, wide, A)
+    pipe = _parts_pipeline(client, o._dtype, c, wide, d, A)
+    (b1, e1), (b2, e2) = bind_whole(client, o), bind_whole(client, parts)
+    words = [256, 1, 0, 0, G, e2, e1, so & _M32]
+    record = PartsRecord((c, ow, wide, d, A), words, b1 + b2, (ow, c)) if client.capturing else None
+    client.dispatch(pipe, pack_words(words), b1 + b2, (1, 1, 1), record)
+
+
+def _parts_pipeline(client, odtype: dt.DType, c: WgslType, wide: bool, d: int, A: int):
+    """The one-workgroup parts' sum's pipeline (``parts_text``) into ``odtype`` from compute values ``c``."""
+    key = ("matvec", "parts", odtype, d, wide, A)
     pipe = client.cached_pipeline(key)
     if pipe is None:
+        ow = wt(odtype)
         lay = Layout()
         lib = WgslHelpers(client.has_f64)
         body = parts_text(lay, lib, c, ow, wide, d, A)
         source = _entry(lay, bindings([(ow, True, False), (c, False, False)]), lib, c, body)
         pipe = client.pipeline(key, lambda: source, 2, lay.nbytes)
-    (b1, e1), (b2, e2) = bind_whole(client, o), bind_whole(client, parts)
-    words = [256, 1, 0, 0, G, e2, e1, so & _M32]
-    record = PartsRecord((c, ow, wide, d, A), words, b1 + b2, (ow, c)) if client.capturing else None
-    client.dispatch(pipe, pack_words(words), b1 + b2, (1, 1, 1), record)
+    return pipe
+
+
+def parts_step(client, parts: tuple, G: int, d: int, out: tuple, oe: int, so: int) -> tuple[PartsRecord, tuple]:
+    """(its PartsRecord, the graph step) of a captured sum, by one workgroup, of G rows of d float32 partial sums
+    whose additions are exact (small integers) at ``parts`` (a bind triple, from its start) into float32 values
+    ``so`` apart from element ``oe`` of the window ``out``: a step the fusion pass makes (_fuse_distances'
+    counts), not run now."""
+    A = ahead(G, d)
+    pipe = _parts_pipeline(client, dt.float32, F32, False, d, A)
+    words = [256, 1, 0, 0, G, 0, oe, so & _M32]
+    binds = tuple(out) + tuple(parts)
+    record = PartsRecord((F32, F32, False, d, A), words, binds, (F32, F32))
+    return record, client.encode_recorded(pipe, pack_words(words), binds, (1, 1, 1))
 
 
 class PassRecord(NamedTuple):
