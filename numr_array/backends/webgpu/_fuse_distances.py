@@ -18,7 +18,7 @@ without it) nor the loads of A (38.7 with every row read from 8 cached ones) is 
 
 Where the map run after the argmin stores a float32 cast of a bool (k-means' one-hot mask) and the next
 reduction is its sum over the rows (k-means' counts per centre, a columns pass and the sum of its partial
-sums: 10.0 + 6.8 µs an iteration on the H200), each workgroup counts its rows' ones from what it stored
+sums: 10.0 + 6.8 µs an iteration on the H200), each workgroup counts its rows' ones as it stores them
 (``Counts``) into a partial count per centre, and one workgroup sums those (``counts_step``, a phase
 _fuse_small may join to the small program after it). The sums are of integers below 2^24 in float32, exact
 in any order, so they are eager's values.
@@ -162,7 +162,11 @@ def fused_step(client: WebGPUClient, dp: Distances, arg: ArgRecord | None = None
         views = [row for row in run_views(epi, gone) if row[0] != _index_view(arg)]
         binding = {row[0]: 4 + i for i, row in enumerate(views)}
         tensors += [(w, stored, stored) for _, w, stored, *_ in views]
-        etext, _, etail = bodies(epi, gone, lay, lib, binding, regs={_index_view(arg): "ix"})
+        etext, eregs, etail = bodies(epi, gone, lay, lib, binding, regs={_index_view(arg): "ix"})
+        if count is not None:  # each one the run stores into the counted view, counted as it is stored
+            fixed = 256 % k == 0  # (then an invocation's elements are all of centre li % k: its own count)
+            add = "own_ = own_ + 1u;" if fixed else "atomicAdd(&cnt_[j], 1u);"
+            etext = list(etext) + [f"    if ({eregs[count.view]} != 0.0) {{ {add} }}\n"]
         tail += etail
         # after the workgroup's rows' indices are in workgroup memory, its elements of the run in their order
         # (stores side by side: each invocation storing its row's k elements took 54 µs against 33 + 10 for
@@ -176,16 +180,11 @@ def fused_step(client: WebGPUClient, dp: Distances, arg: ArgRecord | None = None
                            for (_, _, _, _, eoff, st), b in zip(views, binding.values()))
                  + "".join(etext) + "  }\n")
     if count is not None:
-        # the workgroup's rows' ones, read back from what it stored (a storage barrier makes its stores visible
-        # to its invocations), counted per centre, then its row of partial counts
-        vrow = next(row for row in views if row[0] == count.view)
-        bc, bp = binding[count.view], len(tensors) + 1
+        # the workgroup's counts, then its row of partial counts
+        bp = len(tensors) + 1
         tensors.append((F32, True, False))
-        after += (f"  storageBarrier();\n  for (var m = li; m < {256 * k}u; m = m + 256u) {{\n"
-                  f"    let rl = m / {k}u;\n    let j = m % {k}u;\n    let row = r0 + rl;\n"
-                  f"    if (row >= {n}u) {{ break; }}\n"
-                  f"    if (ld{bc}(u32({vrow[4]} + i32(row) * {vrow[5][0]} + i32(j) * {vrow[5][1]})) != 0.0) "
-                  "{ atomicAdd(&cnt_[j], 1u); }\n  }\n  workgroupBarrier();\n"
+        after = after.replace("  for (var m = li;", "  var own_ = 0u;\n  for (var m = li;", 1)
+        after += ((f"  atomicAdd(&cnt_[li % {k}u], own_);\n" if fixed else "") + "  workgroupBarrier();\n"
                   f"  if (li < {k}u && r0 < {n}u) {{ st{bp}((r0 / 256u) * {k}u + li, f32(atomicLoad(&cnt_[li]))); }}\n")
     main = (
         f"var<workgroup> sc: array<vec4<f32>, {nv}>;\n"
