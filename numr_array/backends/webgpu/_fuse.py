@@ -297,7 +297,7 @@ def _counts(client: WebGPUClient, gi: int, dp, args: tuple, groups: list, record
     count = _fuse_distances.counts(dp, args[2], args[3], first, second, limit)
     if count is None:
         return None
-    stages = [j] if count.out is first.o_binds else [j, j + 1]
+    stages = [j] if first.head[4] == 1 else [j, j + 1]  # (one part: the columns pass wrote the sum)
     if len(stages) == 2:  # (its partial sums: M x parts float32 from element head[6] of its window)
         buf, off, _ = first.o_binds
         a = (off >> 2) + first.head[6]

@@ -157,6 +157,7 @@ def fused_step(client: WebGPUClient, dp: Distances, arg: ArgRecord | None = None
         helpers = _arg_source(arg.kind, F32, lib)
     groups_per_row = k // per
     after = ""
+    fixed = 256 % k == 0  # (with counts: an invocation's elements of the run all of centre li % k, its own count)
     if epi:
         # the run's operands and stores at bindings 4.., its reads of the index from the register ix
         views = [row for row in run_views(epi, gone) if row[0] != _index_view(arg)]
@@ -164,7 +165,6 @@ def fused_step(client: WebGPUClient, dp: Distances, arg: ArgRecord | None = None
         tensors += [(w, stored, stored) for _, w, stored, *_ in views]
         etext, eregs, etail = bodies(epi, gone, lay, lib, binding, regs={_index_view(arg): "ix"})
         if count is not None:  # each one the run stores into the counted view, counted as it is stored
-            fixed = 256 % k == 0  # (then an invocation's elements are all of centre li % k: its own count)
             add = "own_ = own_ + 1u;" if fixed else "atomicAdd(&cnt_[j], 1u);"
             etext = list(etext) + [f"    if ({eregs[count.view]} != 0.0) {{ {add} }}\n"]
         tail += etail
