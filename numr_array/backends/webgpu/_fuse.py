@@ -158,7 +158,8 @@ def fuse(client: WebGPUClient, steps: list, records: list, bound: list | None = 
     drops the stores that nothing reads again (_dead_stores), and a reduction whose operand is what the run
     before it stored, when nothing else reads what that run stores, evaluates the run in place of its loads
     (_fuse_reduce): the run leaves the graph; where that reduction is squared distances (_fuse_distances) and an
-    argmin or argmax of them their one reader, one step computes both."""
+    argmin or argmax of them their one reader, one step computes both (with the map run after them, and a sum
+    over the rows of that run's cast of a bool as partial counts, summed by one workgroup later: ``_counts``)."""
     limit = min(client.max_storage_per_stage, 24)
     groups: list[tuple[int, list[MapRecord] | None]] = []  # (first step, the run's records or None)
     run: list[MapRecord] = []  # the records of the open run, recast over one iteration space
