@@ -374,3 +374,30 @@ def test_sums_that_are_not_counts_of_a_cast_stay_reductions(form, monkeypatch):
     g.replay()
     for a, b in zip(got, run(X, C)):
         assert bits(a) == bits(b)
+
+
+def test_without_memory_for_the_partial_counts_the_reductions_stay(monkeypatch):
+    """Where the device has no room for the partial counts when the capture ends, the graph keeps the counts'
+    reductions and replays eager's values."""
+    from numr_array.backends.webgpu import _fuse
+    client = xp._device.parse_device(DEV).client
+
+    def refuse(nbytes):
+        raise MemoryError(f"no room for {nbytes} bytes")
+
+    def no_room(*args):
+        called.append(1)
+        with monkeypatch.context() as m:
+            m.setattr(client.allocator, "allocate_unfrozen", refuse)
+            return real(*args)
+    called: list = []
+    real = _fuse._counts
+    monkeypatch.setattr(_fuse, "_counts", no_room)
+    ids = on(np.arange(4, dtype=np.int32))
+    X, C = on(data(3000, 8)), on(data(4, 8, seed=2))
+    g, got, _ = captured(monkeypatch, _kmeans_counts, X, C, ids)
+    assert called and any(kk.startswith("reduce sum columns") for kk in kinds(g))
+    X[...] = on(data(3000, 8, seed=5))
+    g.replay()
+    for a, b in zip(got, _kmeans_counts(X, C, ids)):
+        assert bits(a) == bits(b)

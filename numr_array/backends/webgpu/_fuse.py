@@ -307,7 +307,10 @@ def _counts(client: WebGPUClient, gi: int, dp, args: tuple, groups: list, record
             return None
     k = dp.p.kshape[1]
     nbytes = 4 * k * count.parts
-    memory = client.allocator.allocate_unfrozen(nbytes)
+    try:
+        memory = client.allocator.allocate_unfrozen(nbytes)
+    except MemoryError:  # (no room for them: the reductions stay)
+        return None
     client.fusion_memory.append(memory)  # (the graph holds it: its steps bind it)
     parts = (memory.handle, 0, nbytes)
     return count, parts, stages, _fuse_distances.counts_step(client, count, k, parts)
