@@ -321,8 +321,8 @@ def test_the_counts_of_the_one_hot_mask_are_summed_by_the_distances_workgroups(n
     distances counts its rows' ones, one workgroup sums those; the columns pass and the sum of its partial
     sums (``stages``) leave the graph. The counts are eager's values: rows not a multiple of 256, centres not
     dividing 256, a centre no row picks (its count 0), an id no centre has (a column of zeros), the last row's
-    one in the last column, the counts
-    read right after, returned, or only by the division (their sum then the small program's first phase).
+    one in the last column, the counts read right after, returned, or only by the division (their sum then the
+    small program's first phase).
     (The columns pass's partial sums must be unread after it: a result the capture's arena puts in their
     memory and returns keeps the reductions, which the reader right after, of another size, does not.)"""
     X, C = on(data(n, 8, seed=n)), on(data(k, 8, seed=k))
