@@ -236,10 +236,11 @@ def fuse(client: WebGPUClient, steps: list, records: list, bound: list | None = 
             # and the map run right after it, where it reads the index as each row's (a one-hot mask)
             run = groups[gi + 2][1] if gi + 2 < len(groups) else None
             if run is not None and _fuse_distances.epilogue(dp, records[k], run, limit):
-                distances[gi] += (run, frozenset(dead.get(gi + 2, ())))
+                gone = frozenset(dead.get(gi + 2, ()))
+                distances[gi] += (run, gone)
                 taken.add(gi + 2)
                 # and the sum over the rows of the run's cast of a bool (k-means' counts) after it
-                found = _counts(client, gi, dp, distances[gi], groups, records, bound, unheld, writes or {}, limit)
+                found = _counts(client, gi, dp, run, gone, groups, records, bound, unheld, writes or {}, limit)
                 if found is not None:
                     count, parts, stages, phase = found
                     distances[gi] += (count, parts)
@@ -283,10 +284,10 @@ def fuse(client: WebGPUClient, steps: list, records: list, bound: list | None = 
     return _fuse_small.join(client, items, limit)
 
 
-def _counts(client: WebGPUClient, gi: int, dp, args: tuple, groups: list, records: list, bound: list, unheld,
-            writes: dict, limit: int) -> tuple | None:
-    """Where the one or two reduction steps after the distances of group ``gi`` with their argmin and map run
-    (``args``: fused_step's) sum a cast of a bool the run stores over the rows (_fuse_distances.counts), and
+def _counts(client: WebGPUClient, gi: int, dp, run: list, gone: frozenset, groups: list, records: list,
+            bound: list, unheld, writes: dict, limit: int) -> tuple | None:
+    """Where the one or two reduction steps after the distances of group ``gi`` with their argmin and map ``run``
+    (``gone``: its stores nothing reads) sum a cast of a bool the run stores over the rows (_fuse_distances.counts), and
     nothing reads their partial sums after them: (the Counts, the bind triple of new memory for the workgroups'
     partial counts, the groups the distances' step then computes, the sum of those as (record, step)); else None."""
     j = gi + 3
@@ -295,7 +296,7 @@ def _counts(client: WebGPUClient, gi: int, dp, args: tuple, groups: list, record
     if type(first) is not ReduceRecord:
         return None
     second = second if type(second) is ReduceRecord else None
-    count = _fuse_distances.counts(dp, args[2], args[3], first, second, limit)
+    count = _fuse_distances.counts(dp, run, gone, first, second, limit)
     if count is None:
         return None
     stages = [j] if first.head[4] == 1 else [j, j + 1]  # (one part: the columns pass wrote the sum)

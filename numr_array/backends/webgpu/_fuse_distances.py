@@ -270,7 +270,8 @@ def counts(dp: Distances, run: list, gone: frozenset, first: ReduceRecord, secon
     if 4 + len({v for rec in run for v in rec.views}) > limit:
         return None
     if n >= 1 << 24 or k > 256 or first.kind != "sum" or not first.variant.startswith("columns") \
-            or first.odtype != dt.float32 or first.acc.ct != "f32" or first.kshape != (k,) or first.rshape != (n,):
+            or first.odtype != dt.float32 or first.acc.ct != "f32" or first.x[3] != dt.float32 \
+            or first.kshape != (k,) or first.rshape != (n,):
         return None
     serial, off, (sk, sr), xdtype = first.x
     view = (serial, off, (sr, sk), xdtype)
@@ -279,7 +280,7 @@ def counts(dp: Distances, run: list, gone: frozenset, first: ReduceRecord, secon
         for j in range(rec.nout):
             if rec.views[j] == view:
                 writer = (ri, j, rec)
-    if writer is None or (writer[0], writer[1]) in gone or xdtype != dt.float32:
+    if writer is None or (writer[0], writer[1]) in gone:
         return None
     rec = writer[2]
     if rec.key[0] != "copy" or rec.nout != 1 or list(rec.desc) != [("t", dt.bool_)]:

@@ -387,27 +387,9 @@ def _sum_partials(client, parts: Tensor, o: Tensor, so: int, c: WgslType, wide: 
     """o (its d elements ``so`` apart) = the sum over axis 0 of a pass's partial sums ``parts`` (G x d, compute
     type c), by one workgroup."""
     G, d = parts._shape
-    ow = wt(o._dtype)
-    A = ahead(G, d)
-    pipe = _parts_pipeline(client, o._dtype, c, wide, d, A)
     (b1, e1), (b2, e2) = bind_whole(client, o), bind_whole(client, parts)
-    words = [256, 1, 0, 0, G, e2, e1, so & _M32]
-    record = PartsRecord((c, ow, wide, d, A), words, b1 + b2, (ow, c)) if client.capturing else None
-    client.dispatch(pipe, pack_words(words), b1 + b2, (1, 1, 1), record)
-
-
-def _parts_pipeline(client, odtype: dt.DType, c: WgslType, wide: bool, d: int, A: int):
-    """The one-workgroup parts' sum's pipeline (``parts_text``) into ``odtype`` from compute values ``c``."""
-    key = ("matvec", "parts", odtype, d, wide, A)
-    pipe = client.cached_pipeline(key)
-    if pipe is None:
-        ow = wt(odtype)
-        lay = Layout()
-        lib = WgslHelpers(client.has_f64)
-        body = parts_text(lay, lib, c, ow, wide, d, A)
-        source = _entry(lay, bindings([(ow, True, False), (c, False, False)]), lib, c, body)
-        pipe = client.pipeline(key, lambda: source, 2, lay.nbytes)
-    return pipe
+    pipe, words, record = _parts_sum(client, o._dtype, c, wide, G, d, b1 + b2, e2, e1, so)
+    client.dispatch(pipe, pack_words(words), b1 + b2, (1, 1, 1), record if client.capturing else None)
 
 
 def parts_step(client, parts: tuple, G: int, d: int, out: tuple, oe: int, so: int) -> tuple[PartsRecord, tuple]:
@@ -415,12 +397,28 @@ def parts_step(client, parts: tuple, G: int, d: int, out: tuple, oe: int, so: in
     whose additions are exact (small integers) at ``parts`` (a bind triple, from its start) into float32 values
     ``so`` apart from element ``oe`` of the window ``out``: a step the fusion pass makes (_fuse_distances'
     counts), not run now."""
-    A = ahead(G, d)
-    pipe = _parts_pipeline(client, dt.float32, F32, False, d, A)
-    words = [256, 1, 0, 0, G, 0, oe, so & _M32]
     binds = tuple(out) + tuple(parts)
-    record = PartsRecord((F32, F32, False, d, A), words, binds, (F32, F32))
+    pipe, words, record = _parts_sum(client, dt.float32, F32, False, G, d, binds, 0, oe, so)
     return record, client.encode_recorded(pipe, pack_words(words), binds, (1, 1, 1))
+
+
+def _parts_sum(client, odtype: dt.DType, c: WgslType, wide: bool, G: int, d: int, binds: tuple, ep: int, eo: int,
+               so: int) -> tuple:
+    """(pipeline, uniform words, PartsRecord) of the one-workgroup sum (``parts_text``) of G rows of d partial
+    sums in compute values ``c`` from element ``ep`` of binds' second window into ``odtype`` values ``so`` apart
+    from element ``eo`` of its first."""
+    ow = wt(odtype)
+    A = ahead(G, d)
+    key = ("matvec", "parts", odtype, d, wide, A)
+    pipe = client.cached_pipeline(key)
+    if pipe is None:
+        lay = Layout()
+        lib = WgslHelpers(client.has_f64)
+        body = parts_text(lay, lib, c, ow, wide, d, A)
+        source = _entry(lay, bindings([(ow, True, False), (c, False, False)]), lib, c, body)
+        pipe = client.pipeline(key, lambda: source, 2, lay.nbytes)
+    words = [256, 1, 0, 0, G, ep, eo, so & _M32]
+    return pipe, words, PartsRecord((c, ow, wide, d, A), words, binds, (ow, c))
 
 
 class PassRecord(NamedTuple):
