@@ -23,6 +23,9 @@ Device loss: wgpu reports it through its device-lost callback (taken from the "w
 the client lost (``Client.mark_lost``), and the entry points (``_entry``) then raise DeviceLostError;
 nothing is submitted to a lost device (wgpu-native aborts the process on such a submit).
 
+Exit: ``_drain_at_exit`` (atexit) waits for the work submitted to each live client before the interpreter
+tears down, which lavapipe's queue thread, compiling a shader's variants as it runs, did not survive.
+
 Threads: ``WebGPUClient._lock`` (a re-entrant lock) guards all of the client's mutable state: the pending
 encoder and pass, the uniform pools, the pipeline, layout and bind-group caches, the staging buffer, the
 allocator's pool and registry, and the capture record. Every entry point (``launch``, the copies,
@@ -36,6 +39,7 @@ freed in any thread (its last reference can go anywhere, even inside this client
 
 from __future__ import annotations
 
+import atexit
 import functools
 import itertools
 import logging
@@ -120,6 +124,16 @@ class _LostLog(logging.Filter):
 
 
 logging.getLogger("wgpu").addFilter(_LostLog())
+
+
+@atexit.register
+def _drain_at_exit() -> None:
+    """Wait, before the interpreter tears down, for the work submitted to each live client: lavapipe compiles a
+    shader's variants on its queue thread while it runs a submission, and LLVM torn down under that thread
+    crashed the process (SIGSEGV or abort at exit, on a run without Mesa's shader cache). Registered after
+    wgpu's import, so it runs before wgpu-py's own exit handlers."""
+    for client in list(_clients.values()):
+        client.wait_submitted()
 #: kernel compilation (DEBUG): one record per pipeline built, none per launch
 log = logging.getLogger(__name__)
 
@@ -456,6 +470,22 @@ class WebGPUClient(Client):
         self.readbacks = 0
         self.kernels = kernels
         _clients[_address(wdevice._internal)] = self
+
+    def wait_submitted(self, timeout_s: float = 5.0) -> None:
+        """Block until the GPU has finished the work submitted so far (work still pending in the encoder is
+        dropped with the client, where wgpu-native's poll is reachable). Does nothing on a lost device, or where
+        another thread holds the client's lock for ``timeout_s`` (a daemon thread stopped mid-call at exit)."""
+        if self.lost is not None or not self._lock.acquire(timeout=timeout_s):
+            return
+        try:
+            if self._direct is not None:  # (wgpu-native's blocking poll: returns once the queue is idle)
+                self._direct._poll(self.wdevice._internal, 1, self._direct.ffi.NULL)
+            else:  # (a readback: submits the pending work too)
+                self._read_staging(self._fence, 0, 4)
+        except Exception:  # (at exit: a device lost meanwhile has nothing left to wait for)
+            pass
+        finally:
+            self._lock.release()
 
     def raise_if_lost(self, e: BaseException) -> None:
         """Raise DeviceLostError from ``e`` (marking this client lost) if the device is lost: already known,
