@@ -43,8 +43,13 @@ def passes(kind: str) -> int:
 
 def fused(g) -> int:
     """How many of the graph's dispatches are fused passes."""
+    return len(fused_bindings(g))
+
+
+def fused_bindings(g) -> list[int]:
+    """The storage bindings of each of the graph's fused passes."""
     mine = {id(p) for k, p in client._pipelines.items() if k[:2] == ("matvec", "fused")}
-    return sum(id(step[0]) in mine for step in g._graph.steps)
+    return [step[0].nbind for step in g._graph.steps if id(step[0]) in mine]
 
 
 def need(dtype) -> None:
@@ -161,7 +166,8 @@ def test_captured_logistic_regression_steps_are_one_pass_each(n, d, flushing):
     args = [on(inputs[k].astype(dtype)) for k in names]
     with xp.capture(device=DEV) as g:
         got = workloads.logreg(xp, *args, **kw)
-    assert fused(g) == 3 and len(g._graph.steps) == 6
+    # (X, w, y and the partial sums: the dot products and p - y, which nothing reads after a pass, unstored)
+    assert fused_bindings(g) == [4, 4, 4] and len(g._graph.steps) == 6
     for seed in (2, 3):
         new, _ = workloads.make_logreg(np.random.default_rng(seed), n, d, 3)
         for a, k in zip(args, names):
@@ -204,6 +210,36 @@ def test_every_store_of_the_run_is_kept(dtype, flushing):
 
     g = _replays_as_eager(step, [on(a) for a in data()], data())
     assert fused(g) == 1
+
+
+@pytest.mark.parametrize("read", ["z", "v", "both", "z-later", "v-in-place"])
+def test_stores_read_after_the_pass_are_kept(read, flushing):
+    """The dot products z and the run's v = p - y, which the pass hands over in registers, are still stored
+    where something reads them after it: returned, read by a later launch, or v stored into memory the
+    program holds (an out= view); each stored one binds its memory. Replays on new data equal eager."""
+    rng = np.random.default_rng(8)
+    n, d = 3000, 16
+    data = lambda: [rng.standard_normal((n, d)).astype(np.float32), rng.standard_normal(d).astype(np.float32),
+                    rng.random(n).astype(np.float32), np.zeros(n, np.float32)]
+
+    def step(X, w, y, held):
+        z = X @ w
+        p = 1.0 / (1.0 + xp.exp(-z))
+        if read == "v-in-place":
+            xp.subtract(p, y, out=held)
+            return (X.T @ held,)
+        v = p - y
+        g = X.T @ v
+        if read == "z":
+            return g, z
+        if read == "v":
+            return g, v
+        if read == "both":
+            return g, v, z
+        return g, xp.sum(z * 2.0)
+
+    g = _replays_as_eager(step, [on(a) for a in data()], data())
+    assert fused_bindings(g) == [{"z": 5, "v": 5, "both": 6, "z-later": 5, "v-in-place": 5}[read]]
 
 
 @pytest.mark.parametrize("case", ["shifted", "other-vector", "writes-w", "other-matrix"])

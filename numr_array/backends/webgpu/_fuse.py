@@ -213,7 +213,7 @@ def fuse(client: WebGPUClient, steps: list, records: list, bound: list | None = 
                 break
             for gi in alive:
                 del plans[gi]
-    passes = _passes(groups, records, limit, dead)
+    passes = _passes(groups, records, limit, dead, bound, unheld, writes or {})
     # a fused reduction that is squared distances has its own kernel; followed by an argmin or argmax of them
     # that is their one reader, one step computing both, the distances never stored (and the map run after,
     # where it can)
@@ -364,10 +364,13 @@ def _unread_after(k: int, serial: int, a: int, b: int, records: list, bound: lis
     return serial in unheld
 
 
-def _passes(groups: list, records: list, limit: int, dead: dict) -> dict[int, tuple]:
+def _passes(groups: list, records: list, limit: int, dead: dict, bound: list | None, unheld, writes: dict
+            ) -> dict[int, tuple]:
     """Per group that is a captured ``X @ w`` followed by a map run and ``X.T @ v`` of what the run stored
-    (``_matvec.joins``; ``dead``: per run, the stores nothing reads): the three and the run's dead stores as
-    ``_matvec.fused_step``'s arguments."""
+    (``_matvec.joins``; ``dead``: per run, the stores nothing reads): the three, the run's dead stores and
+    whether the dot products are, as ``_matvec.fused_step``'s arguments. With ``bound`` (_dead_stores' analysis),
+    the dot products and the run's stores of v are dead too where no step after the three reads them: the
+    pass hands both over in registers, so ``X.T @ v``, which read v's memory, no longer does."""
     out: dict[int, tuple] = {}
     gi = 0
     while gi + 2 < len(groups):
@@ -375,7 +378,15 @@ def _passes(groups: list, records: list, limit: int, dead: dict) -> dict[int, tu
         gone = frozenset(dead.get(gi + 1, ()))
         if type(rows) is type(cols) is _matvec.PassRecord and groups[gi][1] is None and recs is not None \
                 and groups[gi + 2][1] is None and _matvec.joins(rows, recs, cols, limit, gone):
-            out[gi] = (rows, recs, cols, gone)
+            z_dead = False
+            if bound is not None:
+                k = groups[gi + 2][0]
+                unread = lambda v: _unread_after(k, v[0], *view_words(v, (rows.n,)), records, bound, unheld, writes)
+                if unread(cols.vec):
+                    gone |= {(ri, j) for ri, rec in enumerate(recs) for j in range(rec.nout)
+                             if rec.views[j] == cols.vec}
+                z_dead = unread(rows.out)
+            out[gi] = (rows, recs, cols, gone, z_dead)
             gi += 3
         else:
             gi += 1

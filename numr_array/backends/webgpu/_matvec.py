@@ -473,9 +473,9 @@ def run(client, kind: str, n: int, d: int, a: Tensor, v: Tensor, o: Tensor, so: 
                else (serial(dest), dest._offset, (1,), dest._dtype))
         record = PassRecord(kind, a._dtype, n, d, (serial(a), a._offset), (serial(v), v._offset, (1,), v._dtype),
                             out, b1 + b2 + b3, (e1, e2, e3), so, G)
-    # (cols: the partial sums, every one written, none read)
+    # (cols: the partial sums, every one written, none read; rows: the n results where they are contiguous)
     client.dispatch(pipe, pack_words(words), b1 + b2 + b3, (G, 1, 1), record,
-                    whole_words(dest) if kind == "cols" else None)
+                    whole_words(dest) if kind == "cols" or so == 1 else None)
     if kind == "cols":  # (wide: the parts summed in float64, the sum narrowed to float32 bits)
         _sum_partials(client, dest, o, so, c, wide)
 
@@ -519,10 +519,11 @@ def joins(rows: PassRecord, recs: list[MapRecord], cols: PassRecord, limit: int,
 
 
 def fused_step(client, rows: PassRecord, recs: list[MapRecord], cols: PassRecord,
-               gone: frozenset = frozenset()) -> tuple:
+               gone: frozenset = frozenset(), z_dead: bool = False) -> tuple:
     """One dispatch running ``rows``, the map run ``recs`` per row and ``cols`` (``joins``) as one pass: the
-    dot products and every store of the run but those in ``gone`` are written as eagerly, the partial sums as
-    cols writes them (its reduction stays the next step of the graph)."""
+    dot products (unless ``z_dead``: nothing reads them after) and every store of the run but those in
+    ``gone`` are written as eagerly, the partial sums as cols writes them (its reduction stays the next step
+    of the graph)."""
     c, wide = compute_type(client, rows.dtype)
     xw = wt(rows.dtype)
     d, n = rows.d, rows.n
@@ -530,7 +531,9 @@ def fused_step(client, rows: PassRecord, recs: list[MapRecord], cols: PassRecord
     lib = WgslHelpers(client.has_f64)
     views = _bound_views(recs, rows.out, gone)
     z_stored = any(row[0] == rows.out for row in views)
-    binding = {row[0]: b for b, row in enumerate(views, start=5)}
+    own = not (z_stored or z_dead)  # the pass stores the dot products itself, at binding 4
+    first = 4 + own  # the run's views' first binding
+    binding = {row[0]: b for b, row in enumerate(views, start=first)}
     ez_k, sz_k = lay.alloc(1), lay.alloc(1)
     view_k = [lay.alloc(2) for _ in views]
     text, regs, tail_words = bodies(recs, gone, lay, lib, binding, {rows.out: "zr"})
@@ -539,18 +542,18 @@ def fused_step(client, rows: PassRecord, recs: list[MapRecord], cols: PassRecord
     v = _opaque(xw.ct, vreg, MAX_OPERANDS * len(recs))
     vc = f"{lib.fn('widen', F32)}({v})" if wide else cast(v, xw, c)
     elements = "".join(f"      let e{b} = u32({_i32(k)} + i32(i) * {_i32(k + 1)});\n"
-                       for b, k in enumerate(view_k, start=5))
+                       for b, k in enumerate(view_k, start=first))
 
     def row_end(h: str, dest: str = "shv[li]") -> str:
         # (where the run stores into the dot products' memory, its store is the last: the pass leaves its own)
         return (f"      let zr = {_result(lib, c, wide, xw, h)};\n"
-                + ("" if z_stored else f"      st4(u32({_i32(ez_k)} + i32(i) * {_i32(sz_k)}), zr);\n") + elements
+                + (f"      st4(u32({_i32(ez_k)} + i32(i) * {_i32(sz_k)}), zr);\n" if own else "") + elements
                 + "".join(text) + f"      {dest} = {vc};\n")
 
     vec = vector(d, xw, rows.eoffs[1])
     body = pass_text(lay, lib, xw, c, wide, d, 2, bw=3, row_end=row_end, bp=1, ends="block",
                      value=lambda u: f"shv[{u * (256 // L)}u + ti]", sg=client.subgroup_rows, vec=vec)
-    decls = bindings([(c, True, False), (xw, False, False, vec), (xw, False, False), (xw, True, False)]
+    decls = bindings([(c, True, False), (xw, False, False, vec), (xw, False, False)] + [(xw, True, False)] * own
                      + [(w, stored, stored) for _, w, stored, *_ in views])
     G = cols.groups
     words = [G * 256, G, 0, 0, rows.eoffs[0], rows.so & _M32]
@@ -563,7 +566,8 @@ def fused_step(client, rows: PassRecord, recs: list[MapRecord], cols: PassRecord
     source = _entry(lay, decls, lib, c, body, "" if gather else f"var<workgroup> shv: array<{c.ct}, 256>;\n",
                     subgroup=gather)
     source = baked(source, words, scalars)
-    pipe = client.pipeline(("matvec", "fused", source), lambda: source, 4 + len(views), lay.nbytes, captured=True)
-    binds = cols.binds[0:3] + rows.binds[3:6] + rows.binds[6:9] + rows.binds[0:3] + \
+    pipe = client.pipeline(("matvec", "fused", source), lambda: source, 3 + own + len(views), lay.nbytes,
+                           captured=True)
+    binds = cols.binds[0:3] + rows.binds[3:6] + rows.binds[6:9] + rows.binds[0:3] * own + \
         tuple(x for _, _, _, triple, _, _ in views for x in triple)
     return client.encode_recorded(pipe, pack_words(words), binds, (G, 1, 1))
