@@ -210,6 +210,53 @@ def test_exit_with_work_in_flight_does_not_crash():
         assert r.returncode == 0, (r.returncode, r.stderr[-2000:])
 
 
+_FORKED_CHILD = """
+import multiprocessing as mp, numr_array as xp
+
+def child(q, a):
+    try:
+        xp.ones(3, device="webgpu:0")
+        q.put("made an array")
+    except RuntimeError as e:
+        q.put(f"{type(e).__name__}: {e}")
+    try:
+        float(xp.sum(a))
+        q.put("read the parent's array")
+    except RuntimeError as e:  # (DeviceLostError is one)
+        q.put(f"{type(e).__name__}: {e}")
+
+if __name__ == "__main__":
+    a = xp.ones(3, device="webgpu:0")
+    assert float(xp.sum(a)) == 3.0
+    ctx = mp.get_context("fork")
+    q = ctx.Queue()
+    p = ctx.Process(target=child, args=(q, a))
+    p.start()
+    p.join(60)
+    alive = p.is_alive()
+    if alive:
+        p.kill()
+    print("alive" if alive else q.get(timeout=10))
+    print("alive" if alive else q.get(timeout=10))
+    spawned = mp.get_context("spawn").Pool(1)
+    print(spawned.apply(float, (3.0,)))
+"""
+
+
+def test_a_child_forked_after_the_device_opened_raises_instead_of_hanging(tmp_path):
+    # the child's calls on the parent's device hung, and so did a device it opened itself (lavapipe): both
+    # raise there, naming the fork and the remedy; a spawned child works
+    script = tmp_path / "forked.py"
+    script.write_text(_FORKED_CHILD)
+    env = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+    r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=300)
+    assert r.returncode == 0, r.stderr[-2000:]
+    made, read, spawned = r.stdout.splitlines()
+    assert made.startswith("RuntimeError: webgpu:0: this process was forked") and "'spawn'" in made
+    assert "Error: " in read and "forked" in read
+    assert spawned == "3.0"
+
+
 def test_device_requested_with_adapter_limits_and_features():
     offered = set(client.adapter.features)
     for f in wgpu_backend.WANTED_FEATURES:

@@ -131,8 +131,9 @@ class WebGPURuntime(Runtime):
         return len(self.adapters)
 
     def create_client(self, device):
-        from ._client import WebGPUClient
+        from ._client import WebGPUClient, check_not_forked
         from ._kernels import make_kernels
+        check_not_forked(device)
         a = self.adapters[device.index]
         features = [f for f in WANTED_FEATURES if f in a.features]
         wdevice = a.request_device_sync(required_features=features, required_limits=dict(a.limits))

@@ -24,7 +24,8 @@ the client lost (``Client.mark_lost``), and the entry points (``_entry``) then r
 nothing is submitted to a lost device (wgpu-native aborts the process on such a submit).
 
 Exit: ``_drain_at_exit`` (atexit) waits for the work submitted to each live client before the interpreter
-tears down, which lavapipe's queue thread, compiling a shader's variants as it runs, did not survive.
+tears down, which lavapipe's queue thread, compiling a shader's variants as it runs, did not survive. Fork: in a
+child forked after a client was made, every client is lost and no device can be opened (``check_not_forked``).
 
 Threads: ``WebGPUClient._lock`` (a re-entrant lock) guards all of the client's mutable state: the pending
 encoder and pass, the uniform pools, the pipeline, layout and bind-group caches, the staging buffer, the
@@ -124,6 +125,34 @@ class _LostLog(logging.Filter):
 
 
 logging.getLogger("wgpu").addFilter(_LostLog())
+
+
+#: in a child process forked after its parent opened a WebGPU device: wgpu is unusable here (``check_not_forked``)
+_forked = False
+
+
+def _after_fork_in_child() -> None:
+    """In a child process made by fork, each client's wgpu device is still the parent's, whose driver threads
+    did not follow the fork: a call on it hung, and so did the first submission on a device the child opened
+    afresh (lavapipe; wgpu-native's state came over mid-use). Every client is marked lost, so that the
+    parent's arrays raise DeviceLostError, and opening another device raises (``check_not_forked``)."""
+    global _forked
+    _forked = True
+    for client in list(_clients.values()):
+        client.mark_lost("the device was opened by the parent process, before this process forked")
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+def check_not_forked(device) -> None:
+    """RuntimeError where this process was forked after its parent opened a WebGPU device (a child of
+    ``multiprocessing``'s "fork" start method): wgpu cannot be used in it. (A parent that only listed the
+    adapters leaves wgpu usable.)"""
+    if _forked:
+        raise RuntimeError(f"{device}: this process was forked after its parent opened a WebGPU device, and wgpu "
+                           "cannot be used in a forked child; start it with the 'spawn' or 'forkserver' method "
+                           "(multiprocessing.get_context('spawn'))")
 
 
 @atexit.register
