@@ -360,8 +360,16 @@ class _Direct:
         self._read_mode = lib.WGPUMapMode_Read
         self._success = lib.WGPUMapAsyncStatus_Success
         status = self._status = [None]
+        interrupt = self._interrupt = [None]
 
-        @ffi.callback("void(WGPUMapAsyncStatus, WGPUStringView, void *, void *)")
+        def interrupted(_type, exc, tb):
+            # an interrupt (Ctrl-C) raised in the callback before it recorded the status, which cffi would
+            # print and drop: the wait for the status then never ended. The status is the callback's argument
+            # (its frame's); the interrupt is raised by ``read`` once the buffer is unmapped
+            status[0] = tb.tb_frame.f_locals["code"]
+            interrupt[0] = exc
+
+        @ffi.callback("void(WGPUMapAsyncStatus, WGPUStringView, void *, void *)", onerror=interrupted)
         def mapped(code, _message, _u1, _u2):
             status[0] = code
 
@@ -376,23 +384,37 @@ class _Direct:
         of WebGPU programs took ~10 ms longer about half the time with it, CUDA's never; see
         docs/devices.md). Polls do not block for the first ``spin_s`` seconds (a blocking wait may sleep
         past the GPU's completion)."""
-        status = self._status
-        status[0] = None
+        status, interrupt = self._status, self._interrupt
+        status[0] = interrupt[0] = None
         buf = staging._internal
         self._map_async(buf, self._read_mode, 0, size, self._info[0])
-        poll, null = self._poll, self.ffi.NULL
+        try:
+            self._wait(dev, spin_s)
+        except BaseException:  # an interrupt between polls: the map settled first, so the buffer maps again
+            self._wait(dev, 0.0)
+            if status[0] == self._success:
+                self._unmap(buf)
+            raise
+        if status[0] != self._success:
+            raise wgpu.GPUError(f"could not map the staging buffer for a readback (status {status[0]})")
+        try:
+            data = bytes(self.ffi.buffer(self._mapped_range(buf, 0, size), size))
+        finally:
+            self._unmap(buf)
+        if interrupt[0] is not None:
+            raise interrupt[0]
+        return data
+
+    def _wait(self, dev, spin_s: float) -> None:
+        """Poll the device until the map's callback has recorded its status: without blocking for the first
+        ``spin_s`` seconds, then blocking."""
+        status, poll, null = self._status, self._poll, self.ffi.NULL
         if status[0] is None and spin_s > 0:
             end = time.perf_counter() + spin_s
             while status[0] is None and time.perf_counter() < end:
                 poll(dev, 0, null)
         while status[0] is None:
             poll(dev, 1, null)
-        if status[0] != self._success:
-            raise wgpu.GPUError(f"could not map the staging buffer for a readback (status {status[0]})")
-        try:
-            return bytes(self.ffi.buffer(self._mapped_range(buf, 0, size), size))
-        finally:
-            self._unmap(buf)
 
     @classmethod
     def load(cls):
