@@ -26,6 +26,8 @@ nothing is submitted to a lost device (wgpu-native aborts the process on such a 
 Exit: ``_drain_at_exit`` (atexit) waits for the work submitted to each live client before the interpreter
 tears down, which lavapipe's queue thread, compiling a shader's variants as it runs, did not survive. Fork: in a
 child forked after a client was made, every client is lost and no device can be opened (``check_not_forked``).
+Interrupts: a Ctrl-C in the main thread is held while the pending encoder and pass change (``_InterruptHeld``),
+and one during a readback's wait is raised once the staging buffer is unmapped (``_Direct.read``).
 
 Threads: ``WebGPUClient._lock`` (a re-entrant lock) guards all of the client's mutable state: the pending
 encoder and pass, the uniform pools, the pipeline, layout and bind-group caches, the staging buffer, the
@@ -45,6 +47,7 @@ import functools
 import itertools
 import logging
 import os
+import signal
 import sys
 import threading
 import time
@@ -424,6 +427,43 @@ class _Direct:
             return None
 
 
+class _InterruptHeld:
+    """Hold a KeyboardInterrupt (SIGINT under Python's default handler, in the main thread, where it is raised)
+    until the outermost such block ends, then raise it: the client's encoder and pass change with their wgpu
+    objects together. A Ctrl-C between finishing the pending encoder and dropping it left every later
+    submission failing ("Encoding must not have ended"); one between setting a pipeline and recording it
+    (``_last_pipe``, cleared first for that) would have run a later launch with the wrong pipeline."""
+
+    depth = 0  # the main thread's open blocks
+    got = False
+
+    def __enter__(self) -> None:
+        cls = _InterruptHeld
+        if threading.current_thread() is not threading.main_thread():
+            return
+        if cls.depth == 0:
+            cls.got = False
+            before = signal.signal(signal.SIGINT, _hold_interrupt)
+            if before is not signal.default_int_handler:  # (the program's own handler: left to it)
+                signal.signal(signal.SIGINT, before)
+                return
+        cls.depth += 1
+
+    def __exit__(self, kind, _value, _tb) -> None:
+        cls = _InterruptHeld
+        if cls.depth == 0 or threading.current_thread() is not threading.main_thread():
+            return
+        cls.depth -= 1
+        if cls.depth == 0:
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+            if cls.got and kind is None:
+                raise KeyboardInterrupt
+
+
+def _hold_interrupt(_signum, _frame) -> None:
+    _InterruptHeld.got = True
+
+
 class WebGPUGraph(Graph):
     """A captured sequence of dispatches, with the uniform buffers their parameters are in and the bind
     groups they use."""
@@ -721,6 +761,7 @@ class WebGPUClient(Client):
         if direct is not None:
             h = p._internal
             if pipe is not self._last_pipe:
+                self._last_pipe = None  # (unknown until set: see _InterruptHeld)
                 direct.set_pipeline(h, pipe.handle)
                 self._last_pipe = pipe
             self._offset_arg[0] = off
@@ -762,16 +803,20 @@ class WebGPUClient(Client):
         return (pipe, self._bind_group(pipe.nbind, pool, pipe.ubytes, binds), off, grid)
 
     def _compute_pass(self):
-        if self._enc is None:
-            self._enc = self.wdevice.create_command_encoder()
-        self._pass = self._enc.begin_compute_pass()
         self._last_pipe = None
+        if self._enc is None:  # (both taken at once: an interrupt before drops two empty objects)
+            enc = self.wdevice.create_command_encoder()
+            self._enc, self._pass = enc, enc.begin_compute_pass()
+        else:  # (an encoder with commands: a pass begun on it and not recorded would lock it)
+            with _InterruptHeld():
+                self._pass = self._enc.begin_compute_pass()
         return self._pass
 
     def _copy_encoder(self):
         if self._pass is not None:
-            self._pass.end()
-            self._pass = None
+            with _InterruptHeld():
+                self._pass.end()
+                self._pass = None
         if self._enc is None:
             self._enc = self.wdevice.create_command_encoder()
         return self._enc
@@ -783,6 +828,13 @@ class WebGPUClient(Client):
             self._flush()
 
     def _flush(self) -> None:
+        if self._pass is None and self._enc is None:
+            self._submit()  # (the uniform pools' writes alone: nothing an interrupt could leave half done)
+            return
+        with _InterruptHeld():
+            self._submit()
+
+    def _submit(self) -> None:
         if self._pass is not None:
             self._pass.end()
             self._pass = None
@@ -826,8 +878,9 @@ class WebGPUClient(Client):
         """Bytes [start, start+size) of ``w`` (4-aligned) after all pending work; the caller copies them out
         before the next call."""
         staging = self._staging_buffer(size)
-        self._copy_encoder().copy_buffer_to_buffer(w.buf, start, staging, 0, size)
-        self.flush()
+        with _InterruptHeld():  # (one hold for the pass's end and the submission)
+            self._copy_encoder().copy_buffer_to_buffer(w.buf, start, staging, 0, size)
+            self.flush()
         if self._direct is not None:
             return memoryview(self._direct.read(self.wdevice._internal, staging, size, self.spin_s))
         staging.map_sync(wgpu.MapMode.READ, 0, size)
@@ -1015,7 +1068,7 @@ class WebGPUClient(Client):
             last_chunk = len(encoded) - 1
             for c, chunk in enumerate(encoded):
                 h = p._internal
-                last = self._last_pipe
+                last, self._last_pipe = self._last_pipe, None  # (unknown until the chunk is encoded)
                 for pipe, ph, bg, off, x, y, z in chunk:  # (this loop is the replay's host cost: kept bare)
                     if pipe is not last:
                         set_pipeline(h, ph)
