@@ -193,20 +193,33 @@ def test_native_stderr_filter_keeps_everything_but_the_egl_noise():
     assert r.stderr == "before\nnative\npython\nafter\n"
 
 
-def test_exit_with_work_in_flight_does_not_crash():
+def _run_script(tmp_path, text: str, timeout: int, **env: str) -> subprocess.CompletedProcess:
+    """Run ``text`` as a script file in a fresh interpreter that imports this checkout's numr_array (its
+    directory put before the PYTHONPATH the tests run with), ``env`` added to the environment."""
+    script = tmp_path / "script.py"
+    script.write_text(text)
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    path = [root, os.environ["PYTHONPATH"]] if os.environ.get("PYTHONPATH") else [root]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(path), **env)
+    return subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=timeout)
+
+
+_EXIT_IN_FLIGHT = """
+import numpy as np, numr_array as xp
+X = xp.asarray(np.random.default_rng(0).standard_normal((512, 16)), dtype=xp.float32, device="webgpu:0")
+w = xp.zeros(16, device="webgpu:0")
+with xp.capture(device="webgpu:0"):
+    for _ in range(2):
+        w = w - 0.1 * (X.T @ (1.0 / (1.0 + xp.exp(-(X @ w)))))
+"""
+
+
+def test_exit_with_work_in_flight_does_not_crash(tmp_path):
     # a captured block's launches submitted at its end and the interpreter left at once: lavapipe compiled
     # a shader variant on its queue thread while LLVM was torn down (this script: SIGSEGV in 5 exits of 6
     # without _client._drain_at_exit, none of 6 with it; Mesa's shader cache off so that each run compiles)
-    code = ("import numpy as np, numr_array as xp\n"
-            "X = xp.asarray(np.random.default_rng(0).standard_normal((512, 16)), dtype=xp.float32, device='webgpu:0')\n"
-            "w = xp.zeros(16, device='webgpu:0')\n"
-            "with xp.capture(device='webgpu:0'):\n"
-            "    for _ in range(2):\n"
-            "        w = w - 0.1 * (X.T @ (1.0 / (1.0 + xp.exp(-(X @ w)))))\n")
-    env = dict(os.environ, MESA_SHADER_CACHE_DISABLE="true")
     for _ in range(2):
-        r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300,
-                           cwd=os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+        r = _run_script(tmp_path, _EXIT_IN_FLIGHT, 300, MESA_SHADER_CACHE_DISABLE="true")
         assert r.returncode == 0, (r.returncode, r.stderr[-2000:])
 
 
@@ -246,10 +259,7 @@ if __name__ == "__main__":
 def test_a_child_forked_after_the_device_opened_raises_instead_of_hanging(tmp_path):
     # the child's calls on the parent's device hung, and so did a device it opened itself (lavapipe): both
     # raise there, naming the fork and the remedy; a spawned child works
-    script = tmp_path / "forked.py"
-    script.write_text(_FORKED_CHILD)
-    env = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
-    r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=300)
+    r = _run_script(tmp_path, _FORKED_CHILD, 300)
     assert r.returncode == 0, r.stderr[-2000:]
     made, read, spawned = r.stdout.splitlines()
     assert made.startswith("RuntimeError: webgpu:0: this process was forked") and "'spawn'" in made
@@ -291,10 +301,7 @@ print(" ".join(seen))
 def test_ctrl_c_during_a_readback_raises_and_leaves_the_device_usable(tmp_path):
     # an interrupt raised inside the map's callback was dropped by cffi with the status unrecorded, and the
     # wait for it never ended (lavapipe, whose readbacks wait in a blocking poll: the first of three hung)
-    script = tmp_path / "interrupted.py"
-    script.write_text(_INTERRUPTED_READ)
-    env = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
-    r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=120)
+    r = _run_script(tmp_path, _INTERRUPTED_READ, 120)
     assert r.returncode == 0, r.stderr[-2000:]
     seen = r.stdout.split()
     assert len(seen) == 3
@@ -340,10 +347,7 @@ print(" ".join(seen))
 def test_ctrl_c_during_captures_leaves_the_device_usable(tmp_path):
     # a Ctrl-C landing between finishing the pending encoder and dropping it left every later submission
     # failing ("Encoding must not have ended"): the first interrupted capture of four, on lavapipe
-    script = tmp_path / "captures.py"
-    script.write_text(_INTERRUPTED_CAPTURES)
-    env = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
-    r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=300)
+    r = _run_script(tmp_path, _INTERRUPTED_CAPTURES, 300)
     assert r.returncode == 0, r.stderr[-2000:]
     seen = r.stdout.split()
     assert seen.count("after-ok") == 4 and "WRONG" not in r.stdout, seen
