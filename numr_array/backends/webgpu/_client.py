@@ -443,7 +443,10 @@ class _InterruptHeld:
             return
         if cls.depth == 0:
             cls.got = False
-            before = signal.signal(signal.SIGINT, _hold_interrupt)
+            try:
+                before = signal.signal(signal.SIGINT, _hold_interrupt)
+            except (ValueError, OSError):  # (an interpreter where signals cannot be set: nothing held)
+                return
             if before is not signal.default_int_handler:  # (the program's own handler: left to it)
                 signal.signal(signal.SIGINT, before)
                 return
