@@ -166,6 +166,8 @@ def _drain_at_exit() -> None:
     wgpu's import, so it runs before wgpu-py's own exit handlers."""
     for client in list(_clients.values()):
         client.wait_submitted()
+
+
 #: kernel compilation (DEBUG): one record per pipeline built, none per launch
 log = logging.getLogger(__name__)
 
@@ -369,7 +371,7 @@ class _Direct:
             # an interrupt (Ctrl-C) raised in the callback before it recorded the status, which cffi would
             # print and drop: the wait for the status then never ended. The status is the callback's argument
             # (its frame's); the interrupt is raised by ``read`` once the buffer is unmapped
-            status[0] = tb.tb_frame.f_locals["code"]
+            status[0] = tb.tb_frame.f_locals.get("code", -1)
             interrupt[0] = exc
 
         @ffi.callback("void(WGPUMapAsyncStatus, WGPUStringView, void *, void *)", onerror=interrupted)
