@@ -304,7 +304,8 @@ def test_ctrl_c_during_a_readback_raises_and_leaves_the_device_usable(tmp_path):
     r = _run_script(tmp_path, _INTERRUPTED_READ, 120)
     assert r.returncode == 0, r.stderr[-2000:]
     seen = r.stdout.split()
-    assert len(seen) == 3
+    reads = [x for x in seen if x != "late"]  # ("late": the signal came after the round's read)
+    assert len(reads) == 3 and set(reads) <= {"finished", "interrupted"}, seen
     if client.adapter.info.get("adapter_type") == "CPU":  # (seconds of work: the signal comes during a read)
         assert "interrupted" in seen, seen
 
