@@ -243,6 +243,10 @@ class CapturedGraph:
         self._failed: str | None = None
         self._capturing = False
 
+    def __reduce__(self):
+        raise TypeError(f"a captured graph on {self.device} cannot be pickled or copied: it holds the device's own "
+                        "buffers and commands; pickle its outputs, or capture the block again where it will replay")
+
     @property
     def inputs(self) -> tuple["Tensor", ...]:
         """Tensors from outside the block that the graph reads (held while the graph lives)."""

@@ -130,6 +130,11 @@ class JitFunction:
         self._capturing: dict = {}  # key -> the Lock a first call holds while it captures
         functools.update_wrapper(self, fn)
 
+    def __reduce__(self):
+        # (the function, by reference as pickle takes functions; not the graphs, which hold device memory: a
+        # copy in another process captures afresh)
+        return jit, (self.fn,)
+
     def __get__(self, obj, objtype=None):
         return self if obj is None else functools.partial(self, obj)
 

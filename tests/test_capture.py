@@ -385,3 +385,14 @@ def test_replay_of_a_linear_models_gradient_equals_eager(steps, n, d, dtype, in_
     g.replay()
     for got, want in zip(results, run(*fresh(second))):
         assert to_np(got).tobytes() == to_np(want).tobytes()
+
+
+def test_a_captured_graph_refuses_pickle_and_copies_by_name():
+    import copy
+    import pickle
+    a = xp.ones(4, device=DEVICE)
+    with xp.capture(device=DEVICE) as g:
+        a + 1.0
+    for attempt in (pickle.dumps, copy.copy, copy.deepcopy):
+        with pytest.raises(TypeError, match="captured graph .* cannot be pickled or copied"):
+            attempt(g)

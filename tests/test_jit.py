@@ -299,3 +299,19 @@ def test_the_documented_example_runs():
     section = text[text.index("## jit"):]
     code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
     exec(compile(code, "capture.md", "exec"), {})
+
+
+jitted_step = xp.jit(step)
+
+
+def test_a_jitted_function_pickles_as_its_function_without_its_graphs():
+    # (multiprocessing's spawn and dask pickle what they send: the copy captures afresh where it runs)
+    import copy
+    import pickle
+    x = arr(np.ones((16, 8), np.float32))
+    w = arr(np.zeros(8, np.float32))
+    jitted_step(w, x, 0.1)
+    assert jitted_step.signatures >= 1
+    for other in (pickle.loads(pickle.dumps(jitted_step)), copy.deepcopy(jitted_step)):
+        assert isinstance(other, xp.JitFunction) and other.fn is step and other.signatures == 0
+        assert np.array_equal(to_np(other(w, x, 0.1)[0]), to_np(step(w, x, 0.1)[0]))
