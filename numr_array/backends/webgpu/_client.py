@@ -130,6 +130,8 @@ class _LostLog(logging.Filter):
 logging.getLogger("wgpu").addFilter(_LostLog())
 
 
+#: whether this process (or the one it was forked from) has opened a WebGPU device
+_opened = False
 #: in a child process forked after its parent opened a WebGPU device: wgpu is unusable here (``check_not_forked``)
 _forked = False
 
@@ -140,7 +142,7 @@ def _after_fork_in_child() -> None:
     afresh (lavapipe; wgpu-native's state came over mid-use). Every client is marked lost, so that the
     parent's arrays raise DeviceLostError, and opening another device raises (``check_not_forked``)."""
     global _forked
-    _forked = True
+    _forked = _opened
     for client in list(_clients.values()):
         client.mark_lost("the device was opened by the parent process, before this process forked")
 
@@ -566,6 +568,8 @@ class WebGPUClient(Client):
         self.readbacks = 0
         self.kernels = kernels
         _clients[_address(wdevice._internal)] = self
+        global _opened
+        _opened = True
 
     def wait_submitted(self, timeout_s: float = 5.0) -> None:
         """Block until the GPU has finished the work submitted so far (work still pending in the encoder is
