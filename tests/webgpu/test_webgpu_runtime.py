@@ -267,8 +267,29 @@ def test_a_child_forked_after_the_device_opened_raises_instead_of_hanging(tmp_pa
     assert spawned == "3.0"
 
 
-_INTERRUPTED_READ = """
-import os, signal, threading, time, numr_array as xp
+#: the Ctrl-C scripts' rounds: ``run`` with a SIGINT sent ``delay`` seconds after it starts
+_SIGINT_ROUND = """
+import os, signal, threading, time
+
+def round_(run, delay):
+    \"\"\"run()'s word, or "interrupted" where the signal came during it; then "late" where it came after.\"\"\"
+    timer = threading.Timer(delay, lambda: os.kill(os.getpid(), signal.SIGINT))
+    timer.start()
+    words = []
+    try:
+        try:
+            words.append(run())
+        except KeyboardInterrupt:
+            words.append("interrupted")
+        timer.join()
+        time.sleep(0.05)
+    except KeyboardInterrupt:  # (run ended before the signal)
+        words.append("late")
+    return words
+"""
+
+_INTERRUPTED_READ = _SIGINT_ROUND + """
+import numr_array as xp
 x = xp.ones((512, 512), device="webgpu:0")
 
 def busy():
@@ -277,22 +298,15 @@ def busy():
         y = (y @ x) * (1.0 / 512)
     return y
 
+def read():
+    float(y[0, 0])
+    return "finished"
+
 float(busy()[0, 0])  # (compiled before the timed calls)
 seen = []
 for delay in (0.02, 0.1, 0.3):
     y = busy()
-    timer = threading.Timer(delay, lambda: os.kill(os.getpid(), signal.SIGINT))
-    timer.start()
-    try:
-        try:
-            float(y[0, 0])
-            seen.append("finished")
-        except KeyboardInterrupt:
-            seen.append("interrupted")
-        timer.join()
-        time.sleep(0.05)
-    except KeyboardInterrupt:  # (the read ended before the signal)
-        seen.append("late")
+    seen += round_(read, delay)
     assert float(busy()[0, 0]) == 1.0 and float(xp.sum(x)) == 512.0 ** 2
 print(" ".join(seen))
 """
@@ -310,8 +324,8 @@ def test_ctrl_c_during_a_readback_raises_and_leaves_the_device_usable(tmp_path):
         assert "interrupted" in seen, seen
 
 
-_INTERRUPTED_CAPTURES = """
-import os, signal, threading, time, numpy as np, numr_array as xp
+_INTERRUPTED_CAPTURES = _SIGINT_ROUND + """
+import numpy as np, numr_array as xp
 x = xp.asarray(np.random.default_rng(0).random((160, 160)).astype(np.float32), device="webgpu:0")
 
 def prog(x):
@@ -320,27 +334,17 @@ def prog(x):
         y = xp.sin(y @ x * (1.0 / 160)) + 0.5
     return y
 
-want = np.asarray(prog(x).to_device("cpu"))
-seen = []
-for delay in (0.01, 0.05, 0.15, 0.4):
-    timer = threading.Timer(delay, lambda: os.kill(os.getpid(), signal.SIGINT))
-    timer.start()
-    try:
-        try:
-            with xp.capture(device="webgpu:0") as g:
-                out = prog(x)
-            g.replay()
-            seen.append("ok" if np.array_equal(np.asarray(out.to_device("cpu")), want) else "WRONG")
-        except KeyboardInterrupt:
-            seen.append("interrupted")
-        timer.join()
-        time.sleep(0.05)
-    except KeyboardInterrupt:  # (the block ended before the signal)
-        seen.append("late")
+def captured():
     with xp.capture(device="webgpu:0") as g:
         out = prog(x)
     g.replay()
-    seen.append("after-ok" if np.array_equal(np.asarray(out.to_device("cpu")), want) else "after-WRONG")
+    return "ok" if np.array_equal(np.asarray(out.to_device("cpu")), want) else "WRONG"
+
+want = np.asarray(prog(x).to_device("cpu"))
+seen = []
+for delay in (0.01, 0.05, 0.15, 0.4):
+    seen += round_(captured, delay)
+    seen.append("after-" + captured())
 print(" ".join(seen))
 """
 
