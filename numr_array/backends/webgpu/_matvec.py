@@ -61,8 +61,10 @@ PER_LANE = 8
 #: workgroups fit: on an H200 (200k x 64 float32, row sums by subgroup shuffles, variants in one process) a
 #: jitted logistic regression took 2.51-2.69 ms with 2 turns and 512 workgroups against 3.29 with all 8 turns
 #: and 256 (as before: 3.42 with 8 and 512), 2.52-2.55 with 448-768 and 2 turns, 2.55-2.66 with 1 or 3;
-#: ``X @ w`` 36 against 43 µs, ``X.T @ v`` 47 against 57
-TURNS_AHEAD = 2
+#: ``X @ w`` 36 against 43 µs, ``X.T @ v`` 47 against 57; with the later pass (rows handed over by shuffles,
+#: dead stores left out; session 25, two processes, 30 replays a variant alternated): 1 turn 1625-1717 µs a
+#: replay against 1662-1768 with 2 (passes alone 1367-1442 against 1413-1481), the same bits
+TURNS_AHEAD = 1
 GROUPS = 512
 CPU_GROUPS = 32
 #: loads in flight per invocation of the parts' sum, at most (its time is their latency; ``ahead``): all of a
