@@ -185,6 +185,27 @@ def test_prod_of_zero_and_an_overflowing_rest_is_zero(dtype):
     np.testing.assert_array_equal(to_np(xp.prod(x)), np.prod(a))
 
 
+@pytest.mark.parametrize("shape, at, axis", [((2,), [(0,), (1,)], None), ((3,), [(1,)], None),
+                                             ((2, 3), [(0, 1), (1, 2)], 0), ((2, 3), [(1, 0)], 1),
+                                             ((5000,), [(4999,)], None), ((5000,), [(0,)], None)])
+@pytest.mark.parametrize("dtype", [xp.float32, xp.complex64, xp.complex128])
+def test_complex_prod_with_an_infinity_in_numpys_order(shape, at, axis, dtype):
+    """The soak's case (cuda:0, seed 3598507097): a complex product with an infinite factor depends on the order of
+    the multiplications (NumPy, folding from 1 in C order: prod([1, inf]) is inf + nan j, prod([inf, 1]) nan +
+    nan j); CuPy's tree gave nan + nan j for [1, inf]. Real inputs taken as complex (dtype=), and complex ones."""
+    cdtype = xp.complex128 if dtype == xp.complex128 else xp.complex64
+    needs_dtype(dtype, cdtype)
+    a = np.ones(shape, np.dtype(dtype.name))
+    for i in at:
+        a[i] = np.inf
+    kw = {"dtype": cdtype} if dtype == xp.float32 else {}
+    got = to_np(xp.prod(xp.asarray(a, device=DEVICE), axis=axis, **kw))
+    with quiet():
+        want = np.prod(a.astype(np.complex128), axis=axis)
+    for part in (np.real, np.imag):
+        np.testing.assert_array_equal(part(got), part(want).astype(part(got).dtype))
+
+
 def test_sum_prod_empty_and_defaults():
     e = xp.zeros((0, 3), dtype=xp.float32, device=DEVICE)
     assert_result(xp.sum(e), 0.0, xp.float32)

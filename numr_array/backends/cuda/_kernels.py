@@ -29,10 +29,34 @@ from cupy.fft import _fft as cupy_fft
 from ..array_module_kernels import fft as shared_fft, linalg as shared_linalg, reductions as shared_reductions, \
     searching as shared_searching
 from ._columns import ColumnReductions
+from ._direct_elementwise import _CTYPE
 from ._fft import CufftLauncher
 
 #: every dtype numr has, as NumPy type characters: one op per input dtype, so no operand is ever cast
 _CHARS = "?bBhHiIlLqQfdFD"
+
+#: complex products: each result CuPy's tree made infinite or NaN is folded again in NumPy's order (the identity,
+#: then the elements in C order), with the multiplication NumPy's, unfused: a complex product with an infinity
+#: or a NaN depends on the order (NumPy: prod([1, inf]) is inf + nan j, prod([inf, 1]) nan + nan j)
+_PROD_FOLD = r"""
+#include <cupy/complex.cuh>
+typedef {T} T;
+typedef {A} A;
+typedef {O} O;
+extern "C" __global__ void numr_prod_fold(const T* x, O* o, long long n, long long r) {{
+    long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    const O z = o[i];
+    if (isfinite(z.real()) && isfinite(z.imag())) return;
+    A a = A(1, 0);
+    for (long long j = 0; j < r; j++) {{
+        const A b = A(x[i * r + j]);
+        a = A({S}sub_rn({S}mul_rn(a.real(), b.real()), {S}mul_rn(a.imag(), b.imag())),
+              {S}add_rn({S}mul_rn(a.real(), b.imag()), {S}mul_rn(a.imag(), b.real())));
+    }}
+    o[i] = O(a);
+}}
+"""
 
 #: sort: at most this many rows of at least this length are sorted one by one (1-D sorts)
 SORT_ROWS_MAX, SORT_ROW_MIN = 64, 1 << 15
@@ -142,9 +166,32 @@ def kernels(m, direct, pool) -> dict:
         if not (len(axes) == x.ndim and direct.small_sum(x, o)) and not columns.reduce("sum", x, o, axes):
             k_sum(x, axis=axes, out=o, keepdims=p["keepdims"])
 
+    folds: dict = {}  # (input, accumulator, output dtypes) -> _PROD_FOLD's RawKernel
+
     def prod(ins, outs, p):
-        if not columns.reduce("prod", ins[0], outs[0], p["axis"], acc=p["acc"].np):
+        x, o = ins[0], outs[0]
+        acc = p["acc"].np
+        if not columns.reduce("prod", x, o, p["axis"], acc=acc):
             shared_reduce["prod"](ins, outs, p)
+        if o.dtype.kind == "c" and o.size and x.size:
+            refold(x, o, p["axis"], acc)
+
+    def refold(x, o, axes: tuple, acc: np.dtype) -> None:
+        """_PROD_FOLD over the results of ``o`` (the product of ``x`` over ``axes``) that are not finite."""
+        key = (x.dtype, acc, o.dtype)
+        k = folds.get(key)
+        if k is None:
+            ctype = lambda d: get_typename(d) if d.kind == "c" else _CTYPE[d.name]
+            source = _PROD_FOLD.format(T=ctype(x.dtype), A=ctype(acc), O=ctype(o.dtype),
+                                       S="__d" if acc == np.complex128 else "__f")
+            k = folds[key] = m.RawKernel(source, "numr_prod_fold")
+        k_ = len(axes)
+        rows = m.ascontiguousarray(m.moveaxis(x, axes, tuple(range(x.ndim - k_, x.ndim))))
+        dest = o if o.flags.c_contiguous else m.ascontiguousarray(o)
+        n = o.size
+        k((-(-n // 128),), (128,), (rows, dest, np.int64(n), np.int64(x.size // n)))
+        if dest is not o:
+            m.copyto(o, dest)
 
     def moment(name: str):
         shared = shared_reduce[name]

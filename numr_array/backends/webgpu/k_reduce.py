@@ -141,13 +141,15 @@ def _temp(client: WebGPUClient, shape: tuple[int, ...], dtype: dt.DType) -> Tens
 
 
 def reduce(client: WebGPUClient, kind: str, x: Tensor, axes: tuple[int, ...], o: Tensor, mean: Tensor | None = None,
-           acc_dtype: dt.DType | None = None, arg: ArgIO | None = None) -> None:
+           acc_dtype: dt.DType | None = None, arg: ArgIO | None = None, refold: bool = True) -> None:
     """o (shaped like x's kept dimensions, length-1 ones allowed) = the ``kind`` reduction of x over ``axes``.
     ``mean`` (dev and sqdev only): per-output values subtracted from x (before squaring, for sqdev), shaped
     like o. ``arg`` (argmax and argmin only): where indices come from and where the extremum's value goes
-    besides its index in o."""
+    besides its index in o. A complex product reduced by a tree has its results that are not finite folded
+    again in NumPy's order (the "refold" variant; ``refold`` False: not, for the tree's own second level)."""
     key = None
-    if mean is None and arg is None and client._steps is None:
+    refold = refold and kind == "prod" and o._dtype.kind == "c"
+    if mean is None and arg is None and client._steps is None and not refold:
         # a signature seen before, outside a capture: its one dispatch from the plan the general path below
         # kept (everything its uniform words and windows depend on is in the key; the client's alignment
         # and binding limit are fixed)
@@ -189,6 +191,8 @@ def reduce(client: WebGPUClient, kind: str, x: Tensor, axes: tuple[int, ...], o:
     if parts == 1:
         variant = "thread" if K <= 32 or M >= 16384 else walking
         plan = _launch(client, kind, variant, x, o, mean, acc, kshape, kx, ko, km, rshape, rx, M, K, 1, 0, arg)
+        if refold and variant != "thread":
+            _launch(client, kind, "refold", x, o, None, acc, kshape, kx, ko, km, rshape, rx, M, K, 1, 0, None)
         if key is not None:
             plans = client.reduce_plans
             if len(plans) >= 4096:
@@ -212,7 +216,9 @@ def reduce(client: WebGPUClient, kind: str, x: Tensor, axes: tuple[int, ...], o:
     _launch(client, kind, walking, x, partial, mean, acc, kshape, kx, [parts * s for s in pk], km, rshape, rx,
             M, K, parts, 1, None)
     second = "sum" if kind in ("dev", "sqdev", "count_nonzero") else kind
-    reduce(client, second, view(partial), (len(kshape),), ov, acc_dtype=acc.dtype)
+    reduce(client, second, view(partial), (len(kshape),), ov, acc_dtype=acc.dtype, refold=False)
+    if refold:
+        _launch(client, kind, "refold", x, o, None, acc, kshape, kx, ko, km, rshape, rx, M, K, 1, 0, None)
 
 
 def columns(kshape: tuple, kx: tuple, rshape: tuple, rx: tuple) -> int:
@@ -325,7 +331,7 @@ def _launch(client, kind, variant, x, o, mean, acc, kshape, kx, ko, km, rshape, 
     xb, xs, xe = _window(client, x)
     ob, os_, oe = _window(client, o)
     binds = (o._buf.handle, ob, os_, x._buf.handle, xb, xs)
-    if variant == "thread":
+    if variant in ("thread", "refold"):
         n = M
         g = -(-n // WG)
     else:
@@ -353,7 +359,9 @@ def _launch(client, kind, variant, x, o, mean, acc, kshape, kx, ko, km, rshape, 
             words.append(te)
     uniform = pack_words(words)
     record = None
-    if client.capturing and not has_mean and arg is None:  # what _fuse_reduce needs
+    if variant == "refold":  # (o read as well as written: no record for _fuse_reduce, no whole words)
+        pass
+    elif client.capturing and not has_mean and arg is None:  # what _fuse_reduce needs
         record = ReduceRecord(kind, variant, (x._buf.handle.serial, x._offset, tuple(kx) + tuple(rx), x._dtype),
                               o._dtype, acc, tuple(kshape), tuple(ko), tuple(rshape), nr == 1, (o._buf.handle, ob, os_),
                               head, (gx, gy, 1))
@@ -362,7 +370,7 @@ def _launch(client, kind, variant, x, o, mean, acc, kshape, kx, ko, km, rshape, 
                            o._dtype, tuple(kshape), tuple(ko), tuple(rshape), (o._buf.handle, ob, os_), oe, arg.base)
     # (o's elements each written once, none read: where they are all of a C-contiguous o, its words whole)
     whole = whole_words(o) if o._strides == contiguous_strides(o._shape) and math.prod(o._shape) == M * parts \
-        else None
+        and variant != "refold" else None
     client.dispatch(pipe, uniform, binds, (gx, gy, 1), record, whole)
     return pipe, uniform, ob, os_, xb, xs, (gx, gy, 1)
 
@@ -447,7 +455,7 @@ def _build(client, key, kind, variant, ow: WgslType, acc: WgslType, unroll: bool
     kos = lay.alloc(nk)
     lib = WgslHelpers(client.has_f64)
     xs.alloc(lay, lib)
-    tensors = [(ow, True, False)] + xs.tensors()
+    tensors = [(ow, True, variant == "refold")] + xs.tensors()
     if has_mean:
         me_k = lay.alloc(1)
         kms = lay.alloc(nk)
@@ -519,7 +527,7 @@ def _build(client, key, kind, variant, ow: WgslType, acc: WgslType, unroll: bool
     fold = lambda a, v: f"{a} = {put(comb(get(a), v))};"  # noqa: E731  (one more element into state a)
     walk, e = xs.walk()
     walk.append(f"    {fold('acc', val(e, 'r'))}\n")
-    if variant == "thread":
+    if variant in ("thread", "refold"):
         # R consecutive outputs per invocation along the last kept dimension (a fused reduction's xs.per):
         # the run's operands the same for all of them are loaded once; each output combines its values in
         # the same order as alone. Output o's state is acc (o = 0) or acc{o}.
@@ -531,6 +539,9 @@ def _build(client, key, kind, variant, ow: WgslType, acc: WgslType, unroll: bool
                    + xs.prologue()
                    + f"  let oi = (wid.y * {W(1)} + wid.x) * 256u + li;\n  if (oi >= {W(0)}) {{ return; }}\n")
         src += [body[0].replace("var q = oi;", f"var q = oi * {R}u;")] + body[1:] if R > 1 else body
+        if variant == "refold":  # (a complex product: the tree's result stands where it is finite)
+            fin = lib.fn("isfinite", ow.real)
+            src.append(f"  let z_ = ld1(u32(ob));\n  if ({fin}(z_.x) && {fin}(z_.y)) {{ return; }}\n")
         if R > 1:
             src.append(xs.bases(R))
 
