@@ -288,17 +288,43 @@ def pass_text(lay: Layout, lib: WgslHelpers, xw: WgslType, c: WgslType, wide: bo
     if bp is not None and reload:
         t += accumulate(range(L))
     t.append("    bb = bb + stride;\n  }\n")
-    if bp is not None:  # the workgroup's rows, by a fixed tree per column its lanes hold
+    if bp is not None:
         t.append(f"  let ep = {W(ep_k)} + wid.x * {d}u;\n")
-        for j in range(D):
-            t.append(f"  sh[li] = acc{j};\n  workgroupBarrier();\n")
-            s = R // 2
-            while s:
-                t.append(f"  if (ti < {s}u) {{ sh[li] = sh[li] + sh[li + {s * L}u]; }}\n  workgroupBarrier();\n")
-                s //= 2
-            cond = "ti == 0u" + ("" if inside[j] is None else f" && {inside[j]}")
-            t.append(f"  if ({cond}) {{ st{bp}(ep + {col[j]}, sh[li]); }}\n")
+        t += _column_trees(D, L, R, sg, col, inside, bp)
     return "".join(t)
+
+
+def _column_trees(D: int, L: int, R: int, sg: int, col: list, inside: list, bp: int) -> list[str]:
+    """The workgroup's partial sums: for each column j < D of each lane gl (``acc{j}``), the sum over the R row
+    slots ti by a fixed pairwise tree (ti with ti ^ 1, then ^ 2, ...), stored at ``col[j]`` (where ``inside[j]``).
+    The levels within a subgroup (lane distance 2^k L under ``sg``) go by shuffles, which leave each lane of a
+    group of E slots the group's sum; then the R / E group sums of E columns at a time go through workgroup
+    memory and are summed, in the same order, by the lanes of slot ti (column j0 + ti of the round): two
+    barriers a round (the tree in workgroup memory took 1 + log2(R) a column: 48 for 64 columns, and its
+    barriers cost an H200's logistic regression pass 2.4-3 µs of its 28)."""
+    E = 1
+    while E < R and E * L < sg:
+        E *= 2
+    Q = R // E
+    t = []
+    k = 1
+    while k < E:
+        t += [f"  acc{j} = acc{j} + subgroupShuffleXor(acc{j}, {k * L}u);\n" for j in range(D)]
+        k *= 2
+    for j0 in range(0, D, E):
+        batch = range(j0, min(D, j0 + E))
+        if j0:
+            t.append("  workgroupBarrier();\n")  # (the round before has read workgroup memory)
+        t.append(f"  if (ti % {E}u == 0u) {{\n"
+                 + "".join(f"    sh[{(j - j0) * Q * L}u + ti / {E}u * {L}u + gl] = acc{j};\n" for j in batch)
+                 + "  }\n  workgroupBarrier();\n")
+        for j in batch:
+            terms = [f"sh[{(j - j0) * Q * L + q * L}u + gl]" for q in range(Q)]
+            while len(terms) > 1:
+                terms = [f"({terms[i]} + {terms[i + 1]})" for i in range(0, len(terms), 2)]
+            cond = f"ti == {j - j0}u" + ("" if inside[j] is None else f" && {inside[j]}")
+            t.append(f"  if ({cond}) {{ st{bp}(ep + {col[j]}, {terms[0]}); }}\n")
+    return t
 
 
 def gathers(d: int, sg: int) -> bool:
@@ -461,7 +487,7 @@ def run(client, kind: str, n: int, d: int, a: Tensor, v: Tensor, o: Tensor, so: 
             ev_k = lay.alloc(1)
             widen = lib.fn("widen", F32) if wide else None
             vload = f"ld3({Layout.word(ev_k)} + r{{}})"
-            body = pass_text(lay, lib, xw, c, wide, d, 2, bp=1, vec=vec, value=lambda u: (
+            body = pass_text(lay, lib, xw, c, wide, d, 2, bp=1, vec=vec, sg=sg, value=lambda u: (
                 f"{widen}({vload.format(u)})" if wide else cast(vload.format(u), xw, c)))
         decls = bindings([(wt(dest._dtype), True, False), (xw, False, False, vec), (xw, False, False)])
         source = _entry(lay, decls, lib, c, body)
