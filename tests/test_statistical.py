@@ -206,6 +206,24 @@ def test_complex_prod_with_an_infinity_in_numpys_order(shape, at, axis, dtype):
         np.testing.assert_array_equal(part(got), part(want).astype(part(got).dtype))
 
 
+@pytest.mark.parametrize("shape, at, axis", [((2,), [(0,)], 0), ((4,), [(1,)], 0), ((5000,), [(3,)], 0),
+                                             ((5000,), [(4999,)], 0), ((3, 3000), [(0, 5), (2, 2999)], 1),
+                                             ((3000, 3), [(7, 1)], 0)])
+@pytest.mark.parametrize("dtype", [xp.complex64, xp.complex128])
+def test_complex_cumulative_prod_with_an_infinity_in_numpys_order(shape, at, axis, dtype):
+    """Running complex products with an infinite factor, as NumPy's (each the one before times the next): CuPy's
+    scan gave NaN where NumPy has inf + nan j on lines of thousands (cuda:0)."""
+    needs_dtype(dtype)
+    a = np.ones(shape, np.dtype(dtype.name))
+    for i in at:
+        a[i] = np.inf
+    got = to_np(xp.cumulative_prod(xp.asarray(a, device=DEVICE), axis=axis))
+    with quiet():
+        want = np.cumprod(a, axis=axis)
+    for part in (np.real, np.imag):
+        np.testing.assert_array_equal(part(got), part(want))
+
+
 def test_sum_prod_empty_and_defaults():
     e = xp.zeros((0, 3), dtype=xp.float32, device=DEVICE)
     assert_result(xp.sum(e), 0.0, xp.float32)

@@ -35,26 +35,37 @@ from ._fft import CufftLauncher
 #: every dtype numr has, as NumPy type characters: one op per input dtype, so no operand is ever cast
 _CHARS = "?bBhHiIlLqQfdFD"
 
-#: complex products: each result CuPy's tree made infinite or NaN is folded again in NumPy's order (the identity,
-#: then the elements in C order), with the multiplication NumPy's, unfused: a complex product with an infinity
-#: or a NaN depends on the order (NumPy: prod([1, inf]) is inf + nan j, prod([inf, 1]) nan + nan j)
-_PROD_FOLD = r"""
+#: complex products: each result (each line of running products, by its last) that CuPy's tree (scan) made
+#: infinite or NaN is folded again in NumPy's order, with the multiplication unfused (WebGPU's cmul): a complex
+#: product with an infinity or a NaN depends on the order (NumPy: prod([1, inf]) is inf + nan j, prod([inf, 1])
+#: nan + nan j). prod folds x's n rows of r from 1; cumprod each of them from its first element, storing each
+#: running product. (An infinite or NaN part stays so through later products, so the last tells.)
+_FOLDS = r"""
 #include <cupy/complex.cuh>
 typedef {T} T;
 typedef {A} A;
 typedef {O} O;
+__device__ A numr_cmul(const A& a, const A& b) {{
+    return A({S}sub_rn({S}mul_rn(a.real(), b.real()), {S}mul_rn(a.imag(), b.imag())),
+             {S}add_rn({S}mul_rn(a.real(), b.imag()), {S}mul_rn(a.imag(), b.real())));
+}}
+__device__ bool numr_finite(const O& z) {{ return isfinite(z.real()) && isfinite(z.imag()); }}
 extern "C" __global__ void numr_prod_fold(const T* x, O* o, long long n, long long r) {{
     long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= n) return;
-    const O z = o[i];
-    if (isfinite(z.real()) && isfinite(z.imag())) return;
+    if (i >= n || numr_finite(o[i])) return;
     A a = A(1, 0);
-    for (long long j = 0; j < r; j++) {{
-        const A b = A(x[i * r + j]);
-        a = A({S}sub_rn({S}mul_rn(a.real(), b.real()), {S}mul_rn(a.imag(), b.imag())),
-              {S}add_rn({S}mul_rn(a.real(), b.imag()), {S}mul_rn(a.imag(), b.real())));
-    }}
+    for (long long j = 0; j < r; j++) a = numr_cmul(a, A(x[i * r + j]));
     o[i] = O(a);
+}}
+extern "C" __global__ void numr_cumprod_fold(const T* x, O* o, long long n, long long r) {{
+    long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n || numr_finite(o[i * r + r - 1])) return;
+    A a = A(x[i * r]);
+    o[i * r] = O(a);
+    for (long long j = 1; j < r; j++) {{
+        a = numr_cmul(a, A(x[i * r + j]));
+        o[i * r + j] = O(a);
+    }}
 }}
 """
 
@@ -166,32 +177,51 @@ def kernels(m, direct, pool) -> dict:
         if not (len(axes) == x.ndim and direct.small_sum(x, o)) and not columns.reduce("sum", x, o, axes):
             k_sum(x, axis=axes, out=o, keepdims=p["keepdims"])
 
-    folds: dict = {}  # (input, accumulator, output dtypes) -> _PROD_FOLD's RawKernel
+    folds: dict = {}  # (kernel, input, accumulator, output dtypes) -> _FOLDS' RawKernel
 
     def prod(ins, outs, p):
         x, o = ins[0], outs[0]
         acc = p["acc"].np
+        again = o.dtype.kind == "c" and o.size and x.size
+        if again and m.may_share_memory(x, o):  # (the fold reads x after o is written)
+            x = x.copy()
         if not columns.reduce("prod", x, o, p["axis"], acc=acc):
-            shared_reduce["prod"](ins, outs, p)
-        if o.dtype.kind == "c" and o.size and x.size:
+            shared_reduce["prod"]((x,), outs, p)
+        if again:
             refold(x, o, p["axis"], acc)
 
-    def refold(x, o, axes: tuple, acc: np.dtype) -> None:
-        """_PROD_FOLD over the results of ``o`` (the product of ``x`` over ``axes``) that are not finite."""
-        key = (x.dtype, acc, o.dtype)
+    def fold(name: str, x, acc: np.dtype, o, n: int) -> None:
+        """_FOLDS' ``name`` over x's n rows (C-contiguous) into o's (C-contiguous)."""
+        key = (name, x.dtype, acc, o.dtype)
         k = folds.get(key)
         if k is None:
-            ctype = lambda d: get_typename(d) if d.kind == "c" else _CTYPE[d.name]
-            source = _PROD_FOLD.format(T=ctype(x.dtype), A=ctype(acc), O=ctype(o.dtype),
-                                       S="__d" if acc == np.complex128 else "__f")
-            k = folds[key] = m.RawKernel(source, "numr_prod_fold")
-        k_ = len(axes)
-        rows = m.ascontiguousarray(m.moveaxis(x, axes, tuple(range(x.ndim - k_, x.ndim))))
+            ctype = lambda d: get_typename(d) if d.kind == "c" else _CTYPE[d.name]  # noqa: E731
+            source = _FOLDS.format(T=ctype(x.dtype), A=ctype(acc), O=ctype(o.dtype),
+                                   S="__d" if acc == np.complex128 else "__f")
+            k = folds[key] = m.RawKernel(source, name)
+        k((-(-n // 128),), (128,), (x, o, np.int64(n), np.int64(x.size // n)))
+
+    def refold(x, o, axes: tuple, acc: np.dtype) -> None:
+        """The results of ``o`` (the product of ``x`` over ``axes``) that are not finite, in NumPy's order."""
+        rows = m.ascontiguousarray(m.moveaxis(x, axes, tuple(range(x.ndim - len(axes), x.ndim))))
         dest = o if o.flags.c_contiguous else m.ascontiguousarray(o)
-        n = o.size
-        k((-(-n // 128),), (128,), (rows, dest, np.int64(n), np.int64(x.size // n)))
+        fold("numr_prod_fold", rows, acc, dest, o.size)
         if dest is not o:
             m.copyto(o, dest)
+
+    def cumulative_prod(ins, outs, p):
+        x, o = ins[0], outs[0]
+        again = o.dtype.kind == "c" and o.size
+        if again and m.may_share_memory(x, o):  # (the fold reads x after o is written)
+            x = x.copy()
+        shared_reduce["cumulative_prod"]((x,), outs, p)
+        if again:
+            axis = p["axis"]
+            lines = m.ascontiguousarray(m.moveaxis(x, axis, -1))
+            dest = m.ascontiguousarray(m.moveaxis(o, axis, -1))
+            fold("numr_cumprod_fold", lines, o.dtype, dest, o.size // o.shape[axis])
+            if not (dest.data.ptr == o.data.ptr and dest.strides == m.moveaxis(o, axis, -1).strides):
+                m.copyto(o, m.moveaxis(dest, -1, axis))
 
     def moment(name: str):
         shared = shared_reduce[name]
@@ -275,7 +305,7 @@ def kernels(m, direct, pool) -> dict:
     def where(ins, outs, p):
         k_where(*ins, outs[0])
 
-    return {"sum": sum_, "prod": prod, "mean": reduce(k_mean, "mean"),
+    return {"sum": sum_, "prod": prod, "cumulative_prod": cumulative_prod, "mean": reduce(k_mean, "mean"),
             "count_nonzero": reduce(k_count, "count_nonzero"), "max": reduce(k_max, "max"),
             "min": reduce(k_min, "min"), "var": moment("var"), "std": moment("std"),
             "argmax": arg(k_argmax, "argmax"), "argmin": arg(k_argmin, "argmin"),
