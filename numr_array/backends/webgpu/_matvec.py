@@ -12,7 +12,8 @@ of ``RUN_BYTES``, runs gl, gl + lanes, ...; or columns gl, gl + lanes, ... where
   summed by a fixed tree (by subgroup shuffles where the adapter's subgroups hold a row's lanes, else in
   workgroup memory: the same bits), and one invocation per row stores the sum.
 * ``X.T @ v``: each lane keeps an accumulator per column it takes and adds ``v[i] * X[i, c]`` (``fma``) for
-  its rows in increasing order; at the end a fixed tree in workgroup memory sums the workgroup's rows into
+  its rows in increasing order; at the end a fixed pairwise tree (by shuffles within a subgroup, then through
+  workgroup memory several columns at a time: ``_column_trees``) sums the workgroup's rows into
   a partial sum per workgroup, which one workgroup (a second launch, ``parts_text``) sums in a fixed order.
   The grid depends only on n and whether the adapter is a CPU (``grid``), so the bits depend only on the data.
 
@@ -157,7 +158,7 @@ def pass_text(lay: Layout, lib: WgslHelpers, xw: WgslType, c: WgslType, wide: bo
     workgroup's partial sums, d values at binding bp from its offset + d * workgroup. A row's lanes
     are summed by subgroup shuffles where they are at most ``sg`` (the client's ``subgroup_rows``), else in
     workgroup memory with a barrier per level: the same tree (lane gl adds lane gl + s, s = L/2, ..., 1), so
-    the same bits. ``vec`` > 1 (``vector``): X's binding holds vectors of that many values, a lane's run one load."""
+    the same bits; the partial sums' trees take ``sg`` too (``_column_trees``). ``vec`` > 1 (``vector``): X's binding holds vectors of that many values, a lane's run one load."""
     W = Layout.word
     L = lanes(d)
     D = -(-d // L)
