@@ -206,6 +206,17 @@ def test_complex_prod_with_an_infinity_in_numpys_order(shape, at, axis, dtype):
         np.testing.assert_array_equal(part(got), part(want).astype(part(got).dtype))
 
 
+@pytest.mark.parametrize("n", [2, 5000])
+def test_complex_prod_of_i_and_infinite_i_is_minus_inf_plus_nan_j(n):
+    """Session 8's cuda:0 soak (seeds 710957108, 3297634701): prod([1j, inf j]) had a NaN real part where
+    NumPy's fold gives -inf + nan j ((0 + 1j)(0 + inf j), then nothing more); the same after 4998 ones."""
+    needs_dtype(xp.complex64)
+    a = np.ones(n, np.complex64)
+    a[-2:] = [1j, complex(0, np.inf)]
+    got = to_np(xp.prod(xp.asarray(a, device=DEVICE)))
+    assert got.real == -np.inf and np.isnan(got.imag)
+
+
 @pytest.mark.parametrize("shape, at, axis", [((2,), [(0,)], 0), ((4,), [(1,)], 0), ((5000,), [(3,)], 0),
                                              ((5000,), [(4999,)], 0), ((3, 3000), [(0, 5), (2, 2999)], 1),
                                              ((3000, 3), [(7, 1)], 0)])

@@ -7,7 +7,8 @@ copies; ``count_nonzero`` summed a temporary boolean array. Here each is one ker
 element-wise) machinery writing straight into ``out``, along any axes and for any layout (and ``vecdot`` of two
 vectors one gemv into the 0-D result, where the shared kernel made a 1 x 1 product and copied it; fft, ifft,
 rfft and irfft along the last axis written by cuFFT into ``out``, where the shared kernels copied a result;
-``sort`` of a few long rows as one 1-D sort each), with the kernel
+``sort`` of a few long rows as one 1-D sort each; complex ``prod`` and ``cumulative_prod`` CuPy's, then each
+result its tree made infinite or NaN folded again in NumPy's order, ``_FOLDS``), with the kernel
 arguments deciding the types: a reduction accumulates in the output's dtype (what the namespace chose: the
 standard's accumulation rules), and Python-scalar operands of ``where`` are kernel arguments, not arrays.
 
