@@ -221,8 +221,13 @@ def test_det_slogdet(xa):
     # device, so its sign 0 / logabsdet -inf is checked on exact cases below, not here
     det = to_np(sign) * np.exp(to_np(logabsdet))
     np.testing.assert_allclose(det, np.linalg.det(a), **tol(x.dtype, scale))
-    clear = np.abs(np.linalg.det(a)) > 10 * tol(x.dtype, scale)["atol"]  # det well clear of rounding noise
-    np.testing.assert_allclose(to_np(sign)[clear], esign[clear], **tol(x.dtype))
+    edet = np.abs(np.linalg.det(a))
+    clear = edet > 10 * tol(x.dtype, scale)["atol"]  # det well clear of rounding noise
+    # the signs within the det's tolerance relative to it: the reference's own sign is that far off where the
+    # det cancels (cuda:0 seed 3626930250: a 2 x 2 complex det of -2.2e-8 j from terms of 0.14, numr's sign
+    # exactly -1j, NumPy's 3.1e-10 - 1j)
+    allowed = tol(x.dtype)["rtol"] + tol(x.dtype, scale)["atol"] / np.where(clear, edet, 1.0)
+    assert np.all((np.abs(to_np(sign) - esign) <= allowed)[clear]), (to_np(sign), esign)
 
 
 def test_det_of_an_empty_matrix_is_one_and_slogdet_of_a_singular_one():
