@@ -235,6 +235,23 @@ def test_complex_cumulative_prod_with_an_infinity_in_numpys_order(shape, at, axi
         np.testing.assert_array_equal(part(got), part(want))
 
 
+@pytest.mark.parametrize("special", [complex(np.inf, 0), complex(0, np.inf), complex(np.inf, 1)])
+def test_complex_cumulative_prod_of_unit_values_and_an_infinity(special):
+    """Running products of unit complex values with an infinity at 2255 of 2913: after it, where the parts are
+    infinite or NaN is NumPy's (webgpu:0's blockwise scan gave nan + nan j where NumPy has -inf + nan j); the
+    finite products before it within rounding."""
+    needs_dtype(xp.complex64)
+    a = np.exp(1j * np.random.default_rng(5).uniform(0, 2 * np.pi, 2913)).astype(np.complex64)
+    a[2255] = special
+    got = to_np(xp.cumulative_prod(xp.asarray(a, device=DEVICE)))
+    with quiet():
+        want = np.cumprod(a)
+    for part in (np.real, np.imag):
+        for where in (np.isnan, np.isinf):
+            np.testing.assert_array_equal(where(part(got)), where(part(want)))
+    np.testing.assert_allclose(got[:2255], want[:2255], rtol=1e-4, atol=1e-4)
+
+
 def test_sum_prod_empty_and_defaults():
     e = xp.zeros((0, 3), dtype=xp.float32, device=DEVICE)
     assert_result(xp.sum(e), 0.0, xp.float32)

@@ -10,7 +10,9 @@ C-contiguous matrix), one workgroup per 8, 16 or 32 outputs, their lanes reading
 97 -> 68). A long reduction with few outputs is split into P parts per output whose partial results are
 reduced again, so that the whole device works on it. An input larger than one storage binding is split
 into pieces along its outer dimension, reduced piece by piece, and the pieces' results reduced again.
-mean, var and std are sums followed by element-wise finishing.
+mean, var and std are sums followed by element-wise finishing. A complex product reduced by a tree has each
+result that is not finite computed again by one invocation in NumPy's order ("refold": with an infinity,
+the order decides where the NaNs are).
 
 argmax and argmin are the same template over (value, index) pairs: the index is the element's row-major
 position over the reduced axes (the flattened position when they are all the axes), and two pairs
@@ -24,7 +26,8 @@ blocks are computed with the reduction above and scanned (recursively, the same 
 workgroup per block scans it in workgroup memory starting from the combined totals of the blocks
 before it. Integer results are exact (wrapping as NumPy's); float sums and products are associated
 blockwise, not strictly left to right as NumPy's, and so may differ from NumPy's in the last bits.
-Lines of up to 8 elements are walked by one invocation each, in NumPy's order.
+Lines of up to 8 elements are walked by one invocation each, in NumPy's order, and so, again, are the lines
+of complex running products whose last value the blockwise scan left infinite or NaN.
 """
 
 from __future__ import annotations
@@ -683,9 +686,11 @@ def _cumulative(kind: str):
     return kernel
 
 
-def scan(client: WebGPUClient, op: str, x: Tensor, o: Tensor, axis: int) -> None:
+def scan(client: WebGPUClient, op: str, x: Tensor, o: Tensor, axis: int, refold: bool = True) -> None:
     """o = the running ``op`` ("sum" or "prod") of x along ``axis``, in o's dtype (see the module's doc).
-    x and o are bound whole: MemoryError where one exceeds the adapter's largest storage binding."""
+    x and o are bound whole: MemoryError where one exceeds the adapter's largest storage binding. Running
+    complex products scanned blockwise have each line whose last product is not finite walked again in NumPy's
+    order (with an infinity the order decides where the NaNs are; ``refold`` False: not, for the totals)."""
     if not math.prod(x._shape):
         return
     x = _unalias(client, [o], [x])[0]
@@ -704,8 +709,10 @@ def scan(client: WebGPUClient, op: str, x: Tensor, o: Tensor, axis: int) -> None
         totals = _temp(client, lead + (nb - 1,), o._dtype)
         reduce(client, op, blocks, (len(lead) + 1,), totals)
         prefix = _temp(client, lead + (nb - 1,), o._dtype)
-        scan(client, op, totals, prefix, len(lead))
+        scan(client, op, totals, prefix, len(lead), refold=False)
     _scan_blocks(client, op, x, o, axis, T, C, nb, prefix)
+    if refold and op == "prod" and o._dtype.kind == "c" and T > 1:  # (T 1: walked in order already)
+        _scan_blocks(client, op, x, o, axis, 1, L, 1, None, refold=True)
 
 
 def _scan_shape(L: int) -> tuple[int, int]:
@@ -718,21 +725,22 @@ def _scan_shape(L: int) -> tuple[int, int]:
 
 
 def _scan_blocks(client, op: str, x: Tensor, o: Tensor, axis: int, T: int, C: int, nb: int,
-                 prefix: Tensor | None) -> None:
+                 prefix: Tensor | None, refold: bool = False) -> None:
     """Each workgroup scans one block of T*C elements of 256 // T lines: each invocation walks its C
     elements, the invocations' totals are scanned in workgroup memory, and each invocation walks its
     elements again from everything before them (prefix[b - 1] for block b > 0, and the earlier
-    invocations' totals)."""
+    invocations' totals). ``refold`` (T 1, one block): only lines whose last complex value in o is not
+    finite."""
     others = [d for d in range(len(x._shape)) if d != axis]
     lead = [x._shape[d] for d in others]
     M = math.prod(lead)
     pstr = list(contiguous_strides(tuple(lead) + (max(nb - 1, 1),))[:-1])
     kshape, (kx, ko, kp) = collapse(lead, [[x._strides[d] for d in others], [o._strides[d] for d in others], pstr])
     nk = len(kshape)
-    key = ("scan", op, x._dtype, o._dtype, nk, prefix is not None)
+    key = ("scan", op, x._dtype, o._dtype, nk, prefix is not None, refold)
     pipe = client.cached_pipeline(key)
     if pipe is None:
-        pipe = _build_scan(client, key, op, wt(x._dtype), wt(o._dtype), nk, prefix is not None)
+        pipe = _build_scan(client, key, op, wt(x._dtype), wt(o._dtype), nk, prefix is not None, refold)
     binds, offsets = (), []
     for t in (o, x) + ((prefix,) if prefix is not None else ()):
         b, e = bind_whole(client, t)
@@ -749,7 +757,7 @@ def _scan_blocks(client, op: str, x: Tensor, o: Tensor, axis: int, T: int, C: in
     client.dispatch(pipe, pack_words(words), binds, (gx, -(-n // gx), 1))
 
 
-def _build_scan(client, key, op: str, xw: WgslType, ow: WgslType, nk: int, has_prefix: bool):
+def _build_scan(client, key, op: str, xw: WgslType, ow: WgslType, nk: int, has_prefix: bool, refold: bool = False):
     lay = Layout()
     W = Layout.word
     M_k, L_k, T_k, C_k, nb_k, G_k, xa_k, oa_k, oe_k, xe_k = (lay.alloc(1) for _ in range(10))
@@ -759,7 +767,7 @@ def _build_scan(client, key, op: str, xw: WgslType, ow: WgslType, nk: int, has_p
     acc = COMPUTE[ow]
     comb = lambda a, b: _combine(op, acc, lib, a, b)
     i32 = lambda k: f"bitcast<i32>({W(k)})"
-    tensors = [(ow, True, False), (xw, False, False)] + ([(ow, False, False)] if has_prefix else [])
+    tensors = [(ow, True, refold), (xw, False, False)] + ([(ow, False, False)] if has_prefix else [])
     ld = lambda r: cast(f"ld2(u32(xb + i32({r}) * {i32(xa_k)}))", xw, acc)
     st = lambda r, v: f"st1(u32(ob + i32({r}) * {i32(oa_k)}), {cast(v, acc, ow)});"
     body = [f"var<workgroup> sh: array<{acc.ct}, 256>;\n"
@@ -770,13 +778,17 @@ def _build_scan(client, key, op: str, xw: WgslType, ow: WgslType, nk: int, has_p
             f"  let line = (g / {W(nb_k)}) * {W(G_k)} + li / {W(T_k)};\n  let lane = li % {W(T_k)};\n"
             f"  let start = (b * {W(T_k)} + lane) * {W(C_k)};\n"
             f"  let end = min(start + {W(C_k)}, {W(L_k)});\n"
-            f"  let live = g < {W(0)} && line < {W(M_k)} && start < end;\n"
+            f"  var live = g < {W(0)} && line < {W(M_k)} && start < end;\n"
             f"  var q = line;\n  var xb = {i32(xe_k)};\n  var ob = {i32(oe_k)};\n"
             + (f"  var pb = {i32(pe_k)};\n" if has_prefix else "")]
     for d in range(nk - 1, -1, -1):
         body.append(f"  {{ let c = i32(q % {W(ks + d)}); q = q / {W(ks + d)};"
                     f" xb = xb + c * {i32(kxs + d)}; ob = ob + c * {i32(kos + d)};"
                     + (f" pb = pb + c * {i32(kps + d)};" if has_prefix else "") + " }\n")
+    if refold:  # (live stays uniform where it matters: the barriers below are reached by every invocation)
+        fin = lib.fn("isfinite", ow.real)
+        body.append(f"  if (live) {{\n    let z_ = ld1(u32(ob + i32({W(L_k)} - 1u) * {i32(oa_k)}));\n"
+                    f"    live = !({fin}(z_.x) && {fin}(z_.y));\n  }}\n")
     # the first element is taken as it is, not combined with an identity (as NumPy's accumulate):
     # 1 * (inf+0j) is inf+nanj, and 0 + -0.0 is +0.0
     body.append(f"  var tot: {acc.ct};\n"
