@@ -158,7 +158,8 @@ def pass_text(lay: Layout, lib: WgslHelpers, xw: WgslType, c: WgslType, wide: bo
     workgroup's partial sums, d values at binding bp from its offset + d * workgroup. A row's lanes
     are summed by subgroup shuffles where they are at most ``sg`` (the client's ``subgroup_rows``), else in
     workgroup memory with a barrier per level: the same tree (lane gl adds lane gl + s, s = L/2, ..., 1), so
-    the same bits; the partial sums' trees take ``sg`` too (``_column_trees``). ``vec`` > 1 (``vector``): X's binding holds vectors of that many values, a lane's run one load."""
+    the same bits; the partial sums' trees take ``sg`` too (``_column_trees``). ``vec`` > 1 (``vector``): X's
+    binding holds vectors of that many values, a lane's run one load."""
     W = Layout.word
     L = lanes(d)
     D = -(-d // L)
