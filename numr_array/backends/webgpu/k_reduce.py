@@ -362,13 +362,13 @@ def _launch(client, kind, variant, x, o, mean, acc, kshape, kx, ko, km, rshape, 
             words.append(te)
     uniform = pack_words(words)
     record = None
-    if variant == "refold":  # (o read as well as written: no record for _fuse_reduce, no whole words)
-        pass
-    elif client.capturing and not has_mean and arg is None:  # what _fuse_reduce needs
+    # (refold reads o as well as writing it: no record for _fuse_reduce, no whole words)
+    capturing = client.capturing and variant != "refold"
+    if capturing and not has_mean and arg is None:  # what _fuse_reduce needs
         record = ReduceRecord(kind, variant, (x._buf.handle.serial, x._offset, tuple(kx) + tuple(rx), x._dtype),
                               o._dtype, acc, tuple(kshape), tuple(ko), tuple(rshape), nr == 1, (o._buf.handle, ob, os_),
                               head, (gx, gy, 1))
-    elif client.capturing and not has_mean and arg.index is None and arg.value is None and parts == 1:
+    elif capturing and not has_mean and arg.index is None and arg.value is None and parts == 1:
         record = ArgRecord(kind, (x._buf.handle.serial, x._offset, tuple(kx) + tuple(rx), x._dtype),
                            o._dtype, tuple(kshape), tuple(ko), tuple(rshape), (o._buf.handle, ob, os_), oe, arg.base)
     # (o's elements each written once, none read: where they are all of a C-contiguous o, its words whole)
