@@ -22,6 +22,8 @@ with strided loads from a few blocks, 45-200x slower than PyTorch.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from cupy._core._scalar import get_typename
 from cupy.cuda import cufft
@@ -180,19 +182,13 @@ def kernels(m, direct, pool) -> dict:
 
     folds: dict = {}  # (kernel, input, accumulator, output dtypes) -> _FOLDS' RawKernel
 
-    def prod(ins, outs, p):
-        x, o = ins[0], outs[0]
-        acc = p["acc"].np
-        again = o.dtype.kind == "c" and o.size and x.size
-        if again and m.may_share_memory(x, o):  # (the fold reads x after o is written)
-            x = x.copy()
-        if not columns.reduce("prod", x, o, p["axis"], acc=acc):
-            shared_reduce["prod"]((x,), outs, p)
-        if again:
-            refold(x, o, p["axis"], acc)
+    def apart(x, o):
+        """x, or where o's memory overlaps it a copy: the folds read x after o is written."""
+        return x.copy() if m.may_share_memory(x, o) else x
 
-    def fold(name: str, x, acc: np.dtype, o, n: int) -> None:
-        """_FOLDS' ``name`` over x's n rows (C-contiguous) into o's (C-contiguous)."""
+    def fold(name: str, x, axes: tuple, acc: np.dtype, o) -> None:
+        """_FOLDS' ``name`` over x's rows along ``axes`` (moved last, in order) into o's (C order; through a
+        C-contiguous copy of o where o is not one)."""
         key = (name, x.dtype, acc, o.dtype)
         k = folds.get(key)
         if k is None:
@@ -200,29 +196,34 @@ def kernels(m, direct, pool) -> dict:
             source = _FOLDS.format(T=ctype(x.dtype), A=ctype(acc), O=ctype(o.dtype),
                                    S="__d" if acc == np.complex128 else "__f")
             k = folds[key] = m.RawKernel(source, name)
-        k((-(-n // 128),), (128,), (x, o, np.int64(n), np.int64(x.size // n)))
-
-    def refold(x, o, axes: tuple, acc: np.dtype) -> None:
-        """The results of ``o`` (the product of ``x`` over ``axes``) that are not finite, in NumPy's order."""
         rows = m.ascontiguousarray(m.moveaxis(x, axes, tuple(range(x.ndim - len(axes), x.ndim))))
         dest = o if o.flags.c_contiguous else m.ascontiguousarray(o)
-        fold("numr_prod_fold", rows, acc, dest, o.size)
+        r = math.prod(x.shape[a] for a in axes)
+        n = x.size // r
+        k((-(-n // 128),), (128,), (rows, dest, np.int64(n), np.int64(r)))
         if dest is not o:
             m.copyto(o, dest)
+
+    def prod(ins, outs, p):
+        x, o = ins[0], outs[0]
+        acc = p["acc"].np
+        again = o.dtype.kind == "c" and o.size and x.size
+        if again:
+            x = apart(x, o)
+        if not columns.reduce("prod", x, o, p["axis"], acc=acc):
+            shared_reduce["prod"]((x,), outs, p)
+        if again:  # (the results that are not finite, in NumPy's order)
+            fold("numr_prod_fold", x, tuple(p["axis"]), acc, o)
 
     def cumulative_prod(ins, outs, p):
         x, o = ins[0], outs[0]
         again = o.dtype.kind == "c" and o.size
-        if again and m.may_share_memory(x, o):  # (the fold reads x after o is written)
-            x = x.copy()
-        shared_reduce["cumulative_prod"]((x,), outs, p)
         if again:
+            x = apart(x, o)
+        shared_reduce["cumulative_prod"]((x,), outs, p)
+        if again:  # (the lines whose last running product is not finite, in NumPy's order)
             axis = p["axis"]
-            lines = m.ascontiguousarray(m.moveaxis(x, axis, -1))
-            dest = m.ascontiguousarray(m.moveaxis(o, axis, -1))
-            fold("numr_cumprod_fold", lines, o.dtype, dest, o.size // o.shape[axis])
-            if not (dest.data.ptr == o.data.ptr and dest.strides == m.moveaxis(o, axis, -1).strides):
-                m.copyto(o, m.moveaxis(dest, -1, axis))
+            fold("numr_cumprod_fold", x, (axis,), o.dtype, m.moveaxis(o, axis, -1))
 
     def moment(name: str):
         shared = shared_reduce[name]
