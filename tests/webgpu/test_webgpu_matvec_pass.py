@@ -153,6 +153,32 @@ def test_normal_products_that_cancel_to_a_subnormal(d, monkeypatch):
     assert host(on(X).T @ on(v)).tobytes() == want_c.tobytes()
 
 
+@pytest.mark.parametrize("fused_run", [False, True], ids=["eager", "captured"])
+def test_a_lane_keeps_its_subnormal_sum_after_safe_rows(fused_run, monkeypatch):
+    """A lane whose accumulators took a subnormal (row 0: v a subnormal) adds its later rows in float64 from
+    the bits too, though their operands are safe (row 32, the same lane's next turn with 64 columns: v = 0):
+    float32's fma there would read the subnormal sums as 0 on a flushing adapter (on an adapter that keeps
+    subnormals both ways give these bits). Eagerly, and in a captured X @ w, map run and X.T @ v."""
+    needs_dtype(xp.float64)
+    monkeypatch.setattr(WebGPUClient, "flushes_f32_subnormals", property(lambda self: True))
+    n, d = 2048, 64
+    tiny = np.float32(3e-41)
+    X = np.ones((n, d), np.float32)
+    v = np.zeros(n, np.float32)
+    v[0] = tiny
+    want = np.full(d, tiny, np.float32)
+    if not fused_run:
+        assert bits(on(X).T @ on(v)) == want.tobytes()
+        return
+    Xd, vd, w = on(X), on(v), on(np.zeros(d, np.float32))
+    with xp.capture(device=DEV) as g:
+        z = Xd @ w
+        r = xp.where(z > 1.0, z, vd)  # (v's bits again, through the run: z is 0)
+        out = Xd.T @ r
+    g.replay()
+    assert fused(g) == 1 and bits(out) == want.tobytes()
+
+
 @pytest.mark.parametrize("n, d", [(5000, 64), (3001, 128)])
 def test_captured_logistic_regression_steps_are_one_pass_each(n, d, flushing):
     """benchmarks/workloads.py's logreg (float32), three steps captured: each step's X @ w, sigmoid and

@@ -17,9 +17,13 @@ of ``RUN_BYTES``, runs gl, gl + lanes, ...; or columns gl, gl + lanes, ... where
   a partial sum per workgroup, which one workgroup (a second launch, ``parts_text``) sums in a fixed order.
   The grid depends only on n and whether the adapter is a CPU (``grid``), so the bits depend only on the data.
 
-float32 on an adapter that flushes float32 subnormals computes in float64 from the operands' bits (converted
-directly where a row's values are all normal, which is exact) and narrows the result to float32 bits, as
-rowdot does.
+float32 on an adapter that flushes float32 subnormals (``compute_type``'s wide) keeps them: a lane takes
+float32's own ``fma`` while every operand it has met (X's values, w's, v's) is zero, infinite, NaN or at least
+2^-40 in magnitude (``f32_safe_gap``: then no product or sum is subnormal, so flushing changes nothing), and
+from the first that is not, float64's ``fma`` from the operands' bits, narrowed to float32 bits; row sums, the
+column trees and the partial sums are in float64 from the lanes' bits, the results narrowed. On an H200
+(200k x 64, logistic regression's 50 fused passes) 1195-1266 µs against 1316-1396 with every product in
+float64 from the bits, the same bits in replay as eagerly.
 
 Both are one template (``pass_text``) that a capture's run fills in too (``fused_step``): a captured
 ``X @ w``, a map run over its n results and ``X.T @ v`` of what the run stored become one pass: once a
@@ -45,7 +49,7 @@ from ..._tensor import Tensor
 from ._fused_bodies import MAX_OPERANDS, _M32, _opaque, bodies, run_views
 from ._map_template import MapRecord
 from ._shader import Layout, baked, bindings, butterfly, pack_words
-from ._types import F32, F32_NORMAL_GAPS, F64, WgslType, cast, f32_normal_gap, lit, wt
+from ._types import F32, F32_SAFE_GAPS, F64, WgslType, cast, f32_safe_gap, lit, wt
 from ._views import bind_whole, whole_words
 from ._wgsl_helpers import WgslHelpers
 from .k_reduce import _i32, _temp
@@ -169,6 +173,7 @@ def pass_text(lay: Layout, lib: WgslHelpers, xw: WgslType, c: WgslType, wide: bo
     ep_k = lay.alloc(1) if bp is not None else None
     zero = lit(c, 0)
     widen = lib.fn("widen", F32) if wide else None
+    narrow = lib.fn("narrow", F32) if wide and bp is not None else None
     conv = (lambda e: f"{widen}({e})") if wide else (lambda e: cast(e, xw, c))
     reload = ends == "block" and bw is not None
     gather = reload and gathers(d, sg)
@@ -189,28 +194,11 @@ def pass_text(lay: Layout, lib: WgslHelpers, xw: WgslType, c: WgslType, wide: bo
         return [f"{{ let q_ = ld{bx}((ex + r{u} * {d}u + {col[j]}) / {vec}u); "
                 + " ".join(f"x{u}_{j + k} = q_.{'xyzw'[k]};" for k in range(vec)) + " }" for j in range(0, D, vec)]
 
-    def per_row(u: int, ind: str, known: bool, lines) -> list[str]:
-        # ``lines(cv)`` (statements over turn u's values converted by cv) for turn u. Wide: one test per row's
-        # lane (nm{u}; ``known``: made with the turn's first loads) whether all its values are normal floats,
-        # whose conversion is exact on every adapter, the bit-built conversion for the rest (NaN, subnormals,
-        # zero, infinity): one branch a row, not one a value (H200, 200k x 64 float32: the fused logistic
-        # regression pass 33.8 -> 31.6 µs; holding the converted values in registers instead: 46.8)
-        if not wide:
-            return lines(conv)
-        a = []
-        if not known:
-            t = [f32_normal_gap(f"x{u}_{j}") for j in range(D)]
-            t = [e if inside[j] is None else f"select(0u, {e}, {inside[j]})" for j, e in enumerate(t)]
-            m = t[0]
-            for e in t[1:]:
-                m = f"max({m}, {e})"
-            a.append(f"{ind}let nm{u} = {m} < {F32_NORMAL_GAPS};\n")
-        a.append(f"{ind}if (nm{u}) {{\n")
-        a += ["  " + x for x in lines(lambda e: f"f64({e})")]
-        a.append(f"{ind}}} else {{\n")
-        a += ["  " + x for x in lines(conv)]
-        a.append(f"{ind}}}\n")
-        return a
+    def safe(u: int) -> str:  # wide: whether turn u's values of the lane are all safe (columns not loaded are 0)
+        m = f32_safe_gap(f"x{u}_0")
+        for j in range(1, D):
+            m = f"max({m}, {f32_safe_gap(f'x{u}_{j}')})"
+        return f"{m} <= {F32_SAFE_GAPS}"
 
     def accumulate(turns) -> list[str]:  # the turns' rows scaled by their values into the accumulators
         a = []
@@ -222,9 +210,19 @@ def pass_text(lay: Layout, lib: WgslHelpers, xw: WgslType, c: WgslType, wide: bo
                 # the rows loaded again (from the cache): the block's X values are not held in registers
                 # across the run's steps (libm code beside them left a fused pass at a third of the memory rate)
                 a += [f"      {x}\n" for x in loads(u)]
-            a += per_row(u, "      ", bw is not None, lambda cv: [
-                "      " + guarded(j, f"acc{j} = fma(v_, {cv(f'x{u}_{j}')}, acc{j});") + "\n" for j in range(D)])
-            a.append("    }\n")
+            if not wide:
+                a += ["      " + guarded(j, f"acc{j} = fma(v_, {conv(f'x{u}_{j}')}, acc{j});") + "\n" for j in range(D)]
+                a.append("    }\n")
+                continue
+            # wide: float32's own fma while every operand the lane has met is safe; from the first that is not,
+            # the lane's fma in float64 from the bits, narrowed (its accumulators may then hold subnormals)
+            a.append(f"      ok_ = ok_ && {f'xs{u}' if bw is not None else f'({safe(u)})'}"
+                     f" && {f32_safe_gap('v_')} <= {F32_SAFE_GAPS};\n      if (ok_) {{\n")
+            a += ["        " + guarded(j, f"acc{j} = fma(v_, x{u}_{j}, acc{j});") + "\n" for j in range(D)]
+            a.append(f"      }} else {{\n        let vw_ = {conv('v_')};\n")
+            a += ["        " + guarded(j, f"acc{j} = {narrow}(fma(vw_, {conv(f'x{u}_{j}')}, {conv(f'acc{j}')}));")
+                  + "\n" for j in range(D)]
+            a.append("      }\n    }\n")
         return a
 
     t = [f"  let gl = li % {L}u;\n  let ti = li / {L}u;\n  let n = {W(n_k)};\n  let ex = {W(ex_k)};\n"
@@ -232,10 +230,19 @@ def pass_text(lay: Layout, lib: WgslHelpers, xw: WgslType, c: WgslType, wide: bo
          f"  let stride = {W(1)} * 256u;\n  var bb = wid.x * 256u;\n"]
     if bw is not None:
         t.append(f"  let ew = {W(ew_k)};\n")
-        t += [f"  var wv{j} = {zero};\n  " + guarded(j, f"wv{j} = {conv(f'ld{bw}(ew + {col[j]})')};") + "\n"
-              for j in range(D)]
-    if bp is not None:
-        t += [f"  var acc{j} = {zero};\n" for j in range(D)]
+        if wide:  # w as loaded, and whether all of the lane's are safe
+            t += [f"  var wv{j} = 0.0f;\n  " + guarded(j, f"wv{j} = ld{bw}(ew + {col[j]});") + "\n" for j in range(D)]
+            m = f32_safe_gap("wv0")
+            for j in range(1, D):
+                m = f"max({m}, {f32_safe_gap(f'wv{j}')})"
+            t.append(f"  let ws_ = {m} <= {F32_SAFE_GAPS};\n")
+        else:
+            t += [f"  var wv{j} = {zero};\n  " + guarded(j, f"wv{j} = {conv(f'ld{bw}(ew + {col[j]})')};") + "\n"
+                  for j in range(D)]
+    if bp is not None:  # (wide: float32 accumulators, widened for the column trees)
+        t += [f"  var acc{j} = {lit(xw, 0) if wide else zero};\n" for j in range(D)]
+        if wide:
+            t.append("  var ok_ = true;\n")
     if gather:  # (the pipeline's own subgroup size: it may differ from the client's probe on some adapters)
         # rows_: a subgroup's rows in a turn; the invocation's row slot in them (slot_), the lane whose sum
         # it takes (from_), the row of a block it ends (mine_)
@@ -253,8 +260,15 @@ def pass_text(lay: Layout, lib: WgslHelpers, xw: WgslType, c: WgslType, wide: bo
                      + f"    if (r{u} < n) {{\n" + "".join(f"      {x}\n" for x in loads(u)) + "    }\n")
         for u in turns if bw is not None else ():
             t.append(f"    var h{u} = {zero};\n")
-            t += per_row(u, "    ", False, lambda cv: [
-                "    " + guarded(j, f"h{u} = fma({cv(f'x{u}_{j}')}, wv{j}, h{u});") + "\n" for j in range(D)])
+            if wide:  # float32's own fma where the lane's values and w's are safe, else float64's from the bits
+                t.append(f"    let xs{u} = {safe(u)};\n    if (ws_ && xs{u}) {{\n      var q_ = 0.0f;\n")
+                t += ["      " + guarded(j, f"q_ = fma(x{u}_{j}, wv{j}, q_);") + "\n" for j in range(D)]
+                t.append(f"      h{u} = {widen}(q_);\n    }} else {{\n")
+                t += ["      " + guarded(j, f"h{u} = fma({conv(f'x{u}_{j}')}, {conv(f'wv{j}')}, h{u});") + "\n"
+                      for j in range(D)]
+                t.append("    }\n")
+            else:
+                t += ["    " + guarded(j, f"h{u} = fma({conv(f'x{u}_{j}')}, wv{j}, h{u});") + "\n" for j in range(D)]
             if L == 1:  # (one turn, each invocation its row's)
                 t.append("    if (r0 < n) {\n      let i = r0;\n" + row_end("h0") + "    }\n")
                 continue
@@ -282,22 +296,24 @@ def pass_text(lay: Layout, lib: WgslHelpers, xw: WgslType, c: WgslType, wide: bo
     if gather:
         # lane k of a row's lanes offers turn k's sum; lane l of a subgroup ends row (turn l / rows_, slot
         # l % rows_), whose lanes are (l % rows_) L ... (the same bits as the block's sums read from workgroup memory)
-        t.append(f"    let hb = subgroupShuffle(hs, from_);\n    var vb = {zero};\n    let i = bb + mine_;\n"
+        t.append(f"    let hb = subgroupShuffle(hs, from_);\n    var vb = {lit(xw, 0)};\n    let i = bb + mine_;\n"
                  "    if (i < n) {\n" + row_end("hb", "vb") + "    }\n")
     elif ends == "block" and bw is not None and L > 1:  # (the last turn's tree ended with a barrier)
-        t.append("    if (bb + li < n) {\n      let i = bb + li;\n" + row_end("shv[li]") + "    }\n"
+        t.append("    if (bb + li < n) {\n      let i = bb + li;\n" + row_end("shv[li]", "shx[li]") + "    }\n"
                  "    workgroupBarrier();\n")
     if bp is not None and reload:
         t += accumulate(range(L))
     t.append("    bb = bb + stride;\n  }\n")
     if bp is not None:
         t.append(f"  let ep = {W(ep_k)} + wid.x * {d}u;\n")
-        t += _column_trees(D, L, R, sg, col, inside, bp)
+        if wide:
+            t += [f"  var accw{j} = {conv(f'acc{j}')};\n" for j in range(D)]
+        t += _column_trees(D, L, R, sg, col, inside, bp, "accw" if wide else "acc")
     return "".join(t)
 
 
-def _column_trees(D: int, L: int, R: int, sg: int, col: list, inside: list, bp: int) -> list[str]:
-    """The workgroup's partial sums: for each column j < D of each lane gl (``acc{j}``), the sum over the R row
+def _column_trees(D: int, L: int, R: int, sg: int, col: list, inside: list, bp: int, acc: str) -> list[str]:
+    """The workgroup's partial sums: for each column j < D of each lane gl (``{acc}{j}``), the sum over the R row
     slots ti by a fixed pairwise tree (ti with ti ^ 1, then ^ 2, ...), stored at ``col[j]`` (where ``inside[j]``).
     The levels within a subgroup (lane distance 2^k L under ``sg``) go by shuffles, which leave each lane of a
     group of E slots the group's sum; then the R / E group sums of E columns at a time go through workgroup
@@ -311,14 +327,14 @@ def _column_trees(D: int, L: int, R: int, sg: int, col: list, inside: list, bp: 
     t = []
     k = 1
     while k < E:
-        t += [f"  acc{j} = acc{j} + subgroupShuffleXor(acc{j}, {k * L}u);\n" for j in range(D)]
+        t += [f"  {acc}{j} = {acc}{j} + subgroupShuffleXor({acc}{j}, {k * L}u);\n" for j in range(D)]
         k *= 2
     for j0 in range(0, D, E):
         batch = range(j0, min(D, j0 + E))
         if j0:
             t.append("  workgroupBarrier();\n")  # (the round before has read workgroup memory)
         t.append(f"  if (ti % {E}u == 0u) {{\n"
-                 + "".join(f"    sh[{(j - j0) * Q * L}u + ti / {E}u * {L}u + gl] = acc{j};\n" for j in batch)
+                 + "".join(f"    sh[{(j - j0) * Q * L}u + ti / {E}u * {L}u + gl] = {acc}{j};\n" for j in batch)
                  + "  }\n  workgroupBarrier();\n")
         for j in batch:
             terms = [f"sh[{(j - j0) * Q * L + q * L}u + gl]" for q in range(Q)]
@@ -487,10 +503,8 @@ def run(client, kind: str, n: int, d: int, a: Tensor, v: Tensor, o: Tensor, so: 
                 f"      st1(u32({_i32(eo_k)} + i32(i) * {_i32(so_k)}), {_result(lib, c, wide, ow, h)});\n"))
         else:
             ev_k = lay.alloc(1)
-            widen = lib.fn("widen", F32) if wide else None
-            vload = f"ld3({Layout.word(ev_k)} + r{{}})"
-            body = pass_text(lay, lib, xw, c, wide, d, 2, bp=1, vec=vec, sg=sg, value=lambda u: (
-                f"{widen}({vload.format(u)})" if wide else cast(vload.format(u), xw, c)))
+            body = pass_text(lay, lib, xw, c, wide, d, 2, bp=1, vec=vec, sg=sg,
+                             value=lambda u: f"ld3({Layout.word(ev_k)} + r{u})")
         decls = bindings([(wt(dest._dtype), True, False), (xw, False, False, vec), (xw, False, False)])
         source = _entry(lay, decls, lib, c, body)
         pipe = client.pipeline(key, lambda: source, 3, lay.nbytes)
@@ -570,19 +584,18 @@ def fused_step(client, rows: PassRecord, recs: list[MapRecord], cols: PassRecord
     vreg = regs[cols.vec]
     L = lanes(d)
     v = _opaque(xw.ct, vreg, MAX_OPERANDS * len(recs))
-    vc = f"{lib.fn('widen', F32)}({v})" if wide else cast(v, xw, c)
     elements = "".join(f"      let e{b} = u32({_i32(k)} + i32(i) * {_i32(k + 1)});\n"
                        for b, k in enumerate(view_k, start=first))
 
-    def row_end(h: str, dest: str = "shv[li]") -> str:
+    def row_end(h: str, dest: str = "shx[li]") -> str:
         # (where the run stores into the dot products' memory, its store is the last: the pass leaves its own)
         return (f"      let zr = {_result(lib, c, wide, xw, h)};\n"
                 + (f"      st4(u32({_i32(ez_k)} + i32(i) * {_i32(sz_k)}), zr);\n" if own else "") + elements
-                + "".join(text) + f"      {dest} = {vc};\n")
+                + "".join(text) + f"      {dest} = {v};\n")
 
     vec = vector(d, xw, rows.eoffs[1])
     body = pass_text(lay, lib, xw, c, wide, d, 2, bw=3, row_end=row_end, bp=1, ends="block",
-                     value=lambda u: f"shv[{u * (256 // L)}u + ti]", sg=client.subgroup_rows, vec=vec)
+                     value=lambda u: f"shx[{u * (256 // L)}u + ti]", sg=client.subgroup_rows, vec=vec)
     decls = bindings([(c, True, False), (xw, False, False, vec), (xw, False, False)] + [(xw, True, False)] * own
                      + [(w, stored, stored) for _, w, stored, *_ in views])
     G = cols.groups
@@ -593,8 +606,9 @@ def fused_step(client, rows: PassRecord, recs: list[MapRecord], cols: PassRecord
     words += tail_words
     words += [n, rows.eoffs[1], rows.eoffs[2], cols.eoffs[0]]
     gather = gathers(d, client.subgroup_rows)
-    source = _entry(lay, decls, lib, c, body, "" if gather else f"var<workgroup> shv: array<{c.ct}, 256>;\n",
-                    subgroup=gather)
+    # (shv: a block's dot products, shx: the run's values, where they are not handed over by shuffles)
+    shared = "" if gather else f"var<workgroup> shv: array<{c.ct}, 256>;\nvar<workgroup> shx: array<{xw.ct}, 256>;\n"
+    source = _entry(lay, decls, lib, c, body, shared, subgroup=gather)
     source = baked(source, words, scalars)
     pipe = client.pipeline(("matvec", "fused", source), lambda: source, 3 + own + len(views), lay.nbytes,
                            captured=True)

@@ -182,6 +182,19 @@ def f32_normal_gap(expr: str) -> str:
     return f"(bitcast<u32>({expr}) & 0x7fffffffu) - 0x00800000u"
 
 
+#: f32_safe_gap(x) is at most this exactly where the float32 x is zero, infinite, NaN or of magnitude 2^-40 or
+#: more: products of such floats and sums of those products (float32 fma chains) are zero or multiples of 2^-126
+#: (their exponents add to at least -80, their 24-bit significands to at most 48 bits), so none is subnormal, and
+#: an adapter that flushes float32 subnormals gives the bits of one that keeps them
+F32_SAFE_GAPS = "0xd4800000u"
+
+
+def f32_safe_gap(expr: str) -> str:
+    """The float32 ``expr``'s magnitude bits less 2^-40's (u32, wrapping): at most F32_SAFE_GAPS for zero
+    (exactly it), 2^-40 and above, infinities and NaNs; above it for the magnitudes between."""
+    return f"(bitcast<u32>({expr}) & 0x7fffffffu) - 0x2b800000u"
+
+
 def f32_to_f64(expr: str) -> str:
     """A float32 widened to float64 exactly, built from its bits: NVIDIA's f64(f32) drops a NaN's sign and
     flushes subnormals. Finite normals, infinities and NaNs (payload kept) are the magnitude bits shifted
