@@ -93,6 +93,34 @@ def test_replay_reruns_the_block_on_new_input_data(monkeypatch, fusion):
     assert q.submits == chunks  # the replay's last chunk and the readback: one submission
 
 
+def test_replays_after_the_second_submit_the_buffer_the_one_before_encoded(monkeypatch):
+    """From the second replay on, a replay submits its work and encodes the next one apart (a finished command
+    buffer), which the next replay submits after the pending eager work: each replay on new input data,
+    after an eager in-place update still pending, gives the eager answer; the third replay submits once."""
+    rng = np.random.default_rng(3)
+    b = rng.standard_normal(1024).astype(np.float32)
+    x, y = on(np.zeros(1024, np.float32)), on(b)
+    out = xp.empty((1024,), dtype=xp.float32, device=DEV)
+    with xp.capture(device=DEV) as g:
+        xp.add(chain(x, y, 40), 0.0, out=out)
+    graph = g._graph
+    for k in range(5):
+        a = rng.standard_normal(1024).astype(np.float32)
+        x[...] = on(a)
+        xp.add(x, 1.0, out=x)  # (pending, not submitted, when the replay starts)
+        assert client._enc is not None
+        q = _CountingQueue(client.queue)
+        monkeypatch.setattr(client, "queue", q)
+        g.replay()
+        monkeypatch.undo()
+        assert (graph.ready is not None) == (k >= 1)
+        if k >= 2:  # the pending update, then the prepared replay: one submission
+            assert q.submits == 2 and client._enc is None
+        np.testing.assert_allclose(to_np(out), chain_np((a + np.float32(1)).astype(np.float32), b, 40), rtol=1e-5)
+    graph.release()
+    assert graph.ready is None
+
+
 def bits(t) -> np.ndarray:
     """A tensor's bytes, so that NaN payloads and signed zeros compare too."""
     return np.ascontiguousarray(to_np(t)).view(np.uint8)

@@ -153,20 +153,21 @@ def test_normal_products_that_cancel_to_a_subnormal(d, monkeypatch):
     assert host(on(X).T @ on(v)).tobytes() == want_c.tobytes()
 
 
+@pytest.mark.parametrize("later", [0.0, 1.0])
 @pytest.mark.parametrize("fused_run", [False, True], ids=["eager", "captured"])
-def test_a_lane_keeps_its_subnormal_sum_after_safe_rows(fused_run, monkeypatch):
-    """A lane whose accumulators took a subnormal (row 0: v a subnormal) adds its later rows in float64 from
-    the bits too, though their operands are safe (row 32, the same lane's next turn with 64 columns: v = 0):
-    float32's fma there would read the subnormal sums as 0 on a flushing adapter (on an adapter that keeps
-    subnormals both ways give these bits). Eagerly, and in a captured X @ w, map run and X.T @ v."""
+def test_a_lane_keeps_its_float64_sums_after_an_unsafe_operand(fused_run, later, monkeypatch):
+    """A lane that met an operand that could make a subnormal (row 0: v a subnormal) adds its later rows as
+    float64 sums kept in its registers (``keep``) too, though their operands are safe (row 32, the same lane's
+    next turn with 64 columns): float32's fma there would read the kept sums' bits as float32 values (and a
+    subnormal as 0 on a flushing adapter). Eagerly, and in a captured X @ w, map run and X.T @ v."""
     needs_dtype(xp.float64)
     monkeypatch.setattr(WebGPUClient, "flushes_f32_subnormals", property(lambda self: True))
     n, d = 2048, 64
     tiny = np.float32(3e-41)
     X = np.ones((n, d), np.float32)
     v = np.zeros(n, np.float32)
-    v[0] = tiny
-    want = np.full(d, tiny, np.float32)
+    v[0], v[32] = tiny, later
+    want = np.full(d, np.float32(np.float64(tiny) + later), np.float32)
     if not fused_run:
         assert bits(on(X).T @ on(v)) == want.tobytes()
         return

@@ -17,13 +17,16 @@ of ``RUN_BYTES``, runs gl, gl + lanes, ...; or columns gl, gl + lanes, ... where
   a partial sum per workgroup, which one workgroup (a second launch, ``parts_text``) sums in a fixed order.
   The grid depends only on n and whether the adapter is a CPU (``grid``), so the bits depend only on the data.
 
-float32 on an adapter that flushes float32 subnormals (``compute_type``'s wide) keeps them: a lane takes
-float32's own ``fma`` while every operand it has met (X's values, w's, v's) is zero, infinite, NaN or at least
-2^-40 in magnitude (``f32_safe_gap``: then no product or sum is subnormal, so flushing changes nothing), and
-from the first that is not, float64's ``fma`` from the operands' bits, narrowed to float32 bits; row sums, the
-column trees and the partial sums are in float64 from the lanes' bits, the results narrowed. On an H200
-(200k x 64, logistic regression's 50 fused passes) 1195-1266 µs against 1316-1396 with every product in
-float64 from the bits, the same bits in replay as eagerly.
+float32 on an adapter that flushes float32 subnormals (``compute_type``'s wide) keeps them. An operand is safe
+where it is zero, infinite, NaN or at least 2^-40 in magnitude (``f32_safe_gap``): products and sums of safe
+operands are never subnormal, so flushing changes nothing. ``X @ w``: a row's lane takes float32's own ``fma``
+where its values and w's are safe, else float64's from the operands' bits. ``X.T @ v``: a lane takes float32's
+own ``fma`` while every operand it has met is safe, and from the first that is not, float64's from the bits,
+its sums kept in its float32 registers (``keep``: float32's bits where float32 keeps 20 bits or more of a sum,
+else the float64's high word). Row sums, the column trees and the partial sums are in float64, the results
+narrowed. On an H200 (200k x 64, logistic regression's 50 fused passes replayed alone) 1167-1174 µs against
+1213-1220 with every product in float64 from the bits; narrowing the fallback's sums to float32 took 1100 µs but
+left a sum of subnormal products 1e-5 off; float64 registers for them, 1797; a function-scope array, 1357.
 
 Both are one template (``pass_text``) that a capture's run fills in too (``fused_step``): a captured
 ``X @ w``, a map run over its n results and ``X.T @ v`` of what the run stored become one pass: once a
@@ -173,8 +176,9 @@ def pass_text(lay: Layout, lib: WgslHelpers, xw: WgslType, c: WgslType, wide: bo
     ep_k = lay.alloc(1) if bp is not None else None
     zero = lit(c, 0)
     widen = lib.fn("widen", F32) if wide else None
-    narrow = lib.fn("narrow", F32) if wide and bp is not None else None
     conv = (lambda e: f"{widen}({e})") if wide else (lambda e: cast(e, xw, c))
+    keep = lib.fn("keep", F32) if wide and bp is not None else None
+    kept = lambda j: f"{lib.fn('kept', F32)}(acc{j}, (hw_ & {1 << j}u) != 0u)"
     reload = ends == "block" and bw is not None
     gather = reload and gathers(d, sg)
     run = RUN_BYTES // xw.dtype.itemsize
@@ -215,13 +219,15 @@ def pass_text(lay: Layout, lib: WgslHelpers, xw: WgslType, c: WgslType, wide: bo
                 a.append("    }\n")
                 continue
             # wide: float32's own fma while every operand the lane has met is safe; from the first that is not,
-            # the lane's fma in float64 from the bits, narrowed (its accumulators may then hold subnormals)
+            # float64's from the bits, its sums kept in the float32 registers (``keep``: a bit of hw_ a column)
             a.append(f"      ok_ = ok_ && {f'xs{u}' if bw is not None else f'({safe(u)})'}"
                      f" && {f32_safe_gap('v_')} <= {F32_SAFE_GAPS};\n      if (ok_) {{\n")
             a += ["        " + guarded(j, f"acc{j} = fma(v_, x{u}_{j}, acc{j});") + "\n" for j in range(D)]
             a.append(f"      }} else {{\n        let vw_ = {conv('v_')};\n")
-            a += ["        " + guarded(j, f"acc{j} = {narrow}(fma(vw_, {conv(f'x{u}_{j}')}, {conv(f'acc{j}')}));")
-                  + "\n" for j in range(D)]
+            for j in range(D):
+                a.append("        " + guarded(j, f"{{ let k_ = {keep}(fma(vw_, {conv(f'x{u}_{j}')}, {kept(j)})); "
+                                                f"acc{j} = bitcast<f32>(k_.x); hw_ = (hw_ & {~(1 << j) & 0xffffffff}u) | "
+                                                f"(k_.y << {j}u); }}") + "\n")
             a.append("      }\n    }\n")
         return a
 
@@ -239,10 +245,10 @@ def pass_text(lay: Layout, lib: WgslHelpers, xw: WgslType, c: WgslType, wide: bo
         else:
             t += [f"  var wv{j} = {zero};\n  " + guarded(j, f"wv{j} = {conv(f'ld{bw}(ew + {col[j]})')};") + "\n"
                   for j in range(D)]
-    if bp is not None:  # (wide: float32 accumulators, widened for the column trees)
+    if bp is not None:
         t += [f"  var acc{j} = {lit(xw, 0) if wide else zero};\n" for j in range(D)]
-        if wide:
-            t.append("  var ok_ = true;\n")
+        if wide:  # (hw_: the columns whose acc holds a float64 sum's high word, ``keep``)
+            t.append("  var ok_ = true;\n  var hw_ = 0u;\n")
     if gather:  # (the pipeline's own subgroup size: it may differ from the client's probe on some adapters)
         # rows_: a subgroup's rows in a turn; the invocation's row slot in them (slot_), the lane whose sum
         # it takes (from_), the row of a block it ends (mine_)
@@ -307,7 +313,7 @@ def pass_text(lay: Layout, lib: WgslHelpers, xw: WgslType, c: WgslType, wide: bo
     if bp is not None:
         t.append(f"  let ep = {W(ep_k)} + wid.x * {d}u;\n")
         if wide:
-            t += [f"  var accw{j} = {conv(f'acc{j}')};\n" for j in range(D)]
+            t += [f"  var accw{j} = {kept(j)};\n" for j in range(D)]
         t += _column_trees(D, L, R, sg, col, inside, bp, "accw" if wide else "acc")
     return "".join(t)
 

@@ -229,6 +229,20 @@ _F32_VIA_F64: dict[str, tuple[tuple[tuple[str, WgslType], ...], str]] = {
   let sign = u32(bitcast<u64>(r) >> 32u) & 0x80000000u;
   return bitcast<f32>(u32(ar * bitcast<f64>(0x4940000000000000lu)) | sign);
 }"""),
+    # a float64 sum kept in a float32's register (_matvec's lanes after an operand that could make a subnormal):
+    # float32's bits where float32 keeps at least 20 bits of it (magnitude 2^-129 or more, zero, infinity, NaN),
+    # else the float64's high word (sign, exponent, 20 bits of significand, rounded): ``keep`` gives the bits and
+    # 1 where they are a high word, ``kept`` the float64 back from them
+    "keep": ((("narrow", F32),), """fn keep_f32(s: f64) -> vec2<u32> {
+  let b = bitcast<u64>(s);
+  let a = b & 0x7ffffffffffffffflu;
+  if (a != 0lu && a < 0x37e0000000000000lu) { return vec2<u32>(u32((b + 0x80000000lu) >> 32u), 1u); }
+  return vec2<u32>(bitcast<u32>(narrow_f32(s)), 0u);
+}"""),
+    "kept": ((("widen", F32),), """fn kept_f32(x: f32, high: bool) -> f64 {
+  if (high) { return bitcast<f64>(u64(bitcast<u32>(x)) << 32u); }
+  return widen_f32(x);
+}"""),
     "fdiv": ((("widen", F32), ("narrow", F32)),
              "fn fdiv_f32(a: f32, b: f32) -> f32 { return narrow_f32(widen_f32(a) / widen_f32(b)); }"),
     # x * x, the square of pow's float64 routine narrowed: float32's own product where 2^-63 <= |x| < inf (then
