@@ -178,7 +178,7 @@ def pass_text(lay: Layout, lib: WgslHelpers, xw: WgslType, c: WgslType, wide: bo
     widen = lib.fn("widen", F32) if wide else None
     conv = (lambda e: f"{widen}({e})") if wide else (lambda e: cast(e, xw, c))
     keep = lib.fn("keep", F32) if wide and bp is not None else None
-    kept = lambda j: f"{lib.fn('kept', F32)}(acc{j}, (hw_ & {1 << j}u) != 0u)"
+    kept = lambda j: f"{lib.fn('kept', F32)}(acc{j}, (st_ & {1 << j}u) != 0u)"
     reload = ends == "block" and bw is not None
     gather = reload and gathers(d, sg)
     run = RUN_BYTES // xw.dtype.itemsize
@@ -219,15 +219,15 @@ def pass_text(lay: Layout, lib: WgslHelpers, xw: WgslType, c: WgslType, wide: bo
                 a.append("    }\n")
                 continue
             # wide: float32's own fma while every operand the lane has met is safe; from the first that is not,
-            # float64's from the bits, its sums kept in the float32 registers (``keep``: a bit of hw_ a column)
-            a.append(f"      ok_ = ok_ && {f'xs{u}' if bw is not None else f'({safe(u)})'}"
-                     f" && {f32_safe_gap('v_')} <= {F32_SAFE_GAPS};\n      if (ok_) {{\n")
+            # float64's from the bits, its sums kept in the float32 registers (``keep``: a bit of st_ a column)
+            safe_ = f"{f'xs{u}' if bw is not None else safe(u)} && {f32_safe_gap('v_')} <= {F32_SAFE_GAPS}"
+            a.append(f"      if (!({safe_})) {{ st_ = st_ | 0x80000000u; }}\n      if (st_ == 0u) {{\n")
             a += ["        " + guarded(j, f"acc{j} = fma(v_, x{u}_{j}, acc{j});") + "\n" for j in range(D)]
             a.append(f"      }} else {{\n        let vw_ = {conv('v_')};\n")
             for j in range(D):
-                a.append("        " + guarded(j, f"{{ let k_ = {keep}(fma(vw_, {conv(f'x{u}_{j}')}, {kept(j)})); "
-                                                f"acc{j} = bitcast<f32>(k_.x); hw_ = (hw_ & {~(1 << j) & 0xffffffff}u) | "
-                                                f"(k_.y << {j}u); }}") + "\n")
+                k_ = f"{keep}(fma(vw_, {conv(f'x{u}_{j}')}, {kept(j)}))"
+                a.append("        " + guarded(j, f"{{ let k_ = {k_}; acc{j} = bitcast<f32>(k_.x); "
+                                                f"st_ = (st_ & {~(1 << j) & 0xffffffff}u) | (k_.y << {j}u); }}") + "\n")
             a.append("      }\n    }\n")
         return a
 
@@ -247,8 +247,8 @@ def pass_text(lay: Layout, lib: WgslHelpers, xw: WgslType, c: WgslType, wide: bo
                   for j in range(D)]
     if bp is not None:
         t += [f"  var acc{j} = {lit(xw, 0) if wide else zero};\n" for j in range(D)]
-        if wide:  # (hw_: the columns whose acc holds a float64 sum's high word, ``keep``)
-            t.append("  var ok_ = true;\n  var hw_ = 0u;\n")
+        if wide:  # (st_: bit 31 once an operand was not safe, bit j where acc{j} holds a high word, ``keep``)
+            t.append("  var st_ = 0u;\n")
     if gather:  # (the pipeline's own subgroup size: it may differ from the client's probe on some adapters)
         # rows_: a subgroup's rows in a turn; the invocation's row slot in them (slot_), the lane whose sum
         # it takes (from_), the row of a block it ends (mine_)
