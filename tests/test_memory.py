@@ -42,18 +42,27 @@ def test_device_defaults_to_the_default_device():
 
 
 def test_empty_cache_gives_pooled_memory_back():
+    """The freed buffer is cached, and empty_cache gives back all the pool can: on CUDA, CuPy's pool keeps the
+    free parts of blocks a live array still holds part of (``floor``: what earlier tests left alive, the same
+    before and after; the buffer may come from such a part and go back to it)."""
+    gc.collect()
+    xp.empty_cache(DEVICE)
+    floor = xp.memory_stats(DEVICE)["pooled_bytes"]
+    if dev.kind == "webgpu":
+        assert floor == 0
     x = xp.ones((1 << 16,), dtype=xp.float32, device=DEVICE)
+    held = xp.memory_stats(DEVICE)["pooled_bytes"]
     del x
     gc.collect()
     pooled = xp.memory_stats(DEVICE)["pooled_bytes"]
     if dev.kind == "cpu":
         assert pooled == 0  # NumPy gives host memory back as it goes: nothing is pooled
     else:
-        assert pooled >= 1 << 18  # the freed buffer is cached for reuse
+        assert pooled >= held + (1 << 18)  # the freed buffer is cached for reuse
     in_use = xp.memory_stats(DEVICE)["bytes_in_use"]
     assert xp.empty_cache(DEVICE) is None
     s = xp.memory_stats(DEVICE)
-    assert s["pooled_bytes"] == 0 and s["bytes_in_use"] == in_use
+    assert s["pooled_bytes"] == floor and s["bytes_in_use"] == in_use
     y = xp.full((1 << 16,), 2.0, dtype=xp.float32, device=DEVICE)  # the device still allocates
     assert float(xp.sum(y)) == 2.0 * (1 << 16)
 
