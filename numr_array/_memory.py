@@ -45,8 +45,9 @@ def reset_peak_memory_stats(device=None) -> None:
 
 def empty_cache(device=None) -> None:
     """Give the memory ``device``'s pool caches (``pooled_bytes``) back to the device, as
-    ``torch.cuda.empty_cache`` does: CUDA frees CuPy's cached blocks on that GPU, WebGPU destroys its
-    pooled buffers, the CPU pools nothing. Arrays alive keep their memory. CaptureError inside a
+    ``torch.cuda.empty_cache`` does: CUDA frees CuPy's cached blocks on that GPU (the free part of a block
+    that a live array holds part of stays pooled, as in PyTorch's allocator), WebGPU destroys its pooled
+    buffers, the CPU pools nothing. Arrays alive keep their memory. CaptureError inside a
     ``capture()`` block (freeing device memory has no place in a graph)."""
     dev = resolve_device(device, "empty_cache")
     _capture.check_not_capturing("empty_cache")
