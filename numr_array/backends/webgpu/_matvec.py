@@ -246,6 +246,8 @@ def pass_text(lay: Layout, lib: WgslHelpers, xw: WgslType, c: WgslType, wide: bo
             t += [f"  var wv{j} = {zero};\n  " + guarded(j, f"wv{j} = {conv(f'ld{bw}(ew + {col[j]})')};") + "\n"
                   for j in range(D)]
     if bp is not None:
+        if wide:  # (bad_'s start, before any invocation can set it)
+            t.append("  if (li == 0u) { bad_ = 0u; }\n  workgroupBarrier();\n")
         t += [f"  var acc{j} = {lit(xw, 0) if wide else zero};\n" for j in range(D)]
         if wide:  # (st_: bit 31 once an operand was not safe, bit j where acc{j} holds a high word, ``keep``)
             t.append("  var st_ = 0u;\n")
@@ -312,20 +314,28 @@ def pass_text(lay: Layout, lib: WgslHelpers, xw: WgslType, c: WgslType, wide: bo
     t.append("    bb = bb + stride;\n  }\n")
     if bp is not None:
         t.append(f"  let ep = {W(ep_k)} + wid.x * {d}u;\n")
-        if wide:
-            t += [f"  var accw{j} = {kept(j)};\n" for j in range(D)]
-        t += _column_trees(D, L, R, sg, col, inside, bp, "accw" if wide else "acc")
+        if not wide:
+            t += _column_trees(D, L, R, sg, col, inside, bp, "acc")
+        else:  # (float32 trees where every lane of the workgroup stayed safe: their sums cannot be subnormal)
+            t.append("  if (st_ != 0u) { bad_ = 1u; }\n  if (workgroupUniformLoad(&bad_) == 0u) {\n")
+            t += ["  " + x for x in _column_trees(D, L, R, sg, col, inside, bp, "acc", "sh32", widen)]
+            t.append("  } else {\n")
+            t += [f"    var accw{j} = {kept(j)};\n" for j in range(D)]
+            t += ["  " + x for x in _column_trees(D, L, R, sg, col, inside, bp, "accw")]
+            t.append("  }\n")
     return "".join(t)
 
 
-def _column_trees(D: int, L: int, R: int, sg: int, col: list, inside: list, bp: int, acc: str) -> list[str]:
+def _column_trees(D: int, L: int, R: int, sg: int, col: list, inside: list, bp: int, acc: str, sh: str = "sh",
+                  widen: str = "") -> list[str]:
     """The workgroup's partial sums: for each column j < D of each lane gl (``{acc}{j}``), the sum over the R row
     slots ti by a fixed pairwise tree (ti with ti ^ 1, then ^ 2, ...), stored at ``col[j]`` (where ``inside[j]``).
     The levels within a subgroup (lane distance 2^k L under ``sg``) go by shuffles, which leave each lane of a
     group of E slots the group's sum; then the R / E group sums of E columns at a time go through workgroup
     memory and are summed, in the same order, by the lanes of slot ti (column j0 + ti of the round): two
     barriers a round (the tree in workgroup memory took 1 + log2(R) a column: 48 for 64 columns, and its
-    barriers cost an H200's logistic regression pass 2.4-3 µs of its 28)."""
+    barriers cost an H200's logistic regression pass 2.4-3 µs of its 28). ``sh``: the workgroup array, of the
+    accumulators' type; ``widen``: the function its sums go through to the partial sums' type."""
     E = 1
     while E < R and E * L < sg:
         E *= 2
@@ -340,14 +350,14 @@ def _column_trees(D: int, L: int, R: int, sg: int, col: list, inside: list, bp: 
         if j0:
             t.append("  workgroupBarrier();\n")  # (the round before has read workgroup memory)
         t.append(f"  if (ti % {E}u == 0u) {{\n"
-                 + "".join(f"    sh[{(j - j0) * Q * L}u + ti / {E}u * {L}u + gl] = {acc}{j};\n" for j in batch)
+                 + "".join(f"    {sh}[{(j - j0) * Q * L}u + ti / {E}u * {L}u + gl] = {acc}{j};\n" for j in batch)
                  + "  }\n  workgroupBarrier();\n")
         for j in batch:
-            terms = [f"sh[{(j - j0) * Q * L + q * L}u + gl]" for q in range(Q)]
+            terms = [f"{sh}[{(j - j0) * Q * L + q * L}u + gl]" for q in range(Q)]
             while len(terms) > 1:
                 terms = [f"({terms[i]} + {terms[i + 1]})" for i in range(0, len(terms), 2)]
             cond = f"ti == {j - j0}u" + ("" if inside[j] is None else f" && {inside[j]}")
-            t.append(f"  if ({cond}) {{ st{bp}(ep + {col[j]}, {terms[0]}); }}\n")
+            t.append(f"  if ({cond}) {{ st{bp}(ep + {col[j]}, {widen}({terms[0]})); }}\n")
     return t
 
 
@@ -355,6 +365,10 @@ def gathers(d: int, sg: int) -> bool:
     """Whether a fused pass over rows of ``d`` columns hands its rows between a subgroup's lanes (``pass_text``):
     a row's lanes more than one and within a subgroup (``sg``, the client's ``subgroup_rows``)."""
     return 1 < lanes(d) <= sg
+
+
+#: a wide pass's partial sums' flag and float32 trees (``pass_text``)
+TREES32 = "var<workgroup> bad_: u32;\nvar<workgroup> sh32: array<f32, 256>;\n"
 
 
 def _entry(lay: Layout, decls: str, lib: WgslHelpers, c: WgslType, body: str, shared: str = "",
@@ -512,7 +526,7 @@ def run(client, kind: str, n: int, d: int, a: Tensor, v: Tensor, o: Tensor, so: 
             body = pass_text(lay, lib, xw, c, wide, d, 2, bp=1, vec=vec, sg=sg,
                              value=lambda u: f"ld3({Layout.word(ev_k)} + r{u})")
         decls = bindings([(wt(dest._dtype), True, False), (xw, False, False, vec), (xw, False, False)])
-        source = _entry(lay, decls, lib, c, body)
+        source = _entry(lay, decls, lib, c, body, TREES32 if wide and kind == "cols" else "")
         pipe = client.pipeline(key, lambda: source, 3, lay.nbytes)
     # (rows: the result's offset and stride, then n, X's offset, w's; cols: v's offset, n, X's, the parts')
     words = [G * 256, G, 0, 0] + ([e1, so & _M32, n, e2, e3] if kind == "rows" else [e3, n, e2, e1])
@@ -614,6 +628,7 @@ def fused_step(client, rows: PassRecord, recs: list[MapRecord], cols: PassRecord
     gather = gathers(d, client.subgroup_rows)
     # (shv: a block's dot products, shx: the run's values, where they are not handed over by shuffles)
     shared = "" if gather else f"var<workgroup> shv: array<{c.ct}, 256>;\nvar<workgroup> shx: array<{xw.ct}, 256>;\n"
+    shared += TREES32 if wide else ""
     source = _entry(lay, decls, lib, c, body, shared, subgroup=gather)
     source = baked(source, words, scalars)
     pipe = client.pipeline(("matvec", "fused", source), lambda: source, 3 + own + len(views), lay.nbytes,
