@@ -23,10 +23,12 @@ operands are never subnormal, so flushing changes nothing. ``X @ w``: a row's la
 where its values and w's are safe, else float64's from the operands' bits. ``X.T @ v``: a lane takes float32's
 own ``fma`` while every operand it has met is safe, and from the first that is not, float64's from the bits,
 its sums kept in its float32 registers (``keep``: float32's bits where float32 keeps 20 bits or more of a sum,
-else the float64's high word). Row sums, the column trees and the partial sums are in float64, the results
-narrowed. On an H200 (200k x 64, logistic regression's 50 fused passes replayed alone) 1167-1174 µs against
-1213-1220 with every product in float64 from the bits; narrowing the fallback's sums to float32 took 1100 µs but
-left a sum of subnormal products 1e-5 off; float64 registers for them, 1797; a function-scope array, 1357.
+else the float64's high word). Row sums and the partial sums are in float64, the column trees too but where
+every lane of the workgroup stayed on float32's products (then in float32, widened), the results narrowed. On an
+H200 (200k x 64, logistic regression's 50 fused passes replayed alone): 1059-1069 µs against 1163-1169 with
+every product in float64 from the bits (the float32 trees: 1095 against 1110-1113 on another host); narrowing
+the fallback's sums to float32 took 1073-1104 µs but left a sum of subnormal products 1e-5 off; float64
+registers for them, 1794-1801; a function-scope array, 1357-1360; a bool and a mask beside the sums, 1117-1174.
 
 Both are one template (``pass_text``) that a capture's run fills in too (``fused_step``): a captured
 ``X @ w``, a map run over its n results and ``X.T @ v`` of what the run stored become one pass: once a
