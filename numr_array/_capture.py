@@ -270,6 +270,8 @@ class CapturedGraph:
             raise CaptureError("replay: the capture() block has not finished")
         if self._client.lost is not None:
             raise renewed(self._client.lost)
+        # (inside another block it would run now, unrecorded: that graph's replays would miss it)
+        check_not_capturing("replay")
         graph.replay()
 
     def __enter__(self) -> "CapturedGraph":

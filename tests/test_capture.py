@@ -209,6 +209,24 @@ def test_nested_capture_raises_and_outer_survives():
     assert np.array_equal(to_np(out), [-1, -2])
 
 
+def test_a_replay_inside_a_capture_block_raises():
+    """A graph replayed inside another capture() block would run now and not be part of the new graph (whose
+    replays would then miss its work): CaptureError, the block aborted; both graphs' devices stay usable."""
+    x = arr([1.0, 2.0])
+    out = xp.empty((2,), device=DEVICE)
+    with xp.capture(device=DEVICE) as g:
+        xp.negative(x, out=out)
+    g.replay()
+    g.replay()  # (a replay after the second: WebGPU prepares the next one)
+    with pytest.raises(xp.CaptureError, match="replay"):
+        with xp.capture(device=DEVICE):
+            g.replay()
+    assert not dev.client.allocator.is_frozen
+    x[...] = arr([3.0, 4.0])
+    g.replay()
+    assert np.array_equal(to_np(out), [-3, -4])
+
+
 def test_exception_in_block_discards_the_graph():
     x = arr([1.0])
     with pytest.raises(ZeroDivisionError):
