@@ -81,7 +81,8 @@ EARLY_SUBMIT_BYTES = 64 << 20
 def _replay_chunk() -> int:
     """NUMR_WEBGPU_REPLAY_CHUNK: the most dispatches of a replay submitted together (128 when unset or
     unreadable; 0: a replay is submitted whole, with what follows it). A replay submitted as it is encoded keeps
-    the GPU working on its first dispatches while the host encodes the rest, instead of idle until the end."""
+    the GPU working on its first dispatches while the host encodes the rest, instead of idle until the end.
+    (A graph's replays after its second submit the buffer the one before prepared: ``WebGPUClient.replay``.)"""
     try:
         return max(0, int(os.environ.get("NUMR_WEBGPU_REPLAY_CHUNK", "128")))
     except ValueError:
