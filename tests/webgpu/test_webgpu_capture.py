@@ -96,7 +96,8 @@ def test_replay_reruns_the_block_on_new_input_data(monkeypatch, fusion):
 def test_replays_after_the_second_submit_the_buffer_the_one_before_encoded(monkeypatch):
     """From the second replay on, a replay submits its work and encodes the next one apart (a finished command
     buffer), which the next replay submits after the pending eager work: each replay on new input data,
-    after an eager in-place update still pending, gives the eager answer; the third replay submits once."""
+    after an eager in-place update still pending, gives the eager answer; from the third on, a replay is one
+    submission besides the pending work's."""
     rng = np.random.default_rng(3)
     b = rng.standard_normal(1024).astype(np.float32)
     x, y = on(np.zeros(1024, np.float32)), on(b)
