@@ -386,6 +386,18 @@ class _Direct:
             "mode": lib.WGPUCallbackMode_AllowProcessEvents, "callback": mapped})
         self._keep = mapped  # (the struct holds only the C pointer: the callback object must live on)
 
+    def encode(self, h, chunk: list, last):
+        """``chunk``'s dispatches (WebGPUGraph.encoded's entries) into the compute pass whose handle is ``h``,
+        whose pipeline is ``last``; returns the pass's pipeline after them."""
+        set_pipeline, set_bind_group, dispatch = self.set_pipeline, self.set_bind_group, self.dispatch
+        for pipe, ph, bg, off, x, y, z in chunk:  # (this loop is a replay's host cost: kept bare)
+            if pipe is not last:
+                set_pipeline(h, ph)
+                last = pipe
+            set_bind_group(h, 0, bg, 1, off)
+            dispatch(h, x, y, z)
+        return last
+
     def read(self, dev, staging, size: int, spin_s: float) -> bytes:
         """Bytes [0, size) of the MAP_READ buffer ``staging`` once the work submitted before is done.
         The map is requested here and this thread alone polls the device for it: wgpu-py's map_async
@@ -1090,19 +1102,12 @@ class WebGPUClient(Client):
     def _encoded_apart(self, encoded: list):
         """A finished command buffer of ``encoded``'s dispatches (a WebGPUGraph's), apart from the pending
         encoder."""
-        direct = self._direct
-        set_pipeline, set_bind_group, dispatch = direct.set_pipeline, direct.set_bind_group, direct.dispatch
         # (a Ctrl-C meanwhile drops both objects, neither the client's)
         enc = self.wdevice.create_command_encoder()
         p = enc.begin_compute_pass()
-        h, last = p._internal, None
+        last = None
         for chunk in encoded:
-            for pipe, ph, bg, off, x, y, z in chunk:
-                if pipe is not last:
-                    set_pipeline(h, ph)
-                    last = pipe
-                set_bind_group(h, 0, bg, 1, off)
-                dispatch(h, x, y, z)
+            last = self._direct.encode(p._internal, chunk, last)
         p.end()
         return enc.finish()
 
@@ -1114,18 +1119,10 @@ class WebGPUClient(Client):
             p = self._compute_pass()
         direct = self._direct
         if direct is not None and encoded is not None:
-            set_pipeline, set_bind_group, dispatch = direct.set_pipeline, direct.set_bind_group, direct.dispatch
             last_chunk = len(encoded) - 1
             for c, chunk in enumerate(encoded):
-                h = p._internal
                 last, self._last_pipe = self._last_pipe, None  # (unknown until the chunk is encoded)
-                for pipe, ph, bg, off, x, y, z in chunk:  # (this loop is the replay's host cost: kept bare)
-                    if pipe is not last:
-                        set_pipeline(h, ph)
-                        last = pipe
-                    set_bind_group(h, 0, bg, 1, off)
-                    dispatch(h, x, y, z)
-                self._last_pipe = last
+                self._last_pipe = direct.encode(p._internal, chunk, last)
                 self._pending += len(chunk)
                 if c < last_chunk:  # the GPU starts on this chunk while the next is encoded
                     self._flush()
