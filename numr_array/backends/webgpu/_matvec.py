@@ -200,11 +200,14 @@ def pass_text(lay: Layout, lib: WgslHelpers, xw: WgslType, c: WgslType, wide: bo
         return [f"{{ let q_ = ld{bx}((ex + r{u} * {d}u + {col[j]}) / {vec}u); "
                 + " ".join(f"x{u}_{j + k} = q_.{'xyzw'[k]};" for k in range(vec)) + " }" for j in range(0, D, vec)]
 
-    def safe(u: int) -> str:  # wide: whether turn u's values of the lane are all safe (columns not loaded are 0)
-        m = f32_safe_gap(f"x{u}_0")
-        for j in range(1, D):
-            m = f"max({m}, {f32_safe_gap(f'x{u}_{j}')})"
+    def all_safe(names: list[str]) -> str:  # wide: whether the float32 values are all safe (0 where not loaded)
+        m = f32_safe_gap(names[0])
+        for e in names[1:]:
+            m = f"max({m}, {f32_safe_gap(e)})"
         return f"{m} <= {F32_SAFE_GAPS}"
+
+    def safe(u: int) -> str:  # turn u's values of the lane
+        return all_safe([f"x{u}_{j}" for j in range(D)])
 
     def accumulate(turns) -> list[str]:  # the turns' rows scaled by their values into the accumulators
         a = []
@@ -240,10 +243,7 @@ def pass_text(lay: Layout, lib: WgslHelpers, xw: WgslType, c: WgslType, wide: bo
         t.append(f"  let ew = {W(ew_k)};\n")
         if wide:  # w as loaded, and whether all of the lane's are safe
             t += [f"  var wv{j} = 0.0f;\n  " + guarded(j, f"wv{j} = ld{bw}(ew + {col[j]});") + "\n" for j in range(D)]
-            m = f32_safe_gap("wv0")
-            for j in range(1, D):
-                m = f"max({m}, {f32_safe_gap(f'wv{j}')})"
-            t.append(f"  let ws_ = {m} <= {F32_SAFE_GAPS};\n")
+            t.append(f"  let ws_ = {all_safe([f'wv{j}' for j in range(D)])};\n")
         else:
             t += [f"  var wv{j} = {zero};\n  " + guarded(j, f"wv{j} = {conv(f'ld{bw}(ew + {col[j]})')};") + "\n"
                   for j in range(D)]
